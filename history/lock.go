@@ -1,0 +1,64 @@
+package history
+
+import (
+	"fmt"
+	"time"
+)
+
+// Operation names and values of lock workloads. A client numbers its
+// successful acquisitions ("sessions") 1, 2, ...; every write and release it
+// makes while holding the lock carries that session, so an analyzer can tie
+// a write accepted by the resource back to the acquisition it relied on.
+const (
+	FAcquire = "acquire"
+	FRelease = "release"
+	FWrite   = "write"
+)
+
+// LockValue is the value of acquire and release ops. Session and Token are
+// set on a successful acquire's completion and on the release.
+type LockValue struct {
+	Lock    string `json:"lock"`
+	Session int    `json:"session,omitempty"`
+	// Token is the fencing token the lock service handed out, if it has one.
+	// Redlock has none: nil, never an invented number.
+	Token *int64 `json:"token"`
+}
+
+// WriteValue is the value of a write to the protected resource.
+type WriteValue struct {
+	Key     string `json:"key"`
+	Value   string `json:"value"`
+	Session int    `json:"session"`
+	Token   *int64 `json:"token"`
+}
+
+// ResourceEntry is one line of the protected resource's log: a write
+// attempt and the resource's decision, stamped on the run's clock.
+type ResourceEntry struct {
+	Time     time.Duration `json:"time"`
+	Client   int           `json:"client"`
+	Key      string        `json:"key"`
+	Value    string        `json:"value"`
+	Session  int           `json:"session"`
+	Token    *int64        `json:"token"`
+	Accepted bool          `json:"accepted"`
+	// Reason says why a write was rejected.
+	Reason string `json:"reason,omitempty"`
+	// Line is the entry's 1-based line in the log, set when read.
+	Line int `json:"-"`
+}
+
+// ReadResourceLog loads a protected resource's log.
+func ReadResourceLog(path string) ([]ResourceEntry, *Truncated, error) {
+	es, trunc, err := ReadJSONLines(path, func(e *ResourceEntry) error {
+		if e.Key == "" {
+			return fmt.Errorf(`missing "key"`)
+		}
+		return nil
+	})
+	for i := range es {
+		es[i].Line = i + 1
+	}
+	return es, trunc, err
+}

@@ -1,0 +1,91 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Truncated reports that a file's last line was cut off mid-entry, as when a
+// run is killed while writing; the entries before it are intact.
+type Truncated struct {
+	File string
+	Line int
+}
+
+func (t *Truncated) Error() string {
+	return fmt.Sprintf("%s:%d: last line is cut off (the run was interrupted while writing it); it was skipped", t.File, t.Line)
+}
+
+// ReadJSONLines decodes a JSON-lines file into values of type T, calling
+// check on each to validate it. A malformed line is an error naming file and
+// line, except a last line without its newline: that is a cut-off write,
+// reported as *Truncated next to the entries before it.
+func ReadJSONLines[T any](path string, check func(*T) error) ([]T, *Truncated, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	var out []T
+	r := bufio.NewReaderSize(f, 1<<20)
+	for line := 1; ; line++ {
+		b, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			if len(bytes.TrimSpace(b)) == 0 {
+				return out, nil, nil
+			}
+			var v T
+			if json.Unmarshal(b, &v) != nil {
+				return out, &Truncated{File: path, Line: line}, nil
+			}
+			// A complete entry that only lacks its newline.
+			if err := check(&v); err != nil {
+				return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+			return append(out, v), nil, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			return nil, nil, fmt.Errorf("%s:%d: empty line; expected one JSON object per line", path, line)
+		}
+		var v T
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: expected a JSON object: %w", path, line, err)
+		}
+		if err := check(&v); err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, v)
+	}
+}
+
+// Read loads a history file. Entries get Index = their 0-based line number.
+func Read(path string) ([]Op, *Truncated, error) {
+	ops, trunc, err := ReadJSONLines(path, checkOp)
+	for i := range ops {
+		ops[i].Index = i
+	}
+	return ops, trunc, err
+}
+
+func checkOp(o *Op) error {
+	if !o.Type.Valid() {
+		return fmt.Errorf("type %q: expected one of invoke, ok, fail, info", o.Type)
+	}
+	if o.F == "" {
+		return errors.New(`missing "f": every entry names its operation`)
+	}
+	if o.Process < Nemesis {
+		return fmt.Errorf("process %d: expected -1 (nemesis) or a client number >= 0", o.Process)
+	}
+	return nil
+}
