@@ -1,0 +1,129 @@
+// Package analysis judges a finished history. Checkers read; they never
+// change the history, and a checker that cannot decide says so (Unknown)
+// rather than guessing.
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/registry"
+)
+
+// Verdict is a checker's judgement.
+type Verdict string
+
+const (
+	Valid   Verdict = "valid"   // no anomaly found
+	Invalid Verdict = "invalid" // at least one anomaly, with its proof
+	Unknown Verdict = "unknown" // the checker could not decide
+)
+
+// rank orders verdicts for combining: one Invalid makes the run invalid.
+func (v Verdict) rank() int {
+	switch v {
+	case Invalid:
+		return 2
+	case Unknown:
+		return 1
+	}
+	return 0
+}
+
+// Worst combines verdicts: Invalid beats Unknown beats Valid.
+func Worst(vs ...Verdict) Verdict {
+	w := Valid
+	for _, v := range vs {
+		if v.rank() > w.rank() {
+			w = v
+		}
+	}
+	return w
+}
+
+// Finding is one anomaly and the entries that prove it.
+type Finding struct {
+	Kind string `json:"kind"`
+	// Explanation says in one sentence what happened.
+	Explanation string `json:"explanation"`
+	// Ops are the history entries (by index) that prove the finding.
+	Ops []history.Op `json:"ops"`
+	// ResourceLines are lines of the resource log that prove it.
+	ResourceLines []int `json:"resource_lines,omitempty"`
+}
+
+// Result is what one checker concluded.
+type Result struct {
+	Checker  string    `json:"checker"`
+	Verdict  Verdict   `json:"verdict"`
+	Findings []Finding `json:"findings,omitempty"`
+	// FindingsTotal counts all findings; Findings may list only the first few.
+	FindingsTotal int `json:"findings_total"`
+	// Notes are facts a reader needs to weigh the verdict (e.g. "Redlock
+	// gives no fencing token, so the fenced resource had nothing to check").
+	Notes []string       `json:"notes,omitempty"`
+	Stats map[string]any `json:"stats,omitempty"`
+}
+
+// Input is everything a checker may read about a run.
+type Input struct {
+	History  []history.Op
+	Resource []history.ResourceEntry
+	// ResourceMode is "fenced" or "unfenced", or "" when the run had no resource.
+	ResourceMode string
+}
+
+// Checker judges a run.
+type Checker interface {
+	Name() string
+	Check(ctx context.Context, in Input) Result
+}
+
+// Checkers is the registry of checkers, by name.
+var Checkers = registry.New[Checker]("checker")
+
+// Register makes a checker available by its name.
+func Register(c Checker) { Checkers.Register(c.Name(), c) }
+
+// Report is the analysis of a run: every checker's result and the verdict.
+type Report struct {
+	Verdict Verdict  `json:"verdict"`
+	Results []Result `json:"results"`
+	// Truncated is set when the history's last line was cut off.
+	Truncated string        `json:"truncated,omitempty"`
+	Ops       int           `json:"ops"`
+	Took      time.Duration `json:"took_ns"`
+}
+
+// Run runs the named checkers on in. A checker that panics is a bug in
+// chaos, not in the system under test: its verdict becomes Unknown.
+func Run(ctx context.Context, names []string, in Input) Report {
+	start := time.Now()
+	rep := Report{Verdict: Valid, Ops: len(in.History)}
+	for _, n := range names {
+		c, ok := Checkers.Lookup(n)
+		if !ok {
+			rep.Results = append(rep.Results, Result{Checker: n, Verdict: Unknown, Notes: []string{"no such checker"}})
+			continue
+		}
+		rep.Results = append(rep.Results, safeCheck(ctx, c, in))
+	}
+	for _, r := range rep.Results {
+		rep.Verdict = Worst(rep.Verdict, r.Verdict)
+	}
+	rep.Took = time.Since(start)
+	return rep
+}
+
+func safeCheck(ctx context.Context, c Checker, in Input) (r Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = Result{Checker: c.Name(), Verdict: Unknown, Notes: []string{fmt.Sprintf("checker crashed: %v", p)}}
+		}
+	}()
+	r = c.Check(ctx, in)
+	r.Checker = c.Name()
+	return r
+}
