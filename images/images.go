@@ -1,0 +1,367 @@
+// Package images provides the Docker images that test nodes run in.
+//
+// No registry is assumed reachable, so the node image is built locally: a
+// Debian root filesystem made by mmdebstrap from the host's own apt mirrors is
+// streamed straight into the Engine's image import. The tag is derived from
+// the recipe, so an image is built once and reused until the recipe changes.
+package images
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+)
+
+// recipeVersion is hashed into every tag. Bump it whenever the build
+// procedure (mmdebstrap options, import changes) alters what ends up in the
+// image, so stale images are not reused.
+const recipeVersion = 1
+
+// Recipe says what goes into a locally built image.
+type Recipe struct {
+	Suite    string   // Debian suite, e.g. "bookworm"
+	Packages []string // installed on top of the minbase variant
+}
+
+// Node is the recipe for the image every test node runs in.
+var Node = Recipe{
+	Suite:    "bookworm",
+	Packages: []string{"redis-server", "redis-sentinel", "iptables", "iproute2", "procps"},
+}
+
+// hash is a short digest of a canonical encoding of the recipe: packages are
+// sorted and deduplicated so listing order does not force a rebuild.
+func (r Recipe) hash() string {
+	pkgs := slices.Compact(slices.Sorted(slices.Values(r.Packages)))
+	h := sha256.New()
+	fmt.Fprintf(h, "chaos-recipe v%d\nsuite %s\n", recipeVersion, r.Suite)
+	for _, p := range pkgs {
+		fmt.Fprintf(h, "package %s\n", p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// Tag is the image reference Ensure builds the recipe under.
+func (r Recipe) Tag() string { return "chaos/node:" + r.hash() }
+
+// buildSem serialises builds in this process, so concurrent Ensure calls for
+// one recipe build it once. A channel rather than a mutex lets waiters give up
+// when their context ends.
+var buildSem = make(chan struct{}, 1)
+
+// Ensure returns the tag of an image built from r, building it first if the
+// Engine does not have it. Build progress goes to progress (may be nil). On
+// failure or cancellation no image is left under the tag.
+func Ensure(ctx context.Context, cli *client.Client, r Recipe, progress io.Writer) (string, error) {
+	tag := r.Tag()
+	if ok, err := exists(ctx, cli, tag); err != nil {
+		return "", err
+	} else if ok {
+		return tag, nil
+	}
+	select {
+	case buildSem <- struct{}{}:
+		defer func() { <-buildSem }()
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	// Another caller may have built it while we waited.
+	if ok, err := exists(ctx, cli, tag); err != nil {
+		return "", err
+	} else if ok {
+		return tag, nil
+	}
+	if progress == nil {
+		progress = io.Discard
+	}
+	if err := build(ctx, cli, r, tag, &syncWriter{w: progress}); err != nil {
+		return "", fmt.Errorf("building image %s: %w", tag, err)
+	}
+	return tag, nil
+}
+
+// Pull makes ref available locally, pulling it if it is not already present.
+// It is for plans that name a published image instead of a recipe.
+func Pull(ctx context.Context, cli *client.Client, ref string, progress io.Writer) error {
+	if ok, err := exists(ctx, cli, ref); err != nil || ok {
+		return err
+	}
+	if progress == nil {
+		progress = io.Discard
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("image %s could not be pulled (no registry reachable?): %w", ref, err)
+	}
+	rc, err := cli.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return fail(err)
+	}
+	defer rc.Close()
+	err = readMessages(rc, func(m message) {
+		// Skip the per-chunk progress bars; layer state changes are enough.
+		if m.Progress == "" {
+			fmt.Fprintf(progress, "pull %s: %s %s\n", ref, m.ID, m.Status)
+		}
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+func exists(ctx context.Context, cli *client.Client, ref string) (bool, error) {
+	_, err := cli.ImageInspect(ctx, ref)
+	switch {
+	case err == nil:
+		return true, nil
+	case client.IsErrNotFound(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("inspecting image %s: %w", ref, err)
+	}
+}
+
+// hookDir makes mmdebstrap set up merged-/usr with symlinks instead of
+// installing the usrmerge package, which drags in perl (about 30 MB).
+const hookDir = "/usr/share/mmdebstrap/hooks/merged-usr"
+
+func mmdebstrapArgs(r Recipe, mirrors []string) []string {
+	args := []string{"--variant=minbase"}
+	if len(r.Packages) > 0 {
+		args = append(args, "--include="+strings.Join(r.Packages, ","))
+	}
+	if _, err := os.Stat(hookDir); err == nil {
+		args = append(args, "--hook-dir="+hookDir)
+	}
+	// Documentation and translations are dead weight in a test node.
+	for _, o := range []string{
+		"path-exclude=/usr/share/man/*",
+		"path-exclude=/usr/share/info/*",
+		"path-exclude=/usr/share/locale/*",
+		"path-exclude=/usr/share/doc/*",
+		"path-include=/usr/share/doc/*/copyright",
+	} {
+		args = append(args, "--dpkgopt="+o)
+	}
+	// "-" writes the tarball to stdout so it never touches the disk.
+	return append(append(args, r.Suite, "-"), mirrors...)
+}
+
+func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out *syncWriter) error {
+	if _, err := exec.LookPath("mmdebstrap"); err != nil {
+		return errors.New("mmdebstrap not found: install the mmdebstrap package (the project's setup script does)")
+	}
+	mirrors, err := Sources(r.Suite)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	out.printf("images: building %s (%s: %s) from %s\n", tag, r.Suite, strings.Join(r.Packages, " "), strings.Join(mirrors, "; "))
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	cmd := exec.CommandContext(ctx, "mmdebstrap", mmdebstrapArgs(r, mirrors)...)
+	cmd.Stdout = pw
+	stderr := &lineWriter{out: out, prefix: "images: mmdebstrap: "}
+	cmd.Stderr = stderr
+	// On cancellation ask mmdebstrap to stop, so it unmounts and removes its
+	// temporary chroot; kill it only if it dawdles.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	err = cmd.Start()
+	pw.Close() // the child holds its own copy; ours would hide EOF
+	if err != nil {
+		return fmt.Errorf("starting mmdebstrap: %w", err)
+	}
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
+
+	src := &tarStream{r: pr, done: done, err: &waitErr}
+	stopTick := make(chan struct{})
+	go func() {
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				out.printf("images: building %s: %ds, %.1f MB streamed\n",
+					tag, int(time.Since(start).Seconds()), float64(src.n.Load())/1e6)
+			case <-stopTick:
+				return
+			}
+		}
+	}()
+	id, err := importImage(ctx, cli, src, r)
+	close(stopTick)
+	pr.Close() // unblocks mmdebstrap if the import gave up early
+	<-done
+
+	// Report the root cause: a failed mmdebstrap also fails the import.
+	switch {
+	case ctx.Err() != nil:
+		err = ctx.Err()
+	case waitErr != nil:
+		err = fmt.Errorf("mmdebstrap %s: %w; its last output:\n%s", strings.Join(cmd.Args[1:], " "), waitErr, stderr)
+	}
+	// The import is untagged, so a failed build never leaves an image under
+	// tag; drop whatever the daemon may have created from a partial stream.
+	if err != nil {
+		if id != "" {
+			rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			cli.ImageRemove(rmCtx, id, image.RemoveOptions{PruneChildren: true})
+		}
+		return err
+	}
+	if err := cli.ImageTag(ctx, id, tag); err != nil {
+		return fmt.Errorf("tagging %s: %w", id, err)
+	}
+	out.printf("images: built %s in %ds, %.1f MB\n", tag, int(time.Since(start).Seconds()), float64(src.n.Load())/1e6)
+	return nil
+}
+
+// importImage streams the tarball into the Engine and returns the new image ID.
+func importImage(ctx context.Context, cli *client.Client, tar io.Reader, r Recipe) (string, error) {
+	rc, err := cli.ImageImport(ctx, image.ImportSource{Source: tar, SourceName: "-"}, "", image.ImportOptions{
+		Message: "chaos: mmdebstrap " + r.Suite,
+		Changes: []string{
+			"ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			"LABEL chaos.recipe=" + r.hash(),
+			"LABEL chaos.packages=" + strings.Join(slices.Sorted(slices.Values(r.Packages)), ","),
+			`CMD ["/bin/bash"]`,
+		},
+	})
+	if err != nil {
+		return "", fmt.Errorf("importing: %w", err)
+	}
+	defer rc.Close()
+	var id string
+	err = readMessages(rc, func(m message) {
+		if strings.HasPrefix(m.Status, "sha256:") {
+			id = m.Status
+		}
+	})
+	if err == nil && id == "" {
+		err = errors.New("daemon reported no image ID")
+	}
+	if err != nil {
+		return id, fmt.Errorf("importing: %w", err)
+	}
+	return id, nil
+}
+
+// tarStream counts bytes for progress and, at EOF, waits for mmdebstrap: if
+// it failed, the read fails too, so the upload is aborted instead of ending
+// like a complete (but truncated) tarball.
+type tarStream struct {
+	r    io.Reader
+	n    atomic.Int64
+	done <-chan struct{}
+	err  *error
+}
+
+func (s *tarStream) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.n.Add(int64(n))
+	if err == io.EOF {
+		<-s.done
+		if *s.err != nil {
+			return n, fmt.Errorf("mmdebstrap: %w", *s.err)
+		}
+	}
+	return n, err
+}
+
+// message is one line of the Engine's JSON progress stream.
+type message struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Progress string `json:"progress"`
+	Error    string `json:"error"`
+}
+
+func readMessages(r io.Reader, f func(message)) error {
+	dec := json.NewDecoder(r)
+	for {
+		var m message
+		if err := dec.Decode(&m); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if m.Error != "" {
+			return errors.New(m.Error)
+		}
+		f(m)
+	}
+}
+
+// syncWriter serialises whole lines from the ticker and mmdebstrap's stderr.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) printf(format string, a ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, format, a...)
+}
+
+// lineWriter shows mmdebstrap's own stage messages ("I: ...", "W: ...",
+// "E: ...") and keeps the last lines of everything, including the chatter of
+// apt and dpkg, for the error message if the build fails.
+type lineWriter struct {
+	out    *syncWriter
+	prefix string
+	buf    []byte
+	tail   []string
+}
+
+const tailLines = 30
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexAny(l.buf, "\r\n")
+		if i < 0 {
+			return len(p), nil
+		}
+		line := string(l.buf[:i])
+		l.buf = l.buf[i+1:]
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if len(line) > 2 && strings.Contains("IWE", line[:1]) && line[1] == ':' {
+			l.out.printf("%s%s\n", l.prefix, line)
+		}
+		if l.tail = append(l.tail, line); len(l.tail) > tailLines {
+			l.tail = l.tail[1:]
+		}
+	}
+}
+
+// String is the last lines written, for error messages.
+func (l *lineWriter) String() string {
+	return strings.Join(append(l.tail, string(l.buf)), "\n")
+}

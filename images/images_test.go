@@ -1,0 +1,95 @@
+package images
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/client"
+)
+
+// dockerClient skips the test unless a real build can run here.
+func dockerClient(t *testing.T) *client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a real image; skipped with -short")
+	}
+	if _, err := exec.LookPath("mmdebstrap"); err != nil {
+		t.Skip("mmdebstrap not installed")
+	}
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Skipf("docker client: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx); err != nil {
+		t.Skipf("docker unavailable: %v", err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+func TestEnsureNode(t *testing.T) {
+	cli := dockerClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	// Two concurrent callers must both get the image (and build it once).
+	var wg sync.WaitGroup
+	tags := make([]string, 2)
+	errs := make([]error, 2)
+	for i := range tags {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tags[i], errs[i] = Ensure(ctx, cli, Node, t.Output())
+		}()
+	}
+	wg.Wait()
+	for i := range tags {
+		if errs[i] != nil {
+			t.Fatalf("Ensure: %v", errs[i])
+		}
+		if tags[i] != Node.Tag() {
+			t.Errorf("Ensure returned %q, want %q", tags[i], Node.Tag())
+		}
+	}
+	img, err := cli.ImageInspect(ctx, Node.Tag())
+	if err != nil {
+		t.Fatalf("image not present after Ensure: %v", err)
+	}
+	if got := img.Config.Labels["chaos.recipe"]; got != Node.hash() {
+		t.Errorf("label chaos.recipe = %q, want %q", got, Node.hash())
+	}
+	t.Logf("%s: %s, %.1f MB", Node.Tag(), img.ID, float64(img.Size)/1e6)
+
+	start := time.Now()
+	if _, err := Ensure(ctx, cli, Node, t.Output()); err != nil {
+		t.Fatalf("second Ensure: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("second Ensure took %v; it should reuse the image", d)
+	}
+}
+
+func TestEnsureCancel(t *testing.T) {
+	cli := dockerClient(t)
+	// A recipe nobody builds, so Ensure really starts mmdebstrap.
+	r := Recipe{Suite: "bookworm", Packages: []string{"procps"}}
+	if ok, _ := exists(context.Background(), cli, r.Tag()); ok {
+		t.Skipf("%s already exists", r.Tag())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err := Ensure(ctx, cli, r, t.Output())
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Ensure after cancel: got %v, want deadline exceeded", err)
+	}
+	if ok, err := exists(context.Background(), cli, r.Tag()); err != nil || ok {
+		t.Errorf("image %s left behind after cancel (err %v)", r.Tag(), err)
+	}
+}
