@@ -1,0 +1,82 @@
+// Command chaos runs chaos-test plans against real clusters in Docker and
+// judges the histories they record.
+//
+//	chaos run PLAN [--seed N] [--time-limit D]   run a plan
+//	chaos check DIR                              re-analyze a stored run
+//	chaos images build                           build the node image now
+//	chaos clean                                  remove what past runs left
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/chaos-testing/chaos/plans"
+
+	// Plug-ins register themselves.
+	_ "github.com/chaos-testing/chaos/analysis"
+	_ "github.com/chaos-testing/chaos/targets/redis"
+	_ "github.com/chaos-testing/chaos/workloads/lock"
+)
+
+// Exit codes.
+const (
+	exitValid     = 0
+	exitAnomaly   = 1
+	exitUndecided = 2
+	exitUsage     = 254
+	exitCrash     = 255
+)
+
+// usageError is a mistake in how chaos was called.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+const usage = `usage:
+  chaos run PLAN [--seed N] [--time-limit D]   run a plan; exit 0 valid, 1 anomaly, 2 undecided
+  chaos check DIR                              re-analyze a stored run (e.g. results/latest)
+  chaos images build                           build the node image now
+  chaos clean                                  remove containers and networks of past runs`
+
+var commands = map[string]func(args []string) (int, error){
+	"run":      cmdRun,
+	"check":    cmdCheck,
+	"images":   cmdImages,
+	"clean":    cmdClean,
+	"client":   cmdClient,   // inside a client container
+	"resource": cmdResource, // inside the resource container
+}
+
+func main() {
+	code, err := dispatch(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		var pe *plans.Error
+		var ue usageError
+		switch {
+		case errors.As(err, &pe), errors.As(err, &ue):
+			code = exitUsage
+		case code == exitValid:
+			code = exitCrash
+		}
+	}
+	os.Exit(code)
+}
+
+func dispatch(args []string) (code int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			code, err = exitCrash, fmt.Errorf("crashed: %v", p)
+		}
+	}()
+	if len(args) == 0 {
+		return exitUsage, usageError{usage}
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		return exitUsage, usageError{fmt.Sprintf("unknown command %q\n%s", args[0], usage)}
+	}
+	return cmd(args[1:])
+}

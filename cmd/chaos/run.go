@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/images"
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/runner"
+)
+
+func cmdRun(args []string) (int, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	seed := fs.Int64("seed", -1, "seed for the fault schedule and the clients (default: the plan's)")
+	limit := fs.Duration("time-limit", 0, "how long to run the workload (default: the plan's)")
+	results := fs.String("results", "results", "folder that holds the runs")
+	file, err := parseOne(fs, args, "PLAN")
+	if err != nil {
+		return exitUsage, err
+	}
+	p, err := plans.Load(file)
+	if err != nil {
+		return exitUsage, err
+	}
+	if *seed >= 0 {
+		p.Seed = *seed
+	}
+	if *limit > 0 {
+		if err := p.WithTimeLimit(*limit); err != nil {
+			return exitUsage, err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return exitCrash, err
+	}
+	// Ctrl-C and SIGTERM cancel the run; its teardown still runs to the end.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, dir, err := runner.Run(ctx, runner.Options{Plan: p, Results: *results, Binary: self, Out: os.Stderr, Terminal: isTerminal(os.Stderr)})
+	if dir == "" {
+		return exitCrash, err // main makes a bad plan exit 254
+	}
+	code := report(os.Stdout, rep, dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "chaos: the run did not finish cleanly: %v\nthe history written so far is in %s; check it with: chaos check %s\n", err, dir, dir)
+		if code == exitValid {
+			code = exitUndecided
+		}
+	}
+	return code, nil
+}
+
+func cmdCheck(args []string) (int, error) {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir, err := parseOne(fs, args, "DIR")
+	if err != nil {
+		return exitUsage, err
+	}
+	rep, err := runner.Analyze(context.Background(), dir)
+	if err != nil {
+		return exitUsage, err
+	}
+	return report(os.Stdout, rep, dir), nil
+}
+
+func cmdImages(args []string) (int, error) {
+	if len(args) != 1 || args[0] != "build" {
+		return exitUsage, usageError{"usage: chaos images build"}
+	}
+	cli, err := containers.NewClient()
+	if err != nil {
+		return exitCrash, err
+	}
+	defer cli.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tag, err := images.Ensure(ctx, cli, images.Node, os.Stderr)
+	if err != nil {
+		return exitCrash, err
+	}
+	fmt.Println(tag)
+	return exitValid, nil
+}
+
+func cmdClean(args []string) (int, error) {
+	if len(args) != 0 {
+		return exitUsage, usageError{"usage: chaos clean"}
+	}
+	cli, err := containers.NewClient()
+	if err != nil {
+		return exitCrash, err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	n, err := containers.Clean(ctx, cli, "")
+	fmt.Printf("removed %d containers and networks of past runs\n", n)
+	if err != nil {
+		return exitCrash, err
+	}
+	return exitValid, nil
+}
+
+// parseOne parses flags around exactly one positional argument.
+func parseOne(fs *flag.FlagSet, args []string, what string) (string, error) {
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return "", usageError{fmt.Sprintf("%s: %v", fs.Name(), err)}
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			pos = append(pos, args[0])
+			args = args[1:]
+		}
+	}
+	if len(pos) != 1 {
+		return "", usageError{fmt.Sprintf("usage: chaos %s %s (got %d arguments)", fs.Name(), what, len(pos))}
+	}
+	return pos[0], nil
+}
+
+// report prints the verdict and findings and returns the exit code.
+func report(w io.Writer, rep analysis.Report, dir string) int {
+	if rep.Truncated != "" {
+		fmt.Fprintf(w, "note: %s\n", rep.Truncated)
+	}
+	for _, r := range rep.Results {
+		fmt.Fprintf(w, "%s: %s", r.Checker, r.Verdict)
+		if r.FindingsTotal > 0 {
+			fmt.Fprintf(w, " (%d findings)", r.FindingsTotal)
+		}
+		fmt.Fprintln(w)
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+		for i, f := range r.Findings {
+			if i == 5 {
+				fmt.Fprintf(w, "  ... %d more in %s/analysis.json\n", r.FindingsTotal-5, dir)
+				break
+			}
+			fmt.Fprintf(w, "  %s: %s\n", f.Kind, f.Explanation)
+			for _, op := range f.Ops {
+				fmt.Fprintf(w, "      %s\n", op)
+			}
+			if len(f.ResourceLines) > 0 {
+				fmt.Fprintf(w, "      resource.jsonl lines %v\n", f.ResourceLines)
+			}
+		}
+	}
+	fmt.Fprintf(w, "verdict: %s (%d history entries, analyzed in %s); details in %s\n", rep.Verdict, rep.Ops, rep.Took.Round(time.Millisecond), dir)
+	switch rep.Verdict {
+	case analysis.Valid:
+		return exitValid
+	case analysis.Invalid:
+		return exitAnomaly
+	}
+	return exitUndecided
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

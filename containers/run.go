@@ -1,0 +1,240 @@
+// Package containers owns a run's Docker resources: one network and the
+// containers on it, all labelled with the run's id so that they can be found
+// and removed even after the harness itself was killed.
+package containers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// Labels on everything a run creates.
+const (
+	LabelRun  = "chaos.run"  // the run id
+	LabelRole = "chaos.role" // node, client or resource
+)
+
+// NewClient connects to the Docker Engine named by the environment
+// (DOCKER_HOST, or the local socket), agreeing on an API version with it.
+func NewClient() (*client.Client, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return cli, nil
+}
+
+// Container is one started container.
+type Container struct {
+	Name string // short name inside the run, also its host name: n1, c0, resource
+	ID   string
+	IP   string // address on the run's network
+	Role string
+}
+
+// Spec says what to start.
+type Spec struct {
+	Name  string
+	Role  string
+	Image string
+	Cmd   []string
+	Env   []string
+	// Binds are host:container[:ro] bind mounts.
+	Binds []string
+}
+
+// Run is one run's network and containers.
+type Run struct {
+	cli     *client.Client
+	id      string
+	network string
+
+	mu         sync.Mutex
+	containers []Container
+}
+
+// NewRun creates the run's network. The network is internal: containers
+// reach each other and the host, never the outside world.
+func NewRun(ctx context.Context, cli *client.Client, runID string) (*Run, error) {
+	name := "chaos-" + runID
+	_, err := cli.NetworkCreate(ctx, name, network.CreateOptions{
+		Driver:   "bridge",
+		Internal: true,
+		Labels:   map[string]string{LabelRun: runID},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create network %s: %w", name, err)
+	}
+	return &Run{cli: cli, id: runID, network: name}, nil
+}
+
+// ID is the run's id.
+func (r *Run) ID() string { return r.id }
+
+// Start creates and starts a container on the run's network. Its main
+// command is PID 1, so a signal sent to the container reaches it directly.
+func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
+	full := fmt.Sprintf("chaos-%s-%s", r.id, s.Name)
+	cfg := &container.Config{
+		Image:    s.Image,
+		Cmd:      s.Cmd,
+		Env:      s.Env,
+		Hostname: s.Name,
+		Labels:   map[string]string{LabelRun: r.id, LabelRole: s.Role},
+	}
+	host := &container.HostConfig{Binds: s.Binds, Init: new(bool)}
+	net := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
+		r.network: {Aliases: []string{s.Name}},
+	}}
+	created, err := r.cli.ContainerCreate(ctx, cfg, host, net, nil, full)
+	if err != nil {
+		return Container{}, fmt.Errorf("create container %s: %w", s.Name, err)
+	}
+	c := Container{Name: s.Name, ID: created.ID, Role: s.Role}
+	// Remember it before starting, so that cleanup removes it whatever happens next.
+	r.mu.Lock()
+	r.containers = append(r.containers, c)
+	r.mu.Unlock()
+	if err := r.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		return c, fmt.Errorf("start container %s: %w", s.Name, err)
+	}
+	info, err := r.cli.ContainerInspect(ctx, created.ID)
+	if err != nil {
+		return c, fmt.Errorf("inspect container %s: %w", s.Name, err)
+	}
+	if ep := info.NetworkSettings.Networks[r.network]; ep != nil {
+		c.IP = ep.IPAddress
+	}
+	if c.IP == "" {
+		return c, fmt.Errorf("container %s has no address on %s", s.Name, r.network)
+	}
+	return c, nil
+}
+
+// Signal sends sig (e.g. "STOP", "CONT", "TERM", "KILL") to the container's PID 1.
+func (r *Run) Signal(ctx context.Context, c Container, sig string) error {
+	if err := r.cli.ContainerKill(ctx, c.ID, sig); err != nil {
+		return fmt.Errorf("SIG%s to %s: %w", sig, c.Name, err)
+	}
+	return nil
+}
+
+// Wait waits until the container has exited, or ctx ends.
+func (r *Run) Wait(ctx context.Context, c Container) error {
+	done, errs := r.cli.ContainerWait(ctx, c.ID, container.WaitConditionNotRunning)
+	select {
+	case <-done:
+		return nil
+	case err := <-errs:
+		return fmt.Errorf("wait for %s: %w", c.Name, err)
+	}
+}
+
+// Containers lists the run's containers in the order they were started.
+func (r *Run) Containers() []Container {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Container(nil), r.containers...)
+}
+
+// SaveLogs writes each container's output to dir/<name>.log.
+func (r *Run) SaveLogs(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range r.Containers() {
+		errs = append(errs, r.saveLog(ctx, c, filepath.Join(dir, c.Name+".log")))
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Run) saveLog(ctx context.Context, c Container, path string) error {
+	rc, err := r.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		return fmt.Errorf("logs of %s: %w", c.Name, err)
+	}
+	defer rc.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := stdcopy.StdCopy(f, f, rc); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("logs of %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// Close removes the run's containers and network. Removal kills the
+// processes, including any a pause left stopped.
+func (r *Run) Close(ctx context.Context) error {
+	_, err := Clean(ctx, r.cli, r.id)
+	return err
+}
+
+// Clean removes every container and network labelled with runID, or of any
+// run when runID is empty. It returns how many it removed.
+func Clean(ctx context.Context, cli *client.Client, runID string) (int, error) {
+	label := LabelRun
+	if runID != "" {
+		label += "=" + runID
+	}
+	f := filters.NewArgs(filters.Arg("label", label))
+	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		return 0, fmt.Errorf("list containers: %w", err)
+	}
+	var errs []error
+	n := 0
+	for _, c := range cs {
+		err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !client.IsErrNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
+			continue
+		}
+		n++
+	}
+	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		return n, errors.Join(append(errs, fmt.Errorf("list networks: %w", err))...)
+	}
+	for _, nw := range nets {
+		if err := removeNetwork(ctx, cli, nw.ID); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// removeNetwork retries briefly: the engine may still be detaching the
+// endpoints of containers it has just removed.
+func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
+	var err error
+	for try := 0; try < 10; try++ {
+		err = cli.NetworkRemove(ctx, id)
+		if err == nil || client.IsErrNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("remove network %s: %w", id, err)
+}

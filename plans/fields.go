@@ -1,0 +1,89 @@
+package plans
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+var planFields = reflect.TypeOf(Plan{})
+
+// checkFields walks the YAML tree beside the Go type it decodes into,
+// recording each field's line under its path and refusing unknown fields
+// with the list of allowed ones (yaml.v3's own message names a Go type, not
+// what the user may write).
+func checkFields(file string, n *yaml.Node, t reflect.Type, path string, lines map[string]int) error {
+	if path != "" {
+		lines[path] = n.Line
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return nil // the decoder reports the type mismatch
+		}
+		for i, item := range n.Content {
+			if err := checkFields(file, item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), lines); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, val := n.Content[i], n.Content[i+1]
+			ft, ok := fields[key.Value]
+			if !ok {
+				where := "the plan"
+				if path != "" {
+					where = path
+				}
+				return &Error{File: file, Line: key.Line, Msg: fmt.Sprintf("unknown field %q in %s; allowed: %s", key.Value, where, strings.Join(sortedKeys(fields), ", "))}
+			}
+			if err := checkFields(file, val, ft, joinPath(path, key.Value), lines); err != nil {
+				return err
+			}
+			lines[joinPath(path, key.Value)] = key.Line
+		}
+	}
+	return nil
+}
+
+// yamlFields maps the YAML names of t's fields to their types. Types with
+// their own YAML decoding (Duration) count as scalars.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		ft := f.Type
+		if reflect.PointerTo(ft).Implements(reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()) {
+			ft = reflect.TypeOf("")
+		}
+		out[name] = ft
+	}
+	return out
+}
+
+func sortedKeys(m map[string]reflect.Type) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func joinPath(parent, field string) string {
+	if parent == "" {
+		return field
+	}
+	return parent + "." + field
+}

@@ -1,0 +1,101 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/workloads"
+)
+
+// RunInfo is run.json: what was run, with which seed and software.
+type RunInfo struct {
+	Plan     string            `json:"plan"`
+	PlanFile string            `json:"plan_file"`
+	Seed     int64             `json:"seed"`
+	Started  time.Time         `json:"started"`
+	Workload string            `json:"workload"`
+	Resource string            `json:"resource"`
+	Versions map[string]string `json:"versions"`
+}
+
+func writeRunInfo(dir string, p *plans.Plan, started time.Time) error {
+	plan, err := yaml.Marshal(p)
+	if err != nil {
+		return err
+	}
+	info := RunInfo{Plan: p.Name, PlanFile: p.File, Seed: p.Seed, Started: started,
+		Workload: p.Workload.Kind, Resource: p.Workload.Resource, Versions: versions()}
+	return errors.Join(
+		os.WriteFile(filepath.Join(dir, "plan.yaml"), plan, 0o644),
+		writeJSON(filepath.Join(dir, "run.json"), info))
+}
+
+// versions lists the client libraries this binary was built with.
+func versions() map[string]string {
+	v := map[string]string{}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	v["go"] = bi.GoVersion
+	for _, d := range bi.Deps {
+		if strings.Contains(d.Path, "redsync") || strings.Contains(d.Path, "go-redis") || strings.Contains(d.Path, "docker/docker") {
+			v[d.Path] = d.Version
+		}
+	}
+	return v
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Analyze judges the run stored in dir and writes dir/analysis.json. It
+// reads what is on disk, so it works on a run that was interrupted.
+func Analyze(ctx context.Context, dir string) (analysis.Report, error) {
+	var info RunInfo
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return analysis.Report{}, fmt.Errorf("%s is not a run folder: %w", dir, err)
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		return analysis.Report{}, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
+	}
+	w, ok := workloads.Workloads.Lookup(info.Workload)
+	if !ok {
+		return analysis.Report{}, fmt.Errorf("%s: unknown workload %q", dir, info.Workload)
+	}
+	ops, trunc, err := history.Read(filepath.Join(dir, "history.jsonl"))
+	if err != nil && !os.IsNotExist(err) {
+		return analysis.Report{}, err
+	}
+	in := analysis.Input{History: ops, ResourceMode: info.Resource}
+	res, rtrunc, err := history.ReadResourceLog(filepath.Join(dir, "resource.jsonl"))
+	if err != nil && !os.IsNotExist(err) {
+		return analysis.Report{}, err
+	}
+	in.Resource = res
+	rep := analysis.Run(ctx, w.Checkers(), in)
+	for _, t := range []*history.Truncated{trunc, rtrunc} {
+		if t != nil {
+			rep.Truncated = strings.TrimSpace(rep.Truncated + " " + t.Error())
+		}
+	}
+	return rep, writeJSON(filepath.Join(dir, "analysis.json"), rep)
+}

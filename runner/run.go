@@ -1,0 +1,238 @@
+// Package runner carries out one plan: it starts the cluster, the protected
+// resource and the client processes in a run's containers, drives the
+// nemesis for the time limit, tears everything down (on success, error or
+// interrupt alike), and analyzes the history.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/images"
+	"github.com/chaos-testing/chaos/nemesis"
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/resource"
+	"github.com/chaos-testing/chaos/targets"
+	"github.com/chaos-testing/chaos/workloads"
+	"github.com/docker/docker/client"
+)
+
+// Options of one run.
+type Options struct {
+	Plan *plans.Plan
+	// Results is the folder that holds all runs (results/).
+	Results string
+	// Binary is the chaos executable that client and resource containers
+	// run; it must be built for Linux without cgo.
+	Binary string
+	// Out receives progress and the status line.
+	Out      io.Writer
+	Terminal bool
+}
+
+// Paths inside client and resource containers.
+const (
+	mountDir   = "/chaos"
+	mountChaos = "/usr/local/bin/chaos"
+)
+
+// Run carries out the plan and returns the analysis and the run's folder.
+// The folder exists (with whatever history was written) even on error.
+func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
+	p := o.Plan
+	if err := Validate(p); err != nil {
+		return analysis.Report{}, "", err
+	}
+	dir, runID, err := newRunDir(o.Results, p)
+	if err != nil {
+		return analysis.Report{}, "", err
+	}
+	fmt.Fprintf(o.Out, "run %s: plan %s, seed %d, results in %s\n", runID, p.Name, p.Seed, dir)
+	err = execute(ctx, o, dir, runID)
+	rep, aerr := Analyze(context.Background(), dir)
+	if err == nil {
+		err = aerr
+	}
+	return rep, dir, err
+}
+
+func execute(ctx context.Context, o Options, dir, runID string) (err error) {
+	p := o.Plan
+	cli, err := containers.NewClient()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	image, err := nodeImage(ctx, o, cli)
+	if err != nil {
+		return err
+	}
+	binary, err := filepath.Abs(o.Binary)
+	if err != nil {
+		return err
+	}
+
+	run, err := containers.NewRun(ctx, cli, runID)
+	if err != nil {
+		return err
+	}
+	var sched *nemesis.Schedule
+	defer func() {
+		// Tear down with a context of its own: ctx may be what was cancelled.
+		tctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if sched != nil {
+			err = errors.Join(err, sched.Heal(tctx))
+		}
+		err = errors.Join(err, run.SaveLogs(tctx, filepath.Join(dir, "logs")), run.Close(tctx))
+		fmt.Fprintln(o.Out, "containers and network removed")
+	}()
+
+	start := time.Now()
+	target, _ := targets.Targets.Lookup(p.Target.Kind)
+	nodes, err := target.Start(ctx, run, targets.Spec{Nodes: p.Target.Nodes, Image: image})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "%d %s nodes ready in %.1fs\n", len(nodes), p.Target.Kind, time.Since(start).Seconds())
+
+	clock := history.NewClock()
+	histPath := filepath.Join(dir, "history.jsonl")
+	h, err := history.OpenAppender(histPath, clock, history.Nemesis)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+
+	binds := []string{dir + ":" + mountDir, binary + ":" + mountChaos + ":ro"}
+	res, err := startResource(ctx, run, image, binds, p.Workload.Resource == "fenced", clock)
+	if err != nil {
+		return err
+	}
+	env := &faultEnv{run: run, live: newLive()}
+	for _, n := range nodes {
+		env.nodes = append(env.nodes, process(n.Container))
+	}
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	for i := 0; i < p.Workload.Clients; i++ {
+		cfg := workloads.Config{Process: i, Seed: p.Seed, Nodes: addrs, Resource: res, Workload: p.Workload,
+			History: mountDir + "/history.jsonl", ClockStart: clock.Start}
+		c, err := run.Start(ctx, containers.Spec{Name: "c" + strconv.Itoa(i), Role: "client", Image: image,
+			Cmd: []string{mountChaos, "client"}, Env: []string{workloads.ConfigEnv + "=" + encode(cfg)}, Binds: binds})
+		if err != nil {
+			return err
+		}
+		env.clients = append(env.clients, process(c))
+	}
+
+	followCtx, stopFollow := context.WithCancel(context.Background())
+	defer stopFollow()
+	go history.Follow(followCtx, histPath, env.live.observe)
+
+	sched, err = nemesis.NewSchedule(env, h, p.Nemesis, p.Seed)
+	if err != nil {
+		return err
+	}
+	limitCtx, cancel := context.WithTimeout(ctx, p.TimeLimit.Duration)
+	defer cancel()
+	status := &statusLine{w: o.Out, terminal: o.Terminal}
+	go func() {
+		for t := time.NewTicker(time.Second); ; {
+			select {
+			case <-limitCtx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+				status.show(env.live.status(clock.Now(), p.TimeLimit.Duration, sched.Active()))
+			}
+		}
+	}()
+	err = sched.Run(limitCtx)
+	status.done()
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	return stopClients(ctx, run, env.clients, p.Workload)
+}
+
+// stopClients asks each client to finish its current operation and exit,
+// then waits for them: an operation cut short would end the history with
+// an unknown outcome for no reason.
+func stopClients(ctx context.Context, run *containers.Run, clients []nemesis.Process, w plans.Workload) error {
+	var errs []error
+	for _, c := range clients {
+		errs = append(errs, run.Signal(ctx, c.Container, "TERM"))
+	}
+	wctx, cancel := context.WithTimeout(ctx, w.HoldMax.Duration+30*time.Second)
+	defer cancel()
+	for _, c := range clients {
+		errs = append(errs, run.Wait(wctx, c.Container))
+	}
+	return errors.Join(errs...)
+}
+
+func nodeImage(ctx context.Context, o Options, cli *client.Client) (string, error) {
+	if ref := o.Plan.Target.Image; ref != "" {
+		return ref, images.Pull(ctx, cli, ref, o.Out)
+	}
+	return images.Ensure(ctx, cli, images.Node, o.Out)
+}
+
+func startResource(ctx context.Context, run *containers.Run, image string, binds []string, fenced bool, clock history.Clock) (string, error) {
+	cfg := resource.Config{Fenced: fenced, Log: mountDir + "/resource.jsonl", ClockStart: clock.Start}
+	c, err := run.Start(ctx, containers.Spec{Name: "resource", Role: "resource", Image: image,
+		Cmd: []string{mountChaos, "resource"}, Env: []string{resource.ConfigEnv + "=" + encode(cfg)}, Binds: binds})
+	if err != nil {
+		return "", err
+	}
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(resource.Port))
+	return addr, targets.WaitReady(ctx, "resource", 10*time.Second, func(ctx context.Context) error {
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	})
+}
+
+func encode(v any) string { return string(history.MustValue(v)) }
+
+// newRunDir makes results/<plan>/<time>/, copies the plan there and points
+// results/latest at it.
+func newRunDir(results string, p *plans.Plan) (dir, runID string, err error) {
+	now := time.Now()
+	results, err = filepath.Abs(results)
+	if err != nil {
+		return "", "", err
+	}
+	dir = filepath.Join(results, p.Name, now.Format("20060102T150405.000"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", fmt.Errorf("results folder: %w", err)
+	}
+	if err := writeRunInfo(dir, p, now); err != nil {
+		return "", "", err
+	}
+	latest := filepath.Join(results, "latest")
+	os.Remove(latest)
+	rel, _ := filepath.Rel(results, dir)
+	if err := os.Symlink(rel, latest); err != nil {
+		return "", "", fmt.Errorf("results/latest: %w", err)
+	}
+	return dir, fmt.Sprintf("%s-%04x", now.Format("150405"), now.Nanosecond()&0xffff), nil
+}

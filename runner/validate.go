@@ -1,0 +1,38 @@
+package runner
+
+import (
+	"strings"
+
+	"github.com/chaos-testing/chaos/nemesis"
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/targets"
+	"github.com/chaos-testing/chaos/workloads"
+)
+
+// Validate checks the names a plan uses against the registries and fills
+// the target's default size, before anything is started.
+func Validate(p *plans.Plan) error {
+	t, ok := targets.Targets.Lookup(p.Target.Kind)
+	if !ok {
+		return p.Errorf("target.kind", "unknown target %q; expected one of %s", p.Target.Kind, strings.Join(targets.Targets.Names(), ", "))
+	}
+	if p.Target.Nodes == 0 {
+		p.Target.Nodes = t.DefaultNodes()
+	}
+	w, ok := workloads.Workloads.Lookup(p.Workload.Kind)
+	if !ok {
+		return p.Errorf("workload.kind", "unknown workload %q; expected one of %s", p.Workload.Kind, strings.Join(workloads.Workloads.Names(), ", "))
+	}
+	if w.Target() != p.Target.Kind {
+		return p.Errorf("workload.kind", "workload %q runs against target %q, not %q", p.Workload.Kind, w.Target(), p.Target.Kind)
+	}
+	for i, f := range p.Nemesis {
+		if _, ok := nemesis.Nemeses.Lookup(f.Kind); !ok {
+			return p.Errorf(plans.FaultField(i, "kind"), "unknown fault %q; expected one of %s", f.Kind, strings.Join(nemesis.Nemeses.Names(), ", "))
+		}
+		if f.Target == "nodes" && f.Count > p.Target.Nodes {
+			return p.Errorf(plans.FaultField(i, "count"), "%d: the target has only %d nodes", f.Count, p.Target.Nodes)
+		}
+	}
+	return nil
+}

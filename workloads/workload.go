@@ -1,0 +1,46 @@
+// Package workloads holds what clients do to a cluster. Every client is its
+// own OS process (the chaos binary run as an agent in its own container),
+// so that a pause is a real SIGSTOP of the process that holds a lock.
+package workloads
+
+import (
+	"context"
+	"time"
+
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/registry"
+)
+
+// Config is what one client process is told at start, through the
+// environment variable ConfigEnv.
+type Config struct {
+	Process  int            `json:"process"`
+	Seed     int64          `json:"seed"`
+	Nodes    []string       `json:"nodes"`    // server addresses, host:port
+	Resource string         `json:"resource"` // protected resource, host:port
+	Workload plans.Workload `json:"workload"`
+	// History is the run's history file as the client sees it.
+	History string `json:"history"`
+	// ClockStart is the run's start on CLOCK_MONOTONIC, shared by all
+	// processes of the run since they share the host kernel.
+	ClockStart time.Duration `json:"clock_start"`
+}
+
+// ConfigEnv is the environment variable that carries a client's Config.
+const ConfigEnv = "CHAOS_CLIENT"
+
+// Workload is a kind of client traffic.
+type Workload interface {
+	// Run is the body of one client process: it drives the cluster until
+	// ctx ends, appending every operation to h. An operation under way when
+	// ctx ends is finished, not abandoned.
+	Run(ctx context.Context, cfg Config, h *history.Appender) error
+	// Checkers names the analyzers that judge this workload's histories.
+	Checkers() []string
+	// Target is the kind of cluster the workload needs.
+	Target() string
+}
+
+// Workloads is the registry of workloads, by the name plans use.
+var Workloads = registry.New[Workload]("workload")
