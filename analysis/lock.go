@@ -96,7 +96,7 @@ func (LockChecker) Check(ctx context.Context, in Input) Result {
 		return Result{Verdict: Unknown, Notes: []string{"check cancelled: " + err.Error()}}
 	}
 
-	res.Findings = pickFindings(me, stale)
+	res.Findings = pickFindings(stale, me) // stale writes first: they are the damage done
 	res.FindingsTotal = meTotal + staleTotal
 	switch {
 	case lh.counts["acquires_ok"] == 0:

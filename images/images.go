@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -174,18 +175,36 @@ func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out *s
 	start := time.Now()
 	out.printf("images: building %s (%s: %s) from %s\n", tag, r.Suite, strings.Join(r.Packages, " "), strings.Join(mirrors, "; "))
 
+	// mmdebstrap's temp files go in a directory of our own: a signalled
+	// mmdebstrap leaves its gpg home behind, and this way we can remove it.
+	tmp, err := os.MkdirTemp("", "chaos-images-")
+	if err != nil {
+		return err
+	}
+	defer cleanTemp(tmp)
+	// apt downloads as user _apt, which must reach the chroot inside.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return err
 	}
 	defer pr.Close()
 	cmd := exec.CommandContext(ctx, "mmdebstrap", mmdebstrapArgs(r, mirrors)...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Stdout = pw
 	stderr := &lineWriter{out: out, prefix: "images: mmdebstrap: "}
 	cmd.Stderr = stderr
-	// On cancellation ask mmdebstrap to stop, so it unmounts and removes its
-	// temporary chroot; kill it only if it dawdles.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	// Its own process group, because when writing the tarball fails
+	// mmdebstrap sends SIGHUP to its whole group, which would otherwise
+	// include this process.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// On cancellation, TERM the group: mmdebstrap alone would finish the
+	// whole install before acting on it, but with apt and dpkg stopped too it
+	// cleans up (unmounts, removes its chroot) and exits within seconds. Kill
+	// it only if it dawdles.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
 	err = cmd.Start()
 	pw.Close() // the child holds its own copy; ours would hide EOF
@@ -221,7 +240,12 @@ func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out *s
 	case ctx.Err() != nil:
 		err = ctx.Err()
 	case waitErr != nil:
-		err = fmt.Errorf("mmdebstrap %s: %w; its last output:\n%s", strings.Join(cmd.Args[1:], " "), waitErr, stderr)
+		err = fmt.Errorf("mmdebstrap: %w; its last output:\n%s", waitErr, stderr)
+	}
+	if err == nil {
+		if err = cli.ImageTag(ctx, id, tag); err != nil {
+			err = fmt.Errorf("tagging %s: %w", id, err)
+		}
 	}
 	// The import is untagged, so a failed build never leaves an image under
 	// tag; drop whatever the daemon may have created from a partial stream.
@@ -233,11 +257,19 @@ func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out *s
 		}
 		return err
 	}
-	if err := cli.ImageTag(ctx, id, tag); err != nil {
-		return fmt.Errorf("tagging %s: %w", id, err)
-	}
 	out.printf("images: built %s in %ds, %.1f MB\n", tag, int(time.Since(start).Seconds()), float64(src.n.Load())/1e6)
 	return nil
+}
+
+// cleanTemp removes what mmdebstrap left in dir. Its chroot is removed only
+// by mmdebstrap itself, as it may still have host directories mounted in it:
+// if one is left, so is dir.
+func cleanTemp(dir string) {
+	gpg, _ := filepath.Glob(filepath.Join(dir, "mmdebstrap.gpghome.*"))
+	for _, g := range gpg {
+		os.RemoveAll(g)
+	}
+	os.Remove(dir)
 }
 
 // importImage streams the tarball into the Engine and returns the new image ID.

@@ -3,7 +3,10 @@ package images
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,11 +17,17 @@ import (
 // dockerClient skips the test unless a real build can run here.
 func dockerClient(t *testing.T) *client.Client {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds a real image; skipped with -short")
-	}
 	if _, err := exec.LookPath("mmdebstrap"); err != nil {
 		t.Skip("mmdebstrap not installed")
+	}
+	return engine(t)
+}
+
+// engine skips the test unless a Docker Engine answers.
+func engine(t *testing.T) *client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("uses the Docker Engine; skipped with -short")
 	}
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
@@ -91,5 +100,46 @@ func TestEnsureCancel(t *testing.T) {
 	}
 	if ok, err := exists(context.Background(), cli, r.Tag()); err != nil || ok {
 		t.Errorf("image %s left behind after cancel (err %v)", r.Tag(), err)
+	}
+}
+
+// TestFailedBuildLeavesNoImage fakes an mmdebstrap that writes a complete
+// tarball and then fails: the build must fail and tag nothing.
+func TestFailedBuildLeavesNoImage(t *testing.T) {
+	bin := t.TempDir()
+	script := "#!/bin/sh\ntar -C /etc -cf - hostname passwd\necho 'E: simulated failure' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "mmdebstrap"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cli := dockerClient(t)
+	if _, err := Sources(Node.Suite); err != nil {
+		t.Skipf("no host apt sources: %v", err)
+	}
+	r := Recipe{Suite: Node.Suite, Packages: []string{"simulated-failure"}}
+	_, err := Ensure(context.Background(), cli, r, t.Output())
+	t.Logf("Ensure error: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "simulated failure") {
+		t.Errorf("Ensure: got %v, want the simulated failure", err)
+	}
+	if ok, err := exists(context.Background(), cli, r.Tag()); err != nil || ok {
+		t.Errorf("image %s exists after a failed build (err %v)", r.Tag(), err)
+	}
+}
+
+func TestPull(t *testing.T) {
+	cli := engine(t)
+	ctx := context.Background()
+	const missing = "chaos/does-not-exist:never"
+	err := Pull(ctx, cli, missing, t.Output())
+	if err == nil || !strings.Contains(err.Error(), "could not be pulled") {
+		t.Errorf("Pull(%s): got %v, want a could-not-be-pulled error", missing, err)
+	}
+	t.Logf("Pull error: %v", err)
+	// A local image is used as is, without asking a registry.
+	if ok, _ := exists(ctx, cli, Node.Tag()); ok {
+		if err := Pull(ctx, cli, Node.Tag(), t.Output()); err != nil {
+			t.Errorf("Pull of local image: %v", err)
+		}
 	}
 }
