@@ -131,11 +131,15 @@ func (r *Run) Signal(ctx context.Context, c Container, sig string) error {
 	return nil
 }
 
-// Wait waits until the container has exited, or ctx ends.
+// Wait waits until the container has exited, or ctx ends. A non-zero exit
+// status is an error that points at the container's log.
 func (r *Run) Wait(ctx context.Context, c Container) error {
 	done, errs := r.cli.ContainerWait(ctx, c.ID, container.WaitConditionNotRunning)
 	select {
-	case <-done:
+	case res := <-done:
+		if res.StatusCode != 0 {
+			return fmt.Errorf("%s exited with status %d; see logs/%s.log", c.Name, res.StatusCode, c.Name)
+		}
 		return nil
 	case err := <-errs:
 		return fmt.Errorf("wait for %s: %w", c.Name, err)
@@ -183,6 +187,13 @@ func (r *Run) saveLog(ctx context.Context, c Container, path string) error {
 func (r *Run) Close(ctx context.Context) error {
 	_, err := Clean(ctx, r.cli, r.id)
 	return err
+}
+
+// Leftovers counts the containers of runs other than this process's that
+// still exist: a harness killed with SIGKILL cannot remove its own.
+func Leftovers(ctx context.Context, cli *client.Client) (int, error) {
+	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelRun))})
+	return len(cs), err
 }
 
 // Clean removes every container and network labelled with runID, or of any

@@ -21,6 +21,8 @@ import (
 
 // RunInfo is run.json: what was run, with which seed and software.
 type RunInfo struct {
+	// RunID labels the run's containers and network (label chaos.run).
+	RunID    string            `json:"run_id"`
 	Plan     string            `json:"plan"`
 	PlanFile string            `json:"plan_file"`
 	Seed     int64             `json:"seed"`
@@ -30,12 +32,12 @@ type RunInfo struct {
 	Versions map[string]string `json:"versions"`
 }
 
-func writeRunInfo(dir string, p *plans.Plan, started time.Time) error {
+func writeRunInfo(dir, runID string, p *plans.Plan, started time.Time) error {
 	plan, err := yaml.Marshal(p)
 	if err != nil {
 		return err
 	}
-	info := RunInfo{Plan: p.Name, PlanFile: p.File, Seed: p.Seed, Started: started,
+	info := RunInfo{RunID: runID, Plan: p.Name, PlanFile: p.File, Seed: p.Seed, Started: started,
 		Workload: p.Workload.Kind, Resource: p.Workload.Resource, Versions: versions()}
 	return errors.Join(
 		os.WriteFile(filepath.Join(dir, "plan.yaml"), plan, 0o644),

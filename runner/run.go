@@ -82,9 +82,14 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 		return err
 	}
 
+	if n, err := containers.Leftovers(ctx, cli); err == nil && n > 0 {
+		fmt.Fprintf(o.Out, "warning: %d containers of earlier runs still exist (a run was killed?); `chaos clean` removes them\n", n)
+	}
 	run, err := containers.NewRun(ctx, cli, runID)
 	if err != nil {
-		return err
+		// The engine may have made the network before the call failed.
+		_, cerr := containers.Clean(context.Background(), cli, runID)
+		return errors.Join(err, cerr)
 	}
 	var sched *nemesis.Schedule
 	defer func() {
@@ -225,7 +230,8 @@ func newRunDir(results string, p *plans.Plan) (dir, runID string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", fmt.Errorf("results folder: %w", err)
 	}
-	if err := writeRunInfo(dir, p, now); err != nil {
+	runID = fmt.Sprintf("%s-%04x", now.Format("150405"), now.Nanosecond()&0xffff)
+	if err := writeRunInfo(dir, runID, p, now); err != nil {
 		return "", "", err
 	}
 	latest := filepath.Join(results, "latest")
@@ -234,5 +240,5 @@ func newRunDir(results string, p *plans.Plan) (dir, runID string, err error) {
 	if err := os.Symlink(rel, latest); err != nil {
 		return "", "", fmt.Errorf("results/latest: %w", err)
 	}
-	return dir, fmt.Sprintf("%s-%04x", now.Format("150405"), now.Nanosecond()&0xffff), nil
+	return dir, runID, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -145,19 +146,7 @@ func report(w io.Writer, rep analysis.Report, dir string) int {
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
-		for i, f := range r.Findings {
-			if i == 5 {
-				fmt.Fprintf(w, "  ... %d more in %s/analysis.json\n", r.FindingsTotal-5, dir)
-				break
-			}
-			fmt.Fprintf(w, "  %s: %s\n", f.Kind, f.Explanation)
-			for _, op := range f.Ops {
-				fmt.Fprintf(w, "      %s\n", op)
-			}
-			if len(f.ResourceLines) > 0 {
-				fmt.Fprintf(w, "      resource.jsonl lines %v\n", f.ResourceLines)
-			}
-		}
+		printFindings(w, r.Findings, dir)
 	}
 	fmt.Fprintf(w, "verdict: %s (%d history entries, analyzed in %s); details in %s\n", rep.Verdict, rep.Ops, rep.Took.Round(time.Millisecond), dir)
 	switch rep.Verdict {
@@ -167,6 +156,30 @@ func report(w io.Writer, rep analysis.Report, dir string) int {
 		return exitAnomaly
 	}
 	return exitUndecided
+}
+
+// printFindings shows the first few findings of each kind with their
+// proofs; analysis.json has them all.
+func printFindings(w io.Writer, fs []analysis.Finding, dir string) {
+	const perKind = 3
+	shown, hidden := map[string]int{}, 0
+	for _, f := range fs {
+		if shown[f.Kind] == perKind {
+			hidden++
+			continue
+		}
+		shown[f.Kind]++
+		fmt.Fprintf(w, "  %s: %s\n", f.Kind, f.Explanation)
+		for _, op := range f.Ops {
+			fmt.Fprintf(w, "      %s\n", op)
+		}
+		if len(f.ResourceLines) > 0 {
+			fmt.Fprintf(w, "      resource.jsonl lines %v\n", f.ResourceLines)
+		}
+	}
+	if hidden > 0 {
+		fmt.Fprintf(w, "  ... %d more listed in %s\n", hidden, filepath.Join(dir, "analysis.json"))
+	}
 }
 
 func isTerminal(f *os.File) bool {
