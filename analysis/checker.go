@@ -73,6 +73,8 @@ type Input struct {
 	Resource []history.ResourceEntry
 	// ResourceMode is "fenced" or "unfenced", or "" when the run had no resource.
 	ResourceMode string
+	// Dir is where a checker may write artifacts (visualizations), or "".
+	Dir string
 }
 
 // Checker judges a run.

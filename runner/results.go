@@ -87,7 +87,7 @@ func Analyze(ctx context.Context, dir string) (analysis.Report, error) {
 	if err != nil && !os.IsNotExist(err) {
 		return analysis.Report{}, err
 	}
-	in := analysis.Input{History: ops, ResourceMode: info.Resource}
+	in := analysis.Input{History: ops, ResourceMode: info.Resource, Dir: dir}
 	res, rtrunc, err := history.ReadResourceLog(filepath.Join(dir, "resource.jsonl"))
 	if err != nil && !os.IsNotExist(err) {
 		return analysis.Report{}, err

@@ -1,0 +1,25 @@
+package history
+
+import "encoding/json"
+
+// Operation names of register workloads: reads, writes and
+// compare-and-sets on independent keys. Writes use FWrite.
+const (
+	FRead = "read"
+	FCas  = "cas"
+)
+
+// RegisterValue is the value of a register op. Values are JSON values
+// compared by their text (etcd and ZooKeeper registers hold small integers).
+//
+// Value is what a write writes, or what a read returned: on a read's
+// invocation it is absent, and on a read's ok completion the JSON null
+// means the key did not exist. A history from Knossos, where a nil read
+// means "value unknown", is told apart by the checker's options, not here.
+type RegisterValue struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value,omitempty"`
+	// From and To are a cas's expected and new values.
+	From json.RawMessage `json:"from,omitempty"`
+	To   json.RawMessage `json:"to,omitempty"`
+}

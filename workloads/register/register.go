@@ -1,0 +1,130 @@
+// Package register is the register workload: clients read, write and
+// compare-and-set small integers on independent keys, each client process
+// bound to one node, as in Jepsen's register tests. Backends plug in a Store.
+package register
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/workloads"
+)
+
+// opTimeout bounds one operation; a longer silence is an unknown outcome.
+const opTimeout = 2 * time.Second
+
+// Store is a register service's client, bound to one node.
+type Store interface {
+	// Read returns the key's value, or nil when the key does not exist.
+	Read(ctx context.Context, key string) (*int64, error)
+	Write(ctx context.Context, key string, v int64) error
+	// Cas sets key to to if its value is from. It returns ErrNotApplied
+	// when the service answered that the value was not from.
+	Cas(ctx context.Context, key string, from, to int64) error
+	Close() error
+}
+
+// ErrNotApplied marks an error after which the operation certainly did not
+// take effect (the service said so, or the request never left). Any other
+// error from a write or cas leaves its outcome unknown.
+var ErrNotApplied = errors.New("not applied")
+
+// Workload runs register clients against one backend.
+type Workload struct {
+	TargetKind string
+	// Open connects one client process to the node it is bound to.
+	Open func(cfg workloads.Config) (Store, error)
+}
+
+// Checkers judge register histories for linearizability, key by key.
+func (w Workload) Checkers() []string { return []string{"cas-register"} }
+
+// Target is the cluster kind the backend needs.
+func (w Workload) Target() string { return w.TargetKind }
+
+// Node is the node a client process is bound to.
+func Node(cfg workloads.Config) string { return cfg.Nodes[cfg.Process%len(cfg.Nodes)] }
+
+// Key is the key a client works on at time now. Keys change every period,
+// so each key's history stays short enough to check quickly, while the
+// clients that share a period contend on the same few keys.
+func Key(now time.Duration, rng *rand.Rand, period time.Duration, perPeriod int) string {
+	return "r" + strconv.FormatInt(int64(now/period)*int64(perPeriod)+rng.Int64N(int64(perPeriod)), 10)
+}
+
+// Run issues random reads (half), writes and cases until ctx ends.
+func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
+	store, err := w.Open(cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Process)))
+	clock := history.Clock{Start: cfg.ClockStart}
+	period, perPeriod := 5*time.Second, 3
+	for ctx.Err() == nil {
+		key := Key(clock.Now(), rng, period, perPeriod)
+		var err error
+		switch r := rng.IntN(4); {
+		case r < 2:
+			err = read(store, h, key)
+		case r == 2:
+			v := rng.Int64N(5)
+			err = mutate(h, history.FWrite, history.RegisterValue{Key: key, Value: num(v)},
+				func(ctx context.Context) error { return store.Write(ctx, key, v) })
+		default:
+			from, to := rng.Int64N(5), rng.Int64N(5)
+			err = mutate(h, history.FCas, history.RegisterValue{Key: key, From: num(from), To: num(to)},
+				func(ctx context.Context) error { return store.Cas(ctx, key, from, to) })
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func read(store Store, h *history.Appender, key string) error {
+	if _, err := h.Invoke(history.FRead, history.RegisterValue{Key: key}); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	v, err := store.Read(ctx, key)
+	if err != nil {
+		// A read changes nothing, so a failed one is simply a failure.
+		_, err = h.Complete(history.Fail, history.FRead, history.RegisterValue{Key: key}, err)
+		return err
+	}
+	out := history.RegisterValue{Key: key, Value: []byte("null")}
+	if v != nil {
+		out.Value = num(*v)
+	}
+	_, err = h.Complete(history.Ok, history.FRead, out, nil)
+	return err
+}
+
+func mutate(h *history.Appender, f string, v history.RegisterValue, do func(context.Context) error) error {
+	if _, err := h.Invoke(f, v); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	err := do(ctx)
+	typ := history.Ok
+	switch {
+	case errors.Is(err, ErrNotApplied):
+		typ = history.Fail
+	case err != nil:
+		typ = history.Info
+	}
+	_, herr := h.Complete(typ, f, v, err)
+	return herr
+}
+
+func num(v int64) []byte { return []byte(fmt.Sprint(v)) }
