@@ -35,6 +35,8 @@ type Plan struct {
 type Target struct {
 	Kind  string `yaml:"kind"`
 	Nodes int    `yaml:"nodes"`
+	// Version of the server, for targets built from source (etcd).
+	Version string `yaml:"version"`
 	// Image names an image to pull instead of building chaos's own node
 	// image (for machines that reach a registry).
 	Image string `yaml:"image"`

@@ -24,7 +24,6 @@ import (
 	"github.com/chaos-testing/chaos/resource"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
-	"github.com/docker/docker/client"
 )
 
 // Options of one run.
@@ -73,7 +72,13 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 		return err
 	}
 	defer cli.Close()
-	image, err := nodeImage(ctx, o, cli)
+	target, _ := targets.Targets.Lookup(p.Target.Kind)
+	image := p.Target.Image
+	if image != "" {
+		err = images.Pull(ctx, cli, image, o.Out)
+	} else {
+		image, err = target.Image(ctx, cli, p.Target.Version, o.Out)
+	}
 	if err != nil {
 		return err
 	}
@@ -104,8 +109,7 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	}()
 
 	start := time.Now()
-	target, _ := targets.Targets.Lookup(p.Target.Kind)
-	nodes, err := target.Start(ctx, run, targets.Spec{Nodes: p.Target.Nodes, Image: image})
+	nodes, err := target.Start(ctx, run, targets.Spec{Nodes: p.Target.Nodes, Version: p.Target.Version, Image: image})
 	if err != nil {
 		return err
 	}
@@ -190,13 +194,6 @@ func stopClients(ctx context.Context, run *containers.Run, clients []nemesis.Pro
 		errs = append(errs, run.Wait(wctx, c.Container))
 	}
 	return errors.Join(errs...)
-}
-
-func nodeImage(ctx context.Context, o Options, cli *client.Client) (string, error) {
-	if ref := o.Plan.Target.Image; ref != "" {
-		return ref, images.Pull(ctx, cli, ref, o.Out)
-	}
-	return images.Ensure(ctx, cli, images.Node, o.Out)
 }
 
 func startResource(ctx context.Context, run *containers.Run, image string, binds []string, fenced bool, clock history.Clock) (string, error) {

@@ -5,13 +5,16 @@ package redis
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"time"
 
+	"github.com/docker/docker/client"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/images"
 	"github.com/chaos-testing/chaos/targets"
 )
 
@@ -25,6 +28,11 @@ type Target struct{}
 
 // DefaultNodes is Redlock's usual five masters.
 func (Target) DefaultNodes() int { return 5 }
+
+// Image is the node image: Debian's redis-server.
+func (Target) Image(ctx context.Context, cli *client.Client, _ string, progress io.Writer) (string, error) {
+	return images.Ensure(ctx, cli, images.Node, progress)
+}
 
 // Start runs redis-server as PID 1 of each node, without persistence:
 // Redlock's safety argument assumes a restarted master comes back empty
@@ -42,10 +50,11 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 		if err != nil {
 			return nil, err
 		}
-		nodes = append(nodes, targets.Node{Container: c, Addr: net.JoinHostPort(c.IP, strconv.Itoa(Port))})
+		nodes = append(nodes, targets.Node{Container: c, Addr: net.JoinHostPort(c.Name, strconv.Itoa(Port))})
 	}
 	for _, n := range nodes {
-		if err := targets.WaitReady(ctx, n.Container.Name, 30*time.Second, ping(n.Addr)); err != nil {
+		addr := net.JoinHostPort(n.Container.IP, strconv.Itoa(Port))
+		if err := targets.WaitReady(ctx, n.Container.Name, 30*time.Second, ping(addr)); err != nil {
 			return nil, err
 		}
 	}

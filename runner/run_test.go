@@ -1,0 +1,224 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/runner"
+
+	_ "github.com/chaos-testing/chaos/targets/redis"
+	_ "github.com/chaos-testing/chaos/workloads/lock"
+)
+
+// These tests start real Redis, client and resource containers. They need
+// a Docker Engine and mmdebstrap (scripts/setup installs it); -short skips them.
+
+var chaosBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "chaos-bin")
+	if err != nil {
+		panic(err)
+	}
+	chaosBinary = filepath.Join(dir, "chaos")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// setup skips without Docker and builds the chaos binary the containers run.
+func setup(t *testing.T) *client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: starts containers")
+	}
+	cli, err := containers.NewClient()
+	if err == nil {
+		_, err = cli.Ping(context.Background())
+	}
+	if err != nil {
+		t.Skipf("no Docker Engine: %v", err)
+	}
+	if _, err := os.Stat(chaosBinary); err != nil {
+		build := exec.Command("go", "build", "-o", chaosBinary, "github.com/chaos-testing/chaos/cmd/chaos")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build chaos: %v\n%s", err, out)
+		}
+	}
+	return cli
+}
+
+func loadPlan(t *testing.T, name string, limit time.Duration, seed int64) *plans.Plan {
+	t.Helper()
+	p, err := plans.Load(filepath.Join("..", "plans", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WithTimeLimit(limit); err != nil {
+		t.Fatal(err)
+	}
+	p.Seed = seed
+	return p
+}
+
+func options(t *testing.T, p *plans.Plan) runner.Options {
+	return runner.Options{Plan: p, Results: t.TempDir(), Binary: chaosBinary, Out: testWriter{t}}
+}
+
+// A short version of plans/redlock-pause.yaml: one holder pause of 5 s
+// against a 2 s lease must yield a stale write accepted, with its proof.
+func TestRedlockPauseFindsStaleWrite(t *testing.T) {
+	cli := setup(t)
+	rep, dir, err := runner.Run(context.Background(), options(t, loadPlan(t, "redlock-pause.yaml", 14*time.Second, 1)))
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if rep.Verdict != analysis.Invalid {
+		t.Fatalf("verdict %s, want invalid: %+v", rep.Verdict, rep.Results)
+	}
+	var stale *analysis.Finding
+	for _, f := range rep.Results[0].Findings {
+		if f.Kind == "stale-write" {
+			stale = &f
+			break
+		}
+	}
+	if stale == nil {
+		t.Fatalf("no stale-write finding: %+v", rep.Results[0].Findings)
+	}
+	if len(stale.Ops) < 4 || len(stale.ResourceLines) != 2 {
+		t.Errorf("stale write finding lacks its proof: %+v", stale)
+	}
+	ops, trunc, err := history.Read(filepath.Join(dir, "history.jsonl"))
+	if err != nil || trunc != nil {
+		t.Fatalf("history: %v %v", err, trunc)
+	}
+	if !hasNemesisOp(ops, "pause-start") || !hasNemesisOp(ops, "pause-end") {
+		t.Error("the pause is not in the history")
+	}
+	for _, name := range []string{"n1.log", "c0.log", "resource.log"} {
+		if _, err := os.Stat(filepath.Join(dir, "logs", name)); err != nil {
+			t.Errorf("container log not saved: %v", err)
+		}
+	}
+	assertNothingLeft(t, cli, runID(t, dir), nil)
+}
+
+// Ctrl-C at a random moment: the run stops, leaves no container, network
+// or stopped process behind, and its partial history can be checked.
+func TestInterruptLeavesNothingBehind(t *testing.T) {
+	cli := setup(t)
+	o := options(t, loadPlan(t, "redlock-pause.yaml", 60*time.Second, 2))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopAt := 3*time.Second + rand.N(6*time.Second) // before, during or after a pause
+	pids := make(chan []int, 1)
+	go func() {
+		time.Sleep(stopAt)
+		pids <- runPIDs(t, cli, o.Results)
+		cancel()
+	}()
+	t.Logf("interrupting after %s", stopAt)
+	rep, dir, err := runner.Run(ctx, o)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("run error %v, want interrupted", err)
+	}
+	assertNothingLeft(t, cli, runID(t, dir), <-pids)
+	again, aerr := runner.Analyze(context.Background(), dir)
+	if aerr != nil {
+		t.Fatalf("check of the partial history: %v", aerr)
+	}
+	if again.Ops == 0 || again.Ops != rep.Ops {
+		t.Errorf("partial history: %d entries at the end of the run, %d on a second read", rep.Ops, again.Ops)
+	}
+}
+
+func hasNemesisOp(ops []history.Op, f string) bool {
+	for _, op := range ops {
+		if op.Process == history.Nemesis && op.F == f {
+			return true
+		}
+	}
+	return false
+}
+
+func runID(t *testing.T, dir string) string {
+	t.Helper()
+	var info runner.RunInfo
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &info)
+	}
+	if err != nil || info.RunID == "" {
+		t.Fatalf("run.json: %v", err)
+	}
+	return info.RunID
+}
+
+// runPIDs finds the host PIDs of the running containers of the one run
+// under results.
+func runPIDs(t *testing.T, cli *client.Client, results string) []int {
+	matches, _ := filepath.Glob(filepath.Join(results, "*", "*", "run.json"))
+	if len(matches) != 1 {
+		t.Errorf("expected one run under %s, found %v", results, matches)
+		return nil
+	}
+	id := runID(t, filepath.Dir(matches[0]))
+	cs, err := cli.ContainerList(context.Background(), container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", containers.LabelRun+"="+id))})
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	var pids []int
+	for _, c := range cs {
+		info, err := cli.ContainerInspect(context.Background(), c.ID)
+		if err == nil && info.State.Pid > 0 {
+			pids = append(pids, info.State.Pid)
+		}
+	}
+	return pids
+}
+
+func assertNothingLeft(t *testing.T, cli *client.Client, id string, pids []int) {
+	t.Helper()
+	f := filters.NewArgs(filters.Arg("label", containers.LabelRun+"="+id))
+	cs, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
+	if err != nil || len(cs) > 0 {
+		t.Errorf("containers left by run %s: %d (%v)", id, len(cs), err)
+	}
+	nets, err := cli.NetworkList(context.Background(), network.ListOptions{Filters: f})
+	if err != nil || len(nets) > 0 {
+		t.Errorf("networks left by run %s: %d (%v)", id, len(nets), err)
+	}
+	for _, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err == nil {
+			t.Errorf("process %d of the run still exists: %s", pid, stat)
+		}
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
