@@ -23,3 +23,14 @@ type RegisterValue struct {
 	From json.RawMessage `json:"from,omitempty"`
 	To   json.RawMessage `json:"to,omitempty"`
 }
+
+// FTxn is a multi-register transaction (Jepsen's :txn).
+const FTxn = "txn"
+
+// TxnStep is one micro-operation of a transaction: a read ("r") or a write
+// ("w") of one key. A read's Value is absent on the invocation.
+type TxnStep struct {
+	F     string          `json:"f"`
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value,omitempty"`
+}

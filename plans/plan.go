@@ -54,6 +54,9 @@ type Workload struct {
 	// Resource is "fenced" or "unfenced": whether the protected resource
 	// rejects writes carrying a token older than one it has accepted.
 	Resource string `yaml:"resource"`
+	// ReadMode is how register clients read: linearizable or serializable
+	// (etcd), plain or sync (ZooKeeper: sync, then read).
+	ReadMode string `yaml:"read_mode"`
 }
 
 // Fault is one kind of fault, injected on a schedule: first after
