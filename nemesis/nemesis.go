@@ -1,39 +1,64 @@
 // Package nemesis injects faults into a run: each kind of fault is a plug-in
-// that starts and heals it on chosen processes, and Schedule drives them on
-// the plan's timetable, writing every fault's start and end into the same
-// history as the clients' operations.
+// that starts and heals it, and Schedule drives them on the plan's
+// timetable, writing every fault's start and end into the same history as
+// the clients' operations.
 package nemesis
 
 import (
 	"context"
+	"math/rand/v2"
 
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/registry"
 )
 
 // Process is something a fault can hit: a server node or a client process.
 type Process struct {
-	Name      string               `json:"name"` // n1, c0
-	Role      string               `json:"role"` // node or client
-	Container containers.Container `json:"-"`
+	Name      string // n1, c0
+	Container containers.Container
 }
 
 // Env is what a nemesis acts on.
 type Env interface {
-	// Candidates lists the processes that fill a role (holder, clients,
-	// nodes) at this moment.
+	// Candidates lists the processes that fill a role at this moment:
+	// nodes, clients, leader (the node that leads now) or holder (a client
+	// that holds the lock by its own account).
 	Candidates(role string) []Process
-	// Signal sends sig ("STOP", "CONT", ...) to a process.
+	// Signal sends sig ("STOP", "CONT", "KILL") to a process.
 	Signal(ctx context.Context, p Process, sig string) error
+	// Restart starts a killed node again, with its data kept.
+	Restart(ctx context.Context, p Process) error
+	// Exec runs a command inside a node with the privileges it needs
+	// (iptables), which the node itself is not given.
+	Exec(ctx context.Context, p Process, argv ...string) error
+	// Address is the node's current address on the run's network.
+	Address(p Process) string
+}
+
+// Injected is one fault in force: what the history records, and what its
+// nemesis needs to heal it.
+type Injected struct {
+	// Targets describes what was hit ("n1", or "n1 -x- n2,n3" for a cut).
+	Targets []string
+	State   any
 }
 
 // Nemesis is one kind of fault.
 type Nemesis interface {
-	// Start injects the fault on victims.
-	Start(ctx context.Context, env Env, victims []Process) error
-	// Stop heals it. It must be safe to call on victims already healed:
-	// it also runs when a run is aborted.
-	Stop(ctx context.Context, env Env, victims []Process) error
+	// Start injects one fault as f asks, drawing victims with rng. ctx
+	// ends when it is too late to start; the act itself is not cut short.
+	// No targets means there was nobody to hit this time. On error the
+	// returned Injected says what may need healing.
+	Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error)
+	// Stop heals a fault. It must be safe to repeat: it also runs on abort.
+	Stop(ctx context.Context, env Env, in Injected) error
+}
+
+// FaultChecker is a nemesis that checks its own fields of a plan's fault,
+// before anything starts.
+type FaultChecker interface {
+	CheckFault(p *plans.Plan, i int) error
 }
 
 // Nemeses is the registry of fault kinds, by the name plans use.

@@ -3,6 +3,9 @@ package nemesis
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+
+	"github.com/chaos-testing/chaos/plans"
 )
 
 func init() { Nemeses.Register("pause", Pause{}) }
@@ -12,14 +15,24 @@ func init() { Nemeses.Register("pause", Pause{}) }
 // its timers and leases run on without it.
 type Pause struct{}
 
-// Start sends SIGSTOP to each victim.
-func (Pause) Start(ctx context.Context, env Env, victims []Process) error {
-	return signalAll(ctx, env, victims, "STOP")
+// CheckFault accepts any role: nodes and clients can both be paused.
+func (Pause) CheckFault(p *plans.Plan, i int) error {
+	return checkRole(p, i, "nodes", "leader", "clients", "holder")
 }
 
-// Stop sends SIGCONT to each victim.
-func (Pause) Stop(ctx context.Context, env Env, victims []Process) error {
-	return signalAll(ctx, env, victims, "CONT")
+// Start sends SIGSTOP to the victims.
+func (Pause) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error) {
+	victims := pickVictims(ctx, env, f, rng)
+	if len(victims) == 0 {
+		return Injected{}, nil
+	}
+	in := Injected{Targets: names(victims), State: victims}
+	return in, signalAll(context.WithoutCancel(ctx), env, victims, "STOP")
+}
+
+// Stop sends SIGCONT to the victims.
+func (Pause) Stop(ctx context.Context, env Env, in Injected) error {
+	return signalAll(ctx, env, in.State.([]Process), "CONT")
 }
 
 func signalAll(ctx context.Context, env Env, victims []Process, sig string) error {

@@ -2,9 +2,11 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +31,7 @@ type Schedule struct {
 type activeFault struct {
 	nemesis Nemesis
 	kind    string
-	victims []Process
+	fault   Injected
 }
 
 // NewSchedule prepares the faults of a plan. Every fault kind must be registered.
@@ -54,15 +56,7 @@ func (s *Schedule) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	if err := s.Heal(context.Background()); err != nil {
-		return err
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return errors.Join(append(errs, s.Heal(context.Background()))...)
 }
 
 func (s *Schedule) runFault(ctx context.Context, i int) error {
@@ -75,12 +69,12 @@ func (s *Schedule) runFault(ctx context.Context, i int) error {
 			return nil
 		}
 		next = next.Add(f.Interval.Duration)
-		victims := s.pick(ctx, f, rng, next.Add(-f.Duration.Duration))
-		if len(victims) == 0 {
-			continue // nobody filled the role this time round
-		}
-		if err := s.start(ctx, i, n, f.Kind, victims); err != nil {
-			return err
+		// Starting later than this would run the fault into the next one.
+		startCtx, cancel := context.WithDeadline(ctx, next.Add(-f.Duration.Duration))
+		err := s.start(startCtx, i, n, f, rng)
+		cancel()
+		if err != nil {
+			return errors.Join(err, s.stop(context.Background(), i))
 		}
 		sleepUntil(ctx, time.Now().Add(f.Duration.Duration))
 		if err := s.stop(context.Background(), i); err != nil {
@@ -89,28 +83,21 @@ func (s *Schedule) runFault(ctx context.Context, i int) error {
 	}
 }
 
-// pick draws the victims of one fault. A role can be empty for a moment
-// (no client holds the lock between two holders), so it waits for one
-// until deadline.
-func (s *Schedule) pick(ctx context.Context, f plans.Fault, rng *rand.Rand, deadline time.Time) []Process {
-	for {
-		cands := s.env.Candidates(f.Target)
-		if len(cands) > 0 {
-			sort.Slice(cands, func(a, b int) bool { return cands[a].Name < cands[b].Name })
-			rng.Shuffle(len(cands), func(a, b int) { cands[a], cands[b] = cands[b], cands[a] })
-			return cands[:min(f.Count, len(cands))]
-		}
-		if !sleepUntil(ctx, time.Now().Add(10*time.Millisecond)) || time.Now().After(deadline) {
-			return nil
-		}
+// start injects one fault and records it. The invocation is written
+// before the fault is known: it names the fault kind; the completion
+// names what was hit.
+func (s *Schedule) start(ctx context.Context, i int, n Nemesis, f plans.Fault, rng *rand.Rand) error {
+	op := f.Kind + "-start"
+	if _, err := s.h.Invoke(op, nil); err != nil {
+		return err
 	}
-}
-
-func (s *Schedule) start(ctx context.Context, i int, n Nemesis, kind string, victims []Process) error {
-	s.mu.Lock()
-	s.active[i] = activeFault{nemesis: n, kind: kind, victims: victims}
-	s.mu.Unlock()
-	return s.record(kind+"-start", victims, func() error { return n.Start(ctx, s.env, victims) })
+	in, err := n.Start(ctx, s.env, f, rng)
+	if len(in.Targets) > 0 || in.State != nil {
+		s.mu.Lock()
+		s.active[i] = activeFault{nemesis: n, kind: f.Kind, fault: in}
+		s.mu.Unlock()
+	}
+	return s.complete(op, in.Targets, err)
 }
 
 func (s *Schedule) stop(ctx context.Context, i int) error {
@@ -121,25 +108,24 @@ func (s *Schedule) stop(ctx context.Context, i int) error {
 	if !ok {
 		return nil
 	}
-	return s.record(a.kind+"-end", a.victims, func() error { return a.nemesis.Stop(ctx, s.env, a.victims) })
-}
-
-// record writes a nemesis op around act. Nemesis completions are always
-// info, as in Jepsen: a fault is a fact about the world, not a success.
-func (s *Schedule) record(f string, victims []Process, act func() error) error {
-	names := make([]string, len(victims))
-	for i, v := range victims {
-		names[i] = v.Name
-	}
-	if _, err := s.h.Invoke(f, names); err != nil {
+	op := a.kind + "-end"
+	if _, err := s.h.Invoke(op, a.fault.Targets); err != nil {
 		return err
 	}
-	err := act()
-	if _, herr := s.h.Complete(history.Info, f, names, err); herr != nil {
+	return s.complete(op, a.fault.Targets, a.nemesis.Stop(ctx, s.env, a.fault))
+}
+
+// complete writes a nemesis completion. It is always info, as in Jepsen:
+// a fault is a fact about the world, not a success or failure.
+func (s *Schedule) complete(op string, targets []string, err error) error {
+	if targets == nil {
+		targets = []string{} // "nobody was hit" reads better than no value
+	}
+	if _, herr := s.h.Complete(history.Info, op, targets, err); herr != nil {
 		return herr
 	}
 	if err != nil {
-		return fmt.Errorf("%s on %v: %w", f, names, err)
+		return fmt.Errorf("%s %v: %w", op, targets, err)
 	}
 	return nil
 }
@@ -167,11 +153,7 @@ func (s *Schedule) Active() []string {
 	defer s.mu.Unlock()
 	var out []string
 	for _, a := range s.active {
-		names := ""
-		for _, v := range a.victims {
-			names += " " + v.Name
-		}
-		out = append(out, a.kind+names)
+		out = append(out, a.kind+" "+strings.Join(a.fault.Targets, " "))
 	}
 	sort.Strings(out)
 	return out

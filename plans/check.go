@@ -1,21 +1,14 @@
 package plans
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Roles a fault can pick its victims from.
-var Roles = []string{"holder", "clients", "nodes"}
-
-// ResourceModes of the protected resource.
-var ResourceModes = []string{"fenced", "unfenced"}
-
-// check fills defaults and refuses what cannot run. Names of targets,
-// workloads and nemeses are checked against their registries by the runner,
-// which knows them.
+// check fills defaults and refuses what cannot run on any target. Names of
+// targets, workloads and nemeses, and the fields only some of them use, are
+// checked by the runner against the plug-ins, which know them.
 func (p *Plan) check() error {
 	if p.Name == "" {
 		return p.Errorf("name", "missing; every plan needs a name (it names the results folder)")
@@ -54,24 +47,6 @@ func (p *Plan) checkWorkload() error {
 	if w.Clients < 1 {
 		return p.Errorf("workload.clients", "%d: expected at least 1", w.Clients)
 	}
-	if w.Lease.Duration <= 0 {
-		return p.Errorf("workload.lease", "missing or not positive; expected a duration such as 3s")
-	}
-	if w.HoldMax.Duration == 0 {
-		w.HoldMax.Duration = w.Lease.Duration / 2
-	}
-	if w.HoldMin.Duration < 0 || w.HoldMin.Duration > w.HoldMax.Duration {
-		return p.Errorf("workload.hold_min", "%s: expected between 0 and hold_max (%s)", w.HoldMin, w.HoldMax)
-	}
-	if w.HoldMax.Duration >= w.Lease.Duration {
-		return p.Errorf("workload.hold_max", "%s: a holder must mean to finish within its lease (%s)", w.HoldMax, w.Lease)
-	}
-	if w.Resource == "" {
-		w.Resource = "unfenced"
-	}
-	if !slices.Contains(ResourceModes, w.Resource) {
-		return p.Errorf("workload.resource", "%q: expected one of %s", w.Resource, strings.Join(ResourceModes, ", "))
-	}
 	return nil
 }
 
@@ -81,17 +56,11 @@ func (p *Plan) checkFault(i int) error {
 	if f.Kind == "" {
 		return p.Errorf(at("kind"), "missing")
 	}
-	if !slices.Contains(Roles, f.Target) {
-		return p.Errorf(at("target"), "%q: expected one of %s", f.Target, strings.Join(Roles, ", "))
-	}
 	if f.Count == 0 {
 		f.Count = 1
 	}
 	if f.Count < 1 {
 		return p.Errorf(at("count"), "%d: expected at least 1", f.Count)
-	}
-	if f.Target == "nodes" && p.Target.Nodes > 0 && f.Count > p.Target.Nodes {
-		return p.Errorf(at("count"), "%d: the target has only %d nodes", f.Count, p.Target.Nodes)
 	}
 	if f.Target == "clients" && f.Count > p.Workload.Clients {
 		return p.Errorf(at("count"), "%d: the workload has only %d clients", f.Count, p.Workload.Clients)

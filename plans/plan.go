@@ -63,9 +63,14 @@ type Workload struct {
 // FirstAfter, then every Interval, each lasting Duration.
 type Fault struct {
 	Kind string `yaml:"kind"`
-	// Target is the role whose processes are picked: holder, clients or nodes.
-	Target     string   `yaml:"target"`
-	Count      int      `yaml:"count"`
+	// Target is the role whose processes are picked: nodes, leader,
+	// clients or holder (a client holding the lock); each kind of fault
+	// says which it accepts.
+	Target string `yaml:"target"`
+	Count  int    `yaml:"count"`
+	// Shape of a partition: isolate-one, isolate-leader, halves,
+	// majorities-ring or bridge.
+	Shape      string   `yaml:"shape"`
 	FirstAfter Duration `yaml:"first_after"`
 	Interval   Duration `yaml:"interval"`
 	Duration   Duration `yaml:"duration"`

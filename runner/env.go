@@ -2,41 +2,90 @@ package runner
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/nemesis"
+	"github.com/chaos-testing/chaos/targets"
 )
 
 // faultEnv is what the nemesis may act on in a run: its nodes and clients.
 type faultEnv struct {
-	run     *containers.Run
-	nodes   []nemesis.Process
+	run    *containers.Run
+	target targets.Target
+	live   *live
+
+	mu      sync.Mutex
+	nodes   []targets.Node
 	clients []nemesis.Process // index = history process number
-	live    *live
 }
 
 func (e *faultEnv) Candidates(role string) []nemesis.Process {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var ps []nemesis.Process
 	switch role {
 	case "nodes":
-		return append([]nemesis.Process(nil), e.nodes...)
+		for _, n := range e.nodes {
+			ps = append(ps, process(n.Container))
+		}
 	case "clients":
-		return append([]nemesis.Process(nil), e.clients...)
+		ps = append(ps, e.clients...)
 	case "holder":
-		var ps []nemesis.Process
 		for _, p := range e.live.holders() {
 			if p < len(e.clients) {
 				ps = append(ps, e.clients[p])
 			}
 		}
-		return ps
+	case "leader":
+		if l, ok := e.target.(targets.Leaderer); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if n, err := l.Leader(ctx, e.nodes); err == nil {
+				ps = append(ps, process(n.Container))
+			}
+		}
 	}
-	return nil
+	return ps
 }
 
 func (e *faultEnv) Signal(ctx context.Context, p nemesis.Process, sig string) error {
 	return e.run.Signal(ctx, p.Container, sig)
 }
 
+func (e *faultEnv) Exec(ctx context.Context, p nemesis.Process, argv ...string) error {
+	_, err := e.run.Exec(ctx, p.Container, true, argv...)
+	return err
+}
+
+// Restart starts a node again and notes its address, which may have changed.
+func (e *faultEnv) Restart(ctx context.Context, p nemesis.Process) error {
+	c, err := e.run.Restart(ctx, p.Container)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range e.nodes {
+		if e.nodes[i].Container.ID == c.ID {
+			e.nodes[i].Container = c
+		}
+	}
+	return nil
+}
+
+func (e *faultEnv) Address(p nemesis.Process) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, n := range e.nodes {
+		if n.Container.ID == p.Container.ID {
+			return n.Container.IP
+		}
+	}
+	return p.Container.IP
+}
+
 func process(c containers.Container) nemesis.Process {
-	return nemesis.Process{Name: c.Name, Role: c.Role, Container: c}
+	return nemesis.Process{Name: c.Name, Container: c}
 }

@@ -128,10 +128,7 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	if err != nil {
 		return err
 	}
-	env := &faultEnv{run: run, live: newLive()}
-	for _, n := range nodes {
-		env.nodes = append(env.nodes, process(n.Container))
-	}
+	env := &faultEnv{run: run, target: target, live: newLive(), nodes: nodes}
 	var addrs []string
 	for _, n := range nodes {
 		addrs = append(addrs, n.Addr)

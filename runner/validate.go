@@ -26,12 +26,23 @@ func Validate(p *plans.Plan) error {
 	if w.Target() != p.Target.Kind {
 		return p.Errorf("workload.kind", "workload %q runs against target %q, not %q", p.Workload.Kind, w.Target(), p.Target.Kind)
 	}
+	if c, ok := w.(workloads.PlanChecker); ok {
+		if err := c.CheckPlan(p); err != nil {
+			return err
+		}
+	}
 	for i, f := range p.Nemesis {
-		if _, ok := nemesis.Nemeses.Lookup(f.Kind); !ok {
+		n, ok := nemesis.Nemeses.Lookup(f.Kind)
+		if !ok {
 			return p.Errorf(plans.FaultField(i, "kind"), "unknown fault %q; expected one of %s", f.Kind, strings.Join(nemesis.Nemeses.Names(), ", "))
 		}
-		if f.Target == "nodes" && f.Count > p.Target.Nodes {
+		if (f.Target == "nodes") && f.Count > p.Target.Nodes {
 			return p.Errorf(plans.FaultField(i, "count"), "%d: the target has only %d nodes", f.Count, p.Target.Nodes)
+		}
+		if c, ok := n.(nemesis.FaultChecker); ok {
+			if err := c.CheckFault(p, i); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -42,5 +42,11 @@ type Workload interface {
 	Target() string
 }
 
+// PlanChecker is a workload that checks its own fields of a plan (lease,
+// read mode, ...) and fills their defaults, before anything starts.
+type PlanChecker interface {
+	CheckPlan(p *plans.Plan) error
+}
+
 // Workloads is the registry of workloads, by the name plans use.
 var Workloads = registry.New[Workload]("workload")

@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/resource"
 	"github.com/chaos-testing/chaos/workloads"
 )
@@ -56,6 +59,33 @@ func (w Workload) Checkers() []string { return []string{"lock"} }
 
 // Target is the cluster kind the backend needs.
 func (w Workload) Target() string { return w.TargetKind }
+
+// ResourceModes of the protected resource.
+var ResourceModes = []string{"fenced", "unfenced"}
+
+// CheckPlan checks the lease and hold times and the resource mode.
+func (w Workload) CheckPlan(p *plans.Plan) error {
+	wl := &p.Workload
+	if wl.Lease.Duration <= 0 {
+		return p.Errorf("workload.lease", "missing or not positive; expected a duration such as 3s")
+	}
+	if wl.HoldMax.Duration == 0 {
+		wl.HoldMax.Duration = wl.Lease.Duration / 2
+	}
+	if wl.HoldMin.Duration < 0 || wl.HoldMin.Duration > wl.HoldMax.Duration {
+		return p.Errorf("workload.hold_min", "%s: expected between 0 and hold_max (%s)", wl.HoldMin, wl.HoldMax)
+	}
+	if wl.HoldMax.Duration >= wl.Lease.Duration {
+		return p.Errorf("workload.hold_max", "%s: a holder must mean to finish within its lease (%s)", wl.HoldMax, wl.Lease)
+	}
+	if wl.Resource == "" {
+		wl.Resource = "unfenced"
+	}
+	if !slices.Contains(ResourceModes, wl.Resource) {
+		return p.Errorf("workload.resource", "%q: expected one of %s", wl.Resource, strings.Join(ResourceModes, ", "))
+	}
+	return nil
+}
 
 // Run loops acquire, hold, write, release until ctx ends.
 func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {

@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 )
 
@@ -37,8 +40,21 @@ var ErrNotApplied = errors.New("not applied")
 // Workload runs register clients against one backend.
 type Workload struct {
 	TargetKind string
+	// ReadModes the backend offers; the first is the default.
+	ReadModes []string
 	// Open connects one client process to the node it is bound to.
 	Open func(cfg workloads.Config) (Store, error)
+}
+
+// CheckPlan checks the read mode, defaulting to the backend's first.
+func (w Workload) CheckPlan(p *plans.Plan) error {
+	if p.Workload.ReadMode == "" && len(w.ReadModes) > 0 {
+		p.Workload.ReadMode = w.ReadModes[0]
+	}
+	if !slices.Contains(w.ReadModes, p.Workload.ReadMode) {
+		return p.Errorf("workload.read_mode", "%q: %s offers %s", p.Workload.ReadMode, w.TargetKind, strings.Join(w.ReadModes, ", "))
+	}
+	return nil
 }
 
 // Checkers judge register histories for linearizability, key by key.

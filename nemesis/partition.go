@@ -1,0 +1,150 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/chaos-testing/chaos/plans"
+)
+
+func init() { Nemeses.Register("partition", Partition{}) }
+
+// Partition cuts the network between nodes with iptables rules in the
+// nodes' own network namespaces, in Jepsen's shapes, and heals by removing
+// every rule. Clients keep reaching the node they are bound to: a partition
+// splits the cluster, not a client from its node.
+type Partition struct{}
+
+// Shapes of partition, as Jepsen names them.
+var Shapes = []string{"isolate-one", "isolate-leader", "halves", "majorities-ring", "bridge"}
+
+// CheckFault checks the shape and that the cluster is big enough for it.
+func (Partition) CheckFault(p *plans.Plan, i int) error {
+	f := p.Nemesis[i]
+	if !slices.Contains(Shapes, f.Shape) {
+		return p.Errorf(plans.FaultField(i, "shape"), "%q: expected one of %s", f.Shape, strings.Join(Shapes, ", "))
+	}
+	least := map[string]int{"majorities-ring": 4, "bridge": 3}[f.Shape]
+	if least == 0 {
+		least = 2
+	}
+	if p.Target.Nodes < least {
+		return p.Errorf(plans.FaultField(i, "shape"), "%s needs at least %d nodes; the target has %d", f.Shape, least, p.Target.Nodes)
+	}
+	return nil
+}
+
+// Start computes the shape's grudge (which node drops traffic from which)
+// and installs it.
+func (Partition) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error) {
+	nodes := env.Candidates("nodes")
+	slices.SortFunc(nodes, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
+	var leader string
+	if f.Shape == "isolate-leader" {
+		ls := pickVictims(ctx, env, plans.Fault{Target: "leader", Count: 1}, rng)
+		if len(ls) == 0 {
+			return Injected{}, nil // no leader now: nothing to isolate
+		}
+		leader = ls[0].Name
+	}
+	grudge := Grudge(f.Shape, names(nodes), leader, rng)
+	in := Injected{Targets: describe(grudge), State: nodes}
+	byName := map[string]Process{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	var errs []error
+	for _, n := range nodes {
+		drop := grudge[n.Name]
+		if len(drop) == 0 {
+			continue
+		}
+		var ips []string
+		for _, d := range drop {
+			ips = append(ips, env.Address(byName[d]))
+		}
+		errs = append(errs, env.Exec(context.WithoutCancel(ctx), n,
+			"iptables", "-w", "-A", "INPUT", "-s", strings.Join(ips, ","), "-j", "DROP"))
+	}
+	return in, errors.Join(errs...)
+}
+
+// Stop removes every rule the partition added, on every node.
+func (Partition) Stop(ctx context.Context, env Env, in Injected) error {
+	var errs []error
+	for _, n := range in.State.([]Process) {
+		errs = append(errs, env.Exec(ctx, n, "iptables", "-w", "-F", "INPUT"))
+	}
+	return errors.Join(errs...)
+}
+
+// Grudge says, for a shape, which nodes each node drops traffic from.
+// nodes must be sorted; leader is used by isolate-leader. Every grudge is
+// symmetric except that a bridge node drops nothing.
+func Grudge(shape string, nodes []string, leader string, rng *rand.Rand) map[string][]string {
+	ring := slices.Clone(nodes)
+	rng.Shuffle(len(ring), func(a, b int) { ring[a], ring[b] = ring[b], ring[a] })
+	switch shape {
+	case "isolate-one":
+		return cut([]string{ring[0]}, ring[1:])
+	case "isolate-leader":
+		return cut([]string{leader}, without(nodes, leader))
+	case "halves":
+		return cut(ring[:len(ring)/2], ring[len(ring)/2:])
+	case "bridge":
+		// Two halves that only the middle node joins.
+		mid := len(ring) / 2
+		return cut(ring[:mid], ring[mid+1:])
+	case "majorities-ring":
+		// Each node sees its neighbours within a majority's half-width on
+		// the ring: a majority, and no two nodes see the same one.
+		n := len(ring)
+		reach := (n/2 + 1) / 2 // 2*reach+1 nodes, the node included, make a majority
+		g := map[string][]string{}
+		for i, a := range ring {
+			for j, b := range ring {
+				if d := min((i-j+n)%n, (j-i+n)%n); d > reach {
+					g[a] = append(g[a], b)
+				}
+			}
+			slices.Sort(g[a])
+		}
+		return g
+	}
+	panic("nemesis: unknown partition shape " + shape) // CheckFault refused it
+}
+
+// cut makes every node of a drop every node of b, and the other way round.
+func cut(a, b []string) map[string][]string {
+	g := map[string][]string{}
+	for _, x := range a {
+		g[x] = append(g[x], b...)
+		slices.Sort(g[x])
+	}
+	for _, y := range b {
+		g[y] = append(g[y], a...)
+		slices.Sort(g[y])
+	}
+	return g
+}
+
+func without(xs []string, x string) []string {
+	return slices.DeleteFunc(slices.Clone(xs), func(y string) bool { return y == x })
+}
+
+// describe renders a grudge for the history: "n1 -x- n3,n4" means n1 drops
+// what n3 and n4 send it.
+func describe(g map[string][]string) []string {
+	var out []string
+	for n, drop := range g {
+		if len(drop) > 0 {
+			out = append(out, fmt.Sprintf("%s -x- %s", n, strings.Join(drop, ",")))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

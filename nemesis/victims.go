@@ -1,0 +1,47 @@
+package nemesis
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chaos-testing/chaos/plans"
+)
+
+// pickVictims draws f.Count processes of f's role. A role can be empty for
+// a moment (between two lock holders, during an election), so it waits for
+// one until ctx ends, and returns none if it never fills.
+func pickVictims(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) []Process {
+	for {
+		cands := env.Candidates(f.Target)
+		if len(cands) > 0 {
+			slices.SortFunc(cands, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
+			rng.Shuffle(len(cands), func(a, b int) { cands[a], cands[b] = cands[b], cands[a] })
+			return cands[:min(max(f.Count, 1), len(cands))]
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func names(ps []Process) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// checkRole refuses a fault whose target is not one of roles.
+func checkRole(p *plans.Plan, i int, roles ...string) error {
+	f := p.Nemesis[i]
+	if !slices.Contains(roles, f.Target) {
+		return p.Errorf(plans.FaultField(i, "target"), "%q: a %s fault targets one of %s", f.Target, f.Kind, strings.Join(roles, ", "))
+	}
+	return nil
+}
