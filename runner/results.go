@@ -30,6 +30,11 @@ type RunInfo struct {
 	Workload string            `json:"workload"`
 	Resource string            `json:"resource"`
 	Versions map[string]string `json:"versions"`
+	// Nodes and Ready: the cluster's size, and how long it took from the
+	// first container's start until every node answered.
+	Target string        `json:"target"`
+	Nodes  int           `json:"nodes"`
+	Ready  time.Duration `json:"ready_ns,omitempty"`
 }
 
 func writeRunInfo(dir, runID string, p *plans.Plan, started time.Time) error {
@@ -37,7 +42,7 @@ func writeRunInfo(dir, runID string, p *plans.Plan, started time.Time) error {
 	if err != nil {
 		return err
 	}
-	info := RunInfo{RunID: runID, Plan: p.Name, PlanFile: p.File, Seed: p.Seed, Started: started,
+	info := RunInfo{RunID: runID, Plan: p.Name, Target: p.Target.Kind, Nodes: p.Target.Nodes, PlanFile: p.File, Seed: p.Seed, Started: started,
 		Workload: p.Workload.Kind, Resource: p.Workload.Resource, Versions: versions()}
 	return errors.Join(
 		os.WriteFile(filepath.Join(dir, "plan.yaml"), plan, 0o644),
@@ -68,16 +73,34 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// Analyze judges the run stored in dir and writes dir/analysis.json. It
-// reads what is on disk, so it works on a run that was interrupted.
-func Analyze(ctx context.Context, dir string) (analysis.Report, error) {
+// ReadRunInfo reads dir/run.json.
+func ReadRunInfo(dir string) (RunInfo, error) {
 	var info RunInfo
 	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil {
-		return analysis.Report{}, fmt.Errorf("%s is not a run folder: %w", dir, err)
+		return info, fmt.Errorf("%s is not a run folder: %w", dir, err)
 	}
 	if err := json.Unmarshal(b, &info); err != nil {
-		return analysis.Report{}, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
+		return info, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
+	}
+	return info, nil
+}
+
+func updateRunInfo(dir string, change func(*RunInfo)) error {
+	info, err := ReadRunInfo(dir)
+	if err != nil {
+		return err
+	}
+	change(&info)
+	return writeJSON(filepath.Join(dir, "run.json"), info)
+}
+
+// Analyze judges the run stored in dir and writes dir/analysis.json. It
+// reads what is on disk, so it works on a run that was interrupted.
+func Analyze(ctx context.Context, dir string) (analysis.Report, error) {
+	info, err := ReadRunInfo(dir)
+	if err != nil {
+		return analysis.Report{}, err
 	}
 	w, ok := workloads.Workloads.Lookup(info.Workload)
 	if !ok {

@@ -113,7 +113,11 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "%d %s nodes ready in %.1fs\n", len(nodes), p.Target.Kind, time.Since(start).Seconds())
+	ready := time.Since(start)
+	fmt.Fprintf(o.Out, "%d %s nodes ready in %.1fs\n", len(nodes), p.Target.Kind, ready.Seconds())
+	if err := updateRunInfo(dir, func(i *RunInfo) { i.Ready = ready }); err != nil {
+		return err
+	}
 
 	clock := history.NewClock()
 	histPath := filepath.Join(dir, "history.jsonl")

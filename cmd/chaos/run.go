@@ -134,6 +134,9 @@ func parseOne(fs *flag.FlagSet, args []string, what string) (string, error) {
 
 // report prints the verdict and findings and returns the exit code.
 func report(w io.Writer, rep analysis.Report, dir string) int {
+	if info, err := runner.ReadRunInfo(dir); err == nil && info.Ready > 0 {
+		fmt.Fprintf(w, "cluster: %d %s nodes, ready for the first operation %.1fs after the first container started\n", info.Nodes, info.Target, info.Ready.Seconds())
+	}
 	if rep.Truncated != "" {
 		fmt.Fprintf(w, "note: %s\n", rep.Truncated)
 	}
