@@ -159,14 +159,20 @@ func (s *Schedule) Active() []string {
 	return out
 }
 
-// sleepUntil waits until t; false if ctx ended first.
+// sleepUntil waits until t; false if ctx ended first, or ends by then (a
+// fault due at the time limit must not be injected for an instant).
 func sleepUntil(ctx context.Context, t time.Time) bool {
+	if d, ok := ctx.Deadline(); ok && !t.Before(d) {
+		<-ctx.Done()
+		return false
+	}
 	timer := time.NewTimer(time.Until(t))
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():
 		return false
 	case <-timer.C:
-		return true
+		// Both may be ready at once; select picks either, so ask again.
+		return ctx.Err() == nil
 	}
 }

@@ -74,7 +74,7 @@ func (p *Plan) checkFault(i int) error {
 	if f.Interval.Duration < f.Duration.Duration {
 		return p.Errorf(at("interval"), "%s: shorter than the fault's duration (%s); faults of one kind do not overlap", f.Interval, f.Duration)
 	}
-	if f.FirstAfter.Duration < 0 || f.FirstAfter.Duration+f.Duration.Duration > p.TimeLimit.Duration {
+	if f.FirstAfter.Duration < 0 || f.FirstAfter.Duration > p.TimeLimit.Duration-f.Duration.Duration {
 		return p.Errorf(at("first_after"), "%s: the first fault (lasting %s) must end within the time limit (%s)", f.FirstAfter, f.Duration, p.TimeLimit)
 	}
 	return nil

@@ -125,7 +125,13 @@ func (p *Plan) Line(path string) int {
 
 var lastPart = regexp.MustCompile(`(\.[^.\[]+|\[\d+\])$`)
 
-func parentPath(path string) string { return lastPart.ReplaceAllString(path, "") }
+// parentPath drops the last part of a path; a top-level field has parent "".
+func parentPath(path string) string {
+	if loc := lastPart.FindStringIndex(path); loc != nil {
+		return path[:loc[0]]
+	}
+	return ""
+}
 
 // Load reads and checks the plan in file.
 func Load(file string) (*Plan, error) {

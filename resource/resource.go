@@ -62,7 +62,7 @@ func (s *Store) Write(r Request) (Response, error) {
 		}
 	}
 	if resp.Accepted {
-		if r.Token != nil && *r.Token > s.highest[r.Key] {
+		if hi, seen := s.highest[r.Key]; r.Token != nil && (!seen || *r.Token > hi) {
 			s.highest[r.Key] = *r.Token
 		}
 		s.values[r.Key] = r.Value

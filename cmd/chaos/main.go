@@ -16,8 +16,10 @@ import (
 
 	// Plug-ins register themselves.
 	_ "github.com/chaos-testing/chaos/analysis"
+	_ "github.com/chaos-testing/chaos/targets/etcd"
 	_ "github.com/chaos-testing/chaos/targets/redis"
 	_ "github.com/chaos-testing/chaos/workloads/lock"
+	_ "github.com/chaos-testing/chaos/workloads/register"
 )
 
 // Exit codes.
@@ -50,19 +52,25 @@ var commands = map[string]func(args []string) (int, error){
 }
 
 func main() {
-	code, err := dispatch(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
-		var pe *plans.Error
-		var ue usageError
-		switch {
-		case errors.As(err, &pe), errors.As(err, &ue):
-			code = exitUsage
-		case code == exitValid:
-			code = exitCrash
-		}
+	os.Exit(exitCode(dispatch(os.Args[1:])))
+}
+
+// exitCode maps a command's result to the process's exit code: a bad plan
+// or usage is 254 whatever the command said, any other error 255.
+func exitCode(code int, err error) int {
+	if err == nil {
+		return code
 	}
-	os.Exit(code)
+	fmt.Fprintln(os.Stderr, "chaos:", err)
+	var pe *plans.Error
+	var ue usageError
+	switch {
+	case errors.As(err, &pe), errors.As(err, &ue):
+		return exitUsage
+	case code == exitValid:
+		return exitCrash
+	}
+	return code
 }
 
 func dispatch(args []string) (code int, err error) {

@@ -1,0 +1,550 @@
+package plans
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// base is a valid plan; cases edit single lines of it, so every field keeps
+// a known line number.
+const base = `name: t
+seed: 1
+time_limit: 10s
+target:
+  kind: redis
+  nodes: 5
+workload:
+  kind: redlock
+  clients: 3
+  lease: 2s
+  hold_min: 100ms
+  hold_max: 500ms
+  resource: unfenced
+nemesis:
+  - kind: pause
+    target: holder
+    count: 1
+    first_after: 1s
+    interval: 3s
+    duration: 1s
+`
+
+// edit replaces whole lines of base: each pair is (old line, new line). A
+// new line of "" deletes the old one.
+func edit(t *testing.T, pairs ...string) string {
+	t.Helper()
+	lines := strings.Split(base, "\n")
+	for i := 0; i+1 < len(pairs); i += 2 {
+		found := false
+		for j, l := range lines {
+			if l == pairs[i] {
+				lines[j] = pairs[i+1]
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("base has no line %q", pairs[i])
+		}
+	}
+	var out []string
+	for _, l := range lines {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+// parse is Parse that fails the test, rather than hanging it, if Parse
+// never returns.
+func parse(t testing.TB, file string, data []byte) (*Plan, error) {
+	t.Helper()
+	type result struct {
+		p   *Plan
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, err := Parse(file, data)
+		done <- result{p, err}
+	}()
+	select {
+	case r := <-done:
+		return r.p, r.err
+	case <-time.After(2 * time.Second):
+		t.Fatalf("Parse(%q) has not returned after 2s: it hangs", data)
+		return nil, nil
+	}
+}
+
+// line is p.Line(path), failing the test if it never returns.
+func line(t testing.TB, p *Plan, path string) int {
+	t.Helper()
+	done := make(chan int, 1)
+	go func() { done <- p.Line(path) }()
+	select {
+	case l := <-done:
+		return l
+	case <-time.After(2 * time.Second):
+		t.Fatalf("Line(%q) has not returned after 2s: it hangs", path)
+		return 0
+	}
+}
+
+// lineOf is the 1-based line of base holding exactly l.
+func lineOf(t *testing.T, l string) int {
+	t.Helper()
+	for i, s := range strings.Split(base, "\n") {
+		if s == l {
+			return i + 1
+		}
+	}
+	t.Fatalf("base has no line %q", l)
+	return 0
+}
+
+func TestShippedPlansLoad(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 2 {
+		t.Fatalf("found %d shipped plans, want at least 2 (redlock-pause, redlock-short-pause)", len(files))
+	}
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			p, err := Load(f)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if want := strings.TrimSuffix(f, ".yaml"); p.Name != want {
+				t.Errorf("name %q, want %q (the file's name)", p.Name, want)
+			}
+			if p.File != f {
+				t.Errorf("File = %q, want %q", p.File, f)
+			}
+			if p.TimeLimit.Duration <= 0 || p.Target.Kind == "" || p.Workload.Kind == "" || len(p.Nemesis) == 0 {
+				t.Errorf("plan lacks time limit, target, workload or faults: %+v", p)
+			}
+			if p.Line("workload.lease") == 0 || p.Line("nemesis[0].duration") == 0 {
+				t.Errorf("lines of fields not recorded: workload.lease at %d, nemesis[0].duration at %d",
+					p.Line("workload.lease"), p.Line("nemesis[0].duration"))
+			}
+		})
+	}
+}
+
+func TestBaseIsValid(t *testing.T) {
+	p, err := parse(t, "base.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{
+		"name":                   1,
+		"time_limit":             3,
+		"target":                 4,
+		"target.kind":            5,
+		"workload.lease":         10,
+		"nemesis":                14,
+		"nemesis[0]":             15,
+		"nemesis[0].kind":        15,
+		"nemesis[0].first_after": 18,
+		"nemesis[0].duration":    20,
+		"workload.no_such_field": 7,  // a missing field points at its parent
+		"nemesis[0].missing":     15, // ... also inside a list
+		"nowhere":                0,  // a top-level field that is missing
+		"nowhere.deeper":         0,
+	} {
+		if got := line(t, p, path); got != want {
+			t.Errorf("Line(%q) = %d, want %d", path, got, want)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	const file = "plan.yaml"
+	for _, tc := range []struct {
+		name     string
+		yaml     string
+		line     int
+		contains []string
+	}{
+		{
+			name:     "bad duration",
+			yaml:     edit(t, "  lease: 2s", "  lease: 2 seconds"),
+			line:     lineOf(t, "  lease: 2s"),
+			contains: []string{"expected a duration", `"2 seconds"`},
+		},
+		{
+			name:     "bad fault duration",
+			yaml:     edit(t, "    duration: 1s", "    duration: fast"),
+			line:     lineOf(t, "    duration: 1s"),
+			contains: []string{"expected a duration", `"fast"`},
+		},
+		{
+			name:     "duration given as a mapping",
+			yaml:     edit(t, "time_limit: 10s", "time_limit: {s: 10}"),
+			line:     lineOf(t, "time_limit: 10s"),
+			contains: []string{"expected a duration"},
+		},
+		{
+			name:     "wrong type",
+			yaml:     edit(t, "  clients: 3", "  clients: three"),
+			line:     lineOf(t, "  clients: 3"),
+			contains: []string{"three"},
+		},
+		{
+			name:     "fault ends after the time limit",
+			yaml:     edit(t, "    first_after: 1s", "    first_after: 9500ms"),
+			line:     lineOf(t, "    first_after: 1s"),
+			contains: []string{"nemesis[0].first_after: 9.5s", "time limit (10s)"},
+		},
+		{
+			// 2000000h+2000000h overflows time.Duration to a negative sum,
+			// which is not "beyond" the limit.
+			name:     "first_after+duration overflowing",
+			yaml:     edit(t, "    first_after: 1s", "    first_after: 2000000h", "    interval: 3s", "", "    duration: 1s", "    duration: 2000000h"),
+			line:     lineOf(t, "    first_after: 1s"),
+			contains: []string{"nemesis[0].first_after: 2000000h0m0s"},
+		},
+		{
+			name:     "negative first_after",
+			yaml:     edit(t, "    first_after: 1s", "    first_after: -1s"),
+			line:     lineOf(t, "    first_after: 1s"),
+			contains: []string{"nemesis[0].first_after"},
+		},
+		{
+			name:     "count beyond clients",
+			yaml:     edit(t, "    target: holder", "    target: clients", "    count: 1", "    count: 4"),
+			line:     lineOf(t, "    count: 1"),
+			contains: []string{"nemesis[0].count: 4", "only 3 clients"},
+		},
+		{
+			name:     "negative count",
+			yaml:     edit(t, "    count: 1", "    count: -1"),
+			line:     lineOf(t, "    count: 1"),
+			contains: []string{"nemesis[0].count: -1"},
+		},
+		{
+			name:     "interval shorter than duration",
+			yaml:     edit(t, "    interval: 3s", "    interval: 500ms"),
+			line:     lineOf(t, "    interval: 3s"),
+			contains: []string{"nemesis[0].interval: 500ms", "shorter than the fault's duration (1s)"},
+		},
+		{
+			name:     "zero fault duration",
+			yaml:     edit(t, "    duration: 1s", "    duration: 0s"),
+			line:     lineOf(t, "    duration: 1s"),
+			contains: []string{"nemesis[0].duration"},
+		},
+		{
+			name:     "no time limit",
+			yaml:     edit(t, "time_limit: 10s", "time_limit: 0s"),
+			line:     lineOf(t, "time_limit: 10s"),
+			contains: []string{"time_limit"},
+		},
+		{
+			name:     "name with a slash",
+			yaml:     edit(t, "name: t", "name: a/b"),
+			line:     1,
+			contains: []string{`name: "a/b"`},
+		},
+		{
+			name:     "missing target kind points at target",
+			yaml:     edit(t, "  kind: redis", ""),
+			line:     lineOf(t, "target:"),
+			contains: []string{"target.kind: missing"},
+		},
+		{
+			name:     "missing fault kind points at the fault",
+			yaml:     edit(t, "  - kind: pause", "  - target: holder", "    target: holder", ""),
+			line:     lineOf(t, "  - kind: pause"),
+			contains: []string{"nemesis[0].kind: missing"},
+		},
+		{
+			name:     "too few clients",
+			yaml:     edit(t, "  clients: 3", "  clients: -2"),
+			line:     lineOf(t, "  clients: 3"),
+			contains: []string{"workload.clients: -2"},
+		},
+		{
+			name:     "missing name",
+			yaml:     edit(t, "name: t", ""),
+			line:     0,
+			contains: []string{"name: missing"},
+		},
+		{
+			name:     "missing time limit",
+			yaml:     edit(t, "time_limit: 10s", ""),
+			line:     0,
+			contains: []string{"time_limit: missing"},
+		},
+		{
+			name:     "missing target",
+			yaml:     edit(t, "target:", "", "  kind: redis", "", "  nodes: 5", ""),
+			line:     0,
+			contains: []string{"target.kind: missing"},
+		},
+		{
+			name:     "null document",
+			yaml:     "~\n",
+			line:     0,
+			contains: []string{"name: missing"},
+		},
+		{
+			name:     "empty mapping",
+			yaml:     "{}\n",
+			line:     0,
+			contains: []string{"name: missing"},
+		},
+		{
+			name:     "empty file",
+			yaml:     "",
+			line:     0,
+			contains: []string{"empty plan"},
+		},
+		{
+			name:     "only comments",
+			yaml:     "# nothing here\n",
+			line:     0,
+			contains: []string{"empty plan"},
+		},
+		{
+			name:     "yaml syntax error",
+			yaml:     "name: t\ntarget:\n  kind: redis\n   nodes: 5\n",
+			line:     4,
+			contains: []string{"mapping values are not allowed"},
+		},
+		{
+			name:     "duplicate key",
+			yaml:     "name: t\nseed: 1\nname: u\n",
+			line:     3,
+			contains: []string{`"name" already defined at line 1`},
+		},
+		{
+			name:     "tab indentation",
+			yaml:     "name: t\ntarget:\n\tkind: redis\n",
+			line:     3,
+			contains: []string{"cannot start any token"},
+		},
+		{
+			name:     "not a mapping",
+			yaml:     "- name: t\n",
+			line:     1,
+			contains: []string{"cannot unmarshal"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := parse(t, file, []byte(tc.yaml))
+			if err == nil {
+				t.Fatalf("Parse accepted the plan: %+v", p)
+			}
+			if p != nil {
+				t.Errorf("Parse returned a plan with its error %v", err)
+			}
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T %v, want *plans.Error", err, err)
+			}
+			if pe.File != file || pe.Line != tc.line {
+				t.Errorf("error at %s:%d, want %s:%d (%v)", pe.File, pe.Line, file, tc.line, err)
+			}
+			prefix := file + ": "
+			if tc.line > 0 {
+				prefix = file + ":" + strconv.Itoa(tc.line) + ": "
+			}
+			if !strings.HasPrefix(err.Error(), prefix) {
+				t.Errorf("error %q does not start with %q", err, prefix)
+			}
+			for _, s := range tc.contains {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q lacks %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+// Unknown fields are refused at their line, with the fields allowed there
+// listed in order. The lists grow as plug-ins gain fields, so each case
+// names only some fields that must be among them.
+func TestUnknownField(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		yaml    string
+		line    int
+		field   string
+		where   string
+		allowed []string // some of the allowed fields
+	}{
+		{"top level", base + "colour: red\n", 21, "colour", "the plan",
+			[]string{"description", "name", "nemesis", "seed", "target", "time_limit", "workload"}},
+		{"in workload", edit(t, "  resource: unfenced", "  resorce: unfenced"), lineOf(t, "  resource: unfenced"), "resorce", "workload",
+			[]string{"clients", "hold_max", "hold_min", "kind", "lease", "resource"}},
+		{"in target", edit(t, "  nodes: 5", "  node: 5"), lineOf(t, "  nodes: 5"), "node", "target",
+			[]string{"image", "kind", "nodes"}},
+		{"in a fault", edit(t, "    count: 1", "    cnt: 1"), lineOf(t, "    count: 1"), "cnt", "nemesis[0]",
+			[]string{"count", "duration", "first_after", "interval", "kind", "target"}},
+		{"in a second fault", base + "  - kind: pause\n    target: clients\n    duratoin: 1s\n", 23, "duratoin", "nemesis[1]",
+			[]string{"duration"}},
+		{"first of two", edit(t, "seed: 1", "sed: 1", "  lease: 2s", "  leese: 2s"), lineOf(t, "seed: 1"), "sed", "the plan",
+			[]string{"seed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parse(t, "plan.yaml", []byte(tc.yaml))
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T %v, want *plans.Error", err, err)
+			}
+			prefix := fmt.Sprintf("plan.yaml:%d: unknown field %q in %s; allowed: ", tc.line, tc.field, tc.where)
+			msg := err.Error()
+			if !strings.HasPrefix(msg, prefix) {
+				t.Fatalf("error %q, want it to start %q", msg, prefix)
+			}
+			allowed := strings.Split(strings.TrimPrefix(msg, prefix), ", ")
+			if !slices.IsSorted(allowed) {
+				t.Errorf("allowed fields %v are not sorted", allowed)
+			}
+			for _, a := range tc.allowed {
+				if !slices.Contains(allowed, a) {
+					t.Errorf("allowed fields %v lack %q", allowed, a)
+				}
+			}
+			if slices.Contains(allowed, tc.field) {
+				t.Errorf("allowed fields %v include the unknown %q", allowed, tc.field)
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	const minimal = `name: minimal
+time_limit: 30s
+target:
+  kind: redis
+workload:
+  kind: redlock
+  lease: 3s
+nemesis:
+  - kind: pause
+    target: clients
+    duration: 2s
+`
+	p, err := parse(t, "minimal.yaml", []byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Lease, hold times and resource mode are the lock workload's fields:
+	// its CheckPlan fills them (runner.Validate; see runner/validate_test.go).
+	w, f := p.Workload, p.Nemesis[0]
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{
+		{"workload.clients", w.Clients, 3},
+		{"nemesis[0].count", f.Count, 1},
+		{"nemesis[0].interval", f.Interval.Duration, 2 * time.Second},
+		{"nemesis[0].first_after", f.FirstAfter.Duration, time.Duration(0)},
+		{"target.nodes (filled by the runner, not here)", p.Target.Nodes, 0},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
+		}
+	}
+}
+
+func TestWithTimeLimit(t *testing.T) {
+	p, err := parse(t, "base.yaml", []byte(base)) // first fault ends at 1s+1s
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.WithTimeLimit(1500 * time.Millisecond)
+	var pe *Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("WithTimeLimit(1.5s) = %v, want a *plans.Error", err)
+	}
+	if want := lineOf(t, "    first_after: 1s"); pe.Line != want || !strings.Contains(pe.Msg, "nemesis[0].first_after") || !strings.Contains(pe.Msg, "1.5s") {
+		t.Errorf("WithTimeLimit(1.5s) = %v, want the first_after line %d and the new limit", err, want)
+	}
+
+	for _, d := range []time.Duration{2 * time.Second, time.Minute} {
+		if err := p.WithTimeLimit(d); err != nil {
+			t.Errorf("WithTimeLimit(%s) = %v, want nil: the fault fits", d, err)
+		}
+		if p.TimeLimit.Duration != d {
+			t.Errorf("time limit %s after WithTimeLimit(%s)", p.TimeLimit, d)
+		}
+	}
+	if err := p.WithTimeLimit(0); err == nil {
+		t.Error("WithTimeLimit(0) accepted")
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope.yaml")
+	_, err := Load(path)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.File != path || pe.Line != 0 || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("Load(missing) = %v, want a *plans.Error naming %s", err, path)
+	}
+}
+
+func TestErrorString(t *testing.T) {
+	for _, tc := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{File: "p.yaml", Line: 7, Msg: "bad"}, "p.yaml:7: bad"},
+		{Error{File: "p.yaml", Msg: "bad"}, "p.yaml: bad"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%+v.Error() = %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no shipped plans to seed the corpus: %v", err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(base))
+	f.Add([]byte(""))
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := parse(t, "fuzz.yaml", data)
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T %v is not a *plans.Error", err, err)
+			}
+			if p != nil {
+				t.Fatalf("plan returned along with error %v", err)
+			}
+			return
+		}
+		if p == nil {
+			t.Fatal("nil plan without an error")
+		}
+		// What Parse accepts, check accepts again (the runner calls
+		// WithTimeLimit, which re-checks).
+		if err := p.WithTimeLimit(p.TimeLimit.Duration); err != nil {
+			t.Fatalf("accepted plan fails its own check: %v", err)
+		}
+	})
+}
