@@ -29,9 +29,9 @@ type Env interface {
 	Signal(ctx context.Context, p Process, sig string) error
 	// Restart starts a killed node again, with its data kept.
 	Restart(ctx context.Context, p Process) error
-	// Exec runs a command inside a node with the privileges it needs
-	// (iptables), which the node itself is not given.
-	Exec(ctx context.Context, p Process, argv ...string) error
+	// NetExec runs a host program (iptables) in a node's network
+	// namespace, with the harness's privileges: the node has none.
+	NetExec(ctx context.Context, p Process, argv ...string) error
 	// Address is the node's current address on the run's network.
 	Address(p Process) string
 }

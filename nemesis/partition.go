@@ -67,7 +67,7 @@ func (Partition) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Ra
 		for _, d := range drop {
 			ips = append(ips, env.Address(byName[d]))
 		}
-		errs = append(errs, env.Exec(context.WithoutCancel(ctx), n,
+		errs = append(errs, env.NetExec(context.WithoutCancel(ctx), n,
 			"iptables", "-w", "-A", "INPUT", "-s", strings.Join(ips, ","), "-j", "DROP"))
 	}
 	return in, errors.Join(errs...)
@@ -77,7 +77,7 @@ func (Partition) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Ra
 func (Partition) Stop(ctx context.Context, env Env, in Injected) error {
 	var errs []error
 	for _, n := range in.State.([]Process) {
-		errs = append(errs, env.Exec(ctx, n, "iptables", "-w", "-F", "INPUT"))
+		errs = append(errs, env.NetExec(ctx, n, "iptables", "-w", "-F", "INPUT"))
 	}
 	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -54,8 +55,14 @@ func (e *faultEnv) Signal(ctx context.Context, p nemesis.Process, sig string) er
 	return e.run.Signal(ctx, p.Container, sig)
 }
 
-func (e *faultEnv) Exec(ctx context.Context, p nemesis.Process, argv ...string) error {
-	_, err := e.run.Exec(ctx, p.Container, true, argv...)
+// NetExec runs a host program in the node's network namespace. A node
+// that is down has no namespace, and so no traffic to cut or rules to
+// remove: that is not an error.
+func (e *faultEnv) NetExec(ctx context.Context, p nemesis.Process, argv ...string) error {
+	err := e.run.NetnsExec(ctx, p.Container, argv...)
+	if errors.Is(err, containers.ErrNotRunning) {
+		return nil
+	}
 	return err
 }
 
