@@ -1,0 +1,196 @@
+// Package etcd starts an etcd cluster, one member per node, with etcd built
+// from the Go module proxy (see Image): Debian's etcd is too old to matter.
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/targets"
+)
+
+// Ports every member listens on.
+const (
+	ClientPort = 2379
+	PeerPort   = 2380
+)
+
+// dataDir is in the container's own file system, so it survives the
+// container's restart after a kill, as a disk survives a process crash.
+const dataDir = "/var/lib/etcd"
+
+// readyLimit bounds Start's wait for a leader; an election normally takes
+// a few seconds.
+const readyLimit = 30 * time.Second
+
+func init() { targets.Targets.Register("etcd", Target{}) }
+
+// Target is an etcd cluster of 3 or 5 members.
+type Target struct{}
+
+// DefaultNodes is the smallest cluster that survives losing a member.
+func (Target) DefaultNodes() int { return 3 }
+
+// Start runs one member per node, etcd itself as PID 1 (so a signal to the
+// container is a signal to etcd), and returns once every member answers and
+// all agree on a leader.
+func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
+	if spec.Nodes != 3 && spec.Nodes != 5 {
+		return nil, fmt.Errorf("etcd: %d nodes asked for; an etcd cluster here has 3 or 5 members", spec.Nodes)
+	}
+	// Started together: each member waits for the others anyway, and one
+	// container start takes a good fraction of a second.
+	nodes, errs := make([]targets.Node, spec.Nodes), make([]error, spec.Nodes)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		name := fmt.Sprintf("n%d", i+1)
+		wg.Go(func() {
+			c, err := run.Start(ctx, containers.Spec{
+				Name: name, Role: "node", Image: spec.Image,
+				Cmd: command(name, spec.Nodes, "chaos-"+run.ID()),
+			})
+			nodes[i], errs[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}, err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := targets.WaitReady(ctx, "etcd cluster", readyLimit, func(ctx context.Context) error {
+		return ready(ctx, nodes)
+	}); err != nil {
+		return nil, err
+	}
+	return nodes, nil
+}
+
+// command is member name's etcd command line in a cluster of n. Members
+// are addressed by host name, which the run's network resolves and which,
+// unlike the IP, survives a restart. The same command restarts a killed
+// member: with a data directory present, etcd ignores the --initial-* flags.
+func command(name string, n int, token string) []string {
+	peers := make([]string, n)
+	for i := range peers {
+		peers[i] = fmt.Sprintf("n%d=http://n%d:%d", i+1, i+1, PeerPort)
+	}
+	return []string{"etcd",
+		"--name", name,
+		"--data-dir", dataDir,
+		"--listen-client-urls", fmt.Sprintf("http://0.0.0.0:%d", ClientPort),
+		"--advertise-client-urls", fmt.Sprintf("http://%s:%d", name, ClientPort),
+		"--listen-peer-urls", fmt.Sprintf("http://0.0.0.0:%d", PeerPort),
+		"--initial-advertise-peer-urls", fmt.Sprintf("http://%s:%d", name, PeerPort),
+		"--initial-cluster", strings.Join(peers, ","),
+		"--initial-cluster-state", "new",
+		"--initial-cluster-token", token,
+	}
+}
+
+// ready checks that every member answers, knows the same leader, and
+// serves a linearizable read (which goes through that leader).
+func ready(ctx context.Context, nodes []targets.Node) error {
+	sts, errs := ask(ctx, nodes, func(ctx context.Context, cli *clientv3.Client) (*clientv3.StatusResponse, error) {
+		st, err := status(ctx, cli)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := cli.Get(ctx, "chaos-ready"); err != nil {
+			return nil, err
+		}
+		return st, nil
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i, st := range sts {
+		switch {
+		case st.Leader == 0:
+			return fmt.Errorf("%s has no leader", nodes[i].Container.Name)
+		case st.Leader != sts[0].Leader:
+			return fmt.Errorf("%s and %s see different leaders", nodes[0].Container.Name, nodes[i].Container.Name)
+		}
+	}
+	return nil
+}
+
+// Leader is the member the freshest view (highest Raft term) names leader:
+// a deposed leader cut off from the others may still report an older term.
+func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, error) {
+	sts, errs := ask(ctx, nodes, status)
+	best := -1
+	for i, st := range sts {
+		if st != nil && st.Leader != 0 && (best < 0 || st.RaftTerm > sts[best].RaftTerm) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return targets.Node{}, fmt.Errorf("etcd: no member knows a leader: %w", errors.Join(errs...))
+	}
+	id := sts[best].Leader
+	for i, st := range sts {
+		if st != nil && st.Header.MemberId == id {
+			return nodes[i], nil
+		}
+	}
+	// The leader did not answer us itself (paused, say): its name, which is
+	// its node's name, is in the member list.
+	ml, errs := ask(ctx, nodes[best:best+1], func(ctx context.Context, cli *clientv3.Client) (*clientv3.MemberListResponse, error) {
+		return cli.MemberList(ctx, clientv3.WithSerializable())
+	})
+	if errs[0] != nil {
+		return targets.Node{}, fmt.Errorf("etcd: leader %x: %w", id, errs[0])
+	}
+	for _, m := range ml[0].Members {
+		for _, n := range nodes {
+			if m.ID == id && m.Name == n.Container.Name {
+				return n, nil
+			}
+		}
+	}
+	return targets.Node{}, fmt.Errorf("etcd: leader %x is none of the nodes", id)
+}
+
+// status is the member's own view: its ID, the leader's, the Raft term.
+func status(ctx context.Context, cli *clientv3.Client) (*clientv3.StatusResponse, error) {
+	return cli.Status(ctx, cli.Endpoints()[0])
+}
+
+// ask runs f against every node at once, each through a client of its own
+// bound to that node alone and with a short deadline, so that one paused
+// member delays the answer by no more than that.
+func ask[T any](ctx context.Context, nodes []targets.Node, f func(context.Context, *clientv3.Client) (T, error)) ([]T, []error) {
+	res, errs := make([]T, len(nodes)), make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			// A new client each time: a fresh connection is tried at once,
+			// where a kept one would sit out gRPC's reconnect backoff.
+			cli, err := clientv3.New(clientv3.Config{
+				Endpoints:   []string{net.JoinHostPort(n.Container.IP, strconv.Itoa(ClientPort))},
+				DialTimeout: time.Second,
+				Logger:      zap.NewNop(),
+			})
+			if err == nil {
+				res[i], err = f(ctx, cli)
+				cli.Close()
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", n.Container.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	return res, errs
+}

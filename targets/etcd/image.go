@@ -1,0 +1,197 @@
+package etcd
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
+
+	"github.com/chaos-testing/chaos/images"
+)
+
+// DefaultVersion is the etcd release built when a plan names none: the
+// newest v3.6 the Go module proxy serves, pinned so runs are repeatable
+// (and matching the client in go.mod).
+const DefaultVersion = "v3.6.16"
+
+// recipeVersion is hashed into image tags; bump it when the way the binary
+// or the image is built changes, so that stale images are not reused.
+const recipeVersion = 1
+
+var versionRE = regexp.MustCompile(`^v3\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
+
+// normVersion checks a plan's version ("3.6.16" or "v3.6.16"): it ends up
+// in a module query, a file name and an image tag.
+func normVersion(v string) (string, error) {
+	if v == "" {
+		return DefaultVersion, nil
+	}
+	if !strings.HasPrefix(v, "v") {
+		v = "v" + v
+	}
+	if !versionRE.MatchString(v) {
+		return "", fmt.Errorf("etcd version %q: want a v3 release such as %s", v, DefaultVersion)
+	}
+	return v, nil
+}
+
+// imageTag derives the tag from everything that goes into the image.
+func imageTag(base, version string) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "chaos-etcd v%d\nbase %s\nversion %s\n", recipeVersion, base, version))
+	return "chaos/etcd:" + version + "-" + hex.EncodeToString(h[:])[:12]
+}
+
+// buildSem serialises builds in this process; a channel rather than a mutex
+// lets a waiter give up when its context ends.
+var buildSem = make(chan struct{}, 1)
+
+// Image returns an image with etcd version at /usr/local/bin/etcd on top of
+// chaos's node image, building etcd and the image on first use.
+func (Target) Image(ctx context.Context, cli *client.Client, version string, progress io.Writer) (string, error) {
+	version, err := normVersion(version)
+	if err != nil {
+		return "", err
+	}
+	if progress == nil {
+		progress = io.Discard
+	}
+	base, err := images.Ensure(ctx, cli, images.Node, progress)
+	if err != nil {
+		return "", err
+	}
+	tag := imageTag(base, version)
+	select {
+	case buildSem <- struct{}{}:
+		defer func() { <-buildSem }()
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	if _, err := cli.ImageInspect(ctx, tag); err == nil {
+		return tag, nil
+	} else if !client.IsErrNotFound(err) {
+		return "", fmt.Errorf("inspecting image %s: %w", tag, err)
+	}
+	bin, err := binary(ctx, version, progress)
+	if err != nil {
+		return "", err
+	}
+	if err := buildImage(ctx, cli, base, tag, version, bin, progress); err != nil {
+		return "", fmt.Errorf("building image %s: %w", tag, err)
+	}
+	return tag, nil
+}
+
+// buildImage copies bin into base with the Engine's classic builder: no
+// BuildKit and no registry are needed for FROM a local image plus COPY.
+func buildImage(ctx context.Context, cli *client.Client, base, tag, version, bin string, progress io.Writer) error {
+	start := time.Now()
+	etcd, err := os.ReadFile(bin)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	files := []struct {
+		name string
+		mode int64
+		data []byte
+	}{
+		{"Dockerfile", 0o644, fmt.Appendf(nil, "FROM %s\nCOPY etcd /usr/local/bin/etcd\n", base)},
+		{"etcd", 0o755, etcd},
+	}
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	resp, err := cli.ImageBuild(ctx, &buf, build.ImageBuildOptions{
+		Tags:        []string{tag},
+		Version:     build.BuilderV1,
+		Remove:      true,
+		ForceRemove: true,
+		Labels:      map[string]string{"chaos.etcd": version},
+	})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	// Shows the builder's steps, and turns an error message into an error.
+	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, progress, 0, false, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "etcd: built image %s in %.1fs\n", tag, time.Since(start).Seconds())
+	return nil
+}
+
+// binary returns a static etcd server of version, built from the Go module
+// proxy on first use and kept in the user's cache directory: the image may
+// be rebuilt (a new base) without rebuilding etcd.
+//
+// `go install go.etcd.io/etcd/server/v3@v` is refused (its go.mod has
+// replace directives), so a throwaway module whose main calls etcdmain.Main
+// depends on the server module instead.
+func binary(ctx context.Context, version string, progress io.Writer) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	dir = filepath.Join(dir, "chaos")
+	bin := filepath.Join(dir, "etcd-"+version)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// Build in a directory beside the cache entry and rename at the end, so
+	// a failed or concurrent build never leaves a partial binary behind.
+	tmp, err := os.MkdirTemp(dir, "etcd-build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	start := time.Now()
+	fmt.Fprintf(progress, "etcd: building etcd %s from the Go module proxy\n", version)
+	main := "package main\n\nimport (\n\t\"os\"\n\n\t\"go.etcd.io/etcd/server/v3/etcdmain\"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n"
+	if err := os.WriteFile(filepath.Join(tmp, "main.go"), []byte(main), 0o644); err != nil {
+		return "", err
+	}
+	for _, args := range [][]string{
+		{"mod", "init", "chaos-etcd"},
+		{"get", "go.etcd.io/etcd/server/v3@" + version},
+		{"build", "-trimpath", "-ldflags=-s -w", "-o", "etcd", "."},
+	} {
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = tmp
+		// The host's go environment (proxy, caches, GOFLAGS), but static, and
+		// never part of a workspace the caller happens to be in.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("building etcd %s: go %s: %w\n%s", version, strings.Join(args, " "), err, bytes.TrimSpace(out))
+		}
+	}
+	if err := os.Rename(filepath.Join(tmp, "etcd"), bin); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(progress, "etcd: built %s in %.1fs\n", bin, time.Since(start).Seconds())
+	return bin, nil
+}
