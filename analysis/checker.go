@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -75,6 +76,14 @@ type Input struct {
 	ResourceMode string
 	// Dir is where a checker may write artifacts (visualizations), or "".
 	Dir string
+	// Initial is the registers' value before the run, for the register
+	// models (register, cas-register, kv, multi-register); nil means absent
+	// (JSON null). Knossos histories often start from 0, and their files
+	// do not say so.
+	Initial json.RawMessage
+	// NilReadsUnknown makes a read that returned JSON null mean "value
+	// unknown" (always legal), as in Knossos, instead of "key absent".
+	NilReadsUnknown bool
 }
 
 // Checker judges a run.
