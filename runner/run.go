@@ -45,6 +45,9 @@ const (
 	mountChaos = "/usr/local/bin/chaos"
 )
 
+// errInterrupted marks a run stopped by Ctrl-C or SIGTERM.
+var errInterrupted = errors.New("interrupted")
+
 // Run carries out the plan and returns the analysis and the run's folder.
 // The folder exists (with whatever history was written) even on error.
 func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
@@ -58,6 +61,9 @@ func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
 	}
 	fmt.Fprintf(o.Out, "run %s: plan %s, seed %d, results in %s\n", runID, p.Name, p.Seed, dir)
 	err = execute(ctx, o, dir, runID)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, errInterrupted) {
+		err = fmt.Errorf("%w: %w", errInterrupted, err)
+	}
 	rep, aerr := Analyze(context.Background(), dir)
 	if err == nil {
 		err = aerr
@@ -176,7 +182,7 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 		return err
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %w", ctx.Err())
+		return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
 	}
 	return stopClients(ctx, run, env.clients, p.Workload)
 }

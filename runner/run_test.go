@@ -129,14 +129,19 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	o := options(t, loadPlan(t, "redlock-pause.yaml", 60*time.Second, 2))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopAt := 3*time.Second + rand.N(6*time.Second) // before, during or after a pause
+	// Interrupt at a random moment once clients are at work: before,
+	// during or after the first pause.
+	stopAfter := rand.N(7 * time.Second)
 	pids := make(chan []int, 1)
 	go func() {
-		time.Sleep(stopAt)
+		for !historyStarted(o.Results) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(stopAfter)
 		pids <- runPIDs(t, cli, o.Results)
 		cancel()
 	}()
-	t.Logf("interrupting after %s", stopAt)
+	t.Logf("interrupting %s after the first operation", stopAfter)
 	rep, dir, err := runner.Run(ctx, o)
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("run error %v, want interrupted", err)
@@ -149,6 +154,16 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	if again.Ops == 0 || again.Ops != rep.Ops {
 		t.Errorf("partial history: %d entries at the end of the run, %d on a second read", rep.Ops, again.Ops)
 	}
+}
+
+func historyStarted(results string) bool {
+	hs, _ := filepath.Glob(filepath.Join(results, "*", "*", "history.jsonl"))
+	for _, h := range hs {
+		if st, err := os.Stat(h); err == nil && st.Size() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func hasNemesisOp(ops []history.Op, f string) bool {

@@ -2,7 +2,8 @@
 // judges the histories they record.
 //
 //	chaos run PLAN [--seed N] [--time-limit D]   run a plan
-//	chaos check DIR                              re-analyze a stored run
+//	chaos check DIR|FILE                         re-analyze a stored run or a foreign history
+//	chaos export --format edn DIR                a run's history as Jepsen EDN
 //	chaos images build                           build the node image now
 //	chaos clean                                  remove what past runs left
 package main
@@ -39,12 +40,15 @@ func (e usageError) Error() string { return e.msg }
 const usage = `usage:
   chaos run PLAN [--seed N] [--time-limit D]   run a plan; exit 0 valid, 1 anomaly, 2 undecided
   chaos check DIR                              re-analyze a stored run (e.g. results/latest)
+  chaos check FILE [--model M] [--initial V]   check a Jepsen .edn history or a porcupine log
+  chaos export --format edn DIR                print a run's history as Jepsen EDN
   chaos images build                           build the node image now
   chaos clean                                  remove containers and networks of past runs`
 
 var commands = map[string]func(args []string) (int, error){
 	"run":      cmdRun,
 	"check":    cmdCheck,
+	"export":   cmdExport,
 	"images":   cmdImages,
 	"clean":    cmdClean,
 	"client":   cmdClient,   // inside a client container

@@ -61,20 +61,6 @@ func cmdRun(args []string) (int, error) {
 	return code, nil
 }
 
-func cmdCheck(args []string) (int, error) {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir, err := parseOne(fs, args, "DIR")
-	if err != nil {
-		return exitUsage, err
-	}
-	rep, err := runner.Analyze(context.Background(), dir)
-	if err != nil {
-		return exitUsage, err
-	}
-	return report(os.Stdout, rep, dir), nil
-}
-
 func cmdImages(args []string) (int, error) {
 	if len(args) != 1 || args[0] != "build" {
 		return exitUsage, usageError{"usage: chaos images build"}

@@ -1,4 +1,4 @@
-package analysis
+package runner_test
 
 import (
 	"context"
@@ -8,14 +8,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/history/jepsen"
 	"github.com/chaos-testing/chaos/history/porcupinelog"
+	"github.com/chaos-testing/chaos/runner"
 )
+
+// These tests judge history files from elsewhere the way `chaos check FILE`
+// does, through runner.CheckFile.
 
 // refDir holds porcupine's reference histories and MANIFEST.md, which
 // gives each file's verdict (linearizable or not) as porcupine's tests
 // assert it.
 const refDir = "../../shared/refdata/porcupine"
+
+// maxListed is how many findings a result lists at most.
+const maxListed = 20
 
 // refCase is one row of MANIFEST.md's tables.
 type refCase struct {
@@ -55,11 +64,34 @@ func refCases(t testing.TB, prefix string) []refCase {
 	return cs
 }
 
-func wantVerdict(want string) Verdict {
+func wantVerdict(want string) analysis.Verdict {
 	if want == "true" {
-		return Valid
+		return analysis.Valid
 	}
-	return Invalid
+	return analysis.Invalid
+}
+
+// checkFile runs what chaos check FILE runs, and reads the file again to
+// compare the findings' entries with it.
+func checkFile(t *testing.T, path, model string, out string) (analysis.Result, []history.Op) {
+	t.Helper()
+	rep, err := runner.CheckFile(context.Background(), path, runner.FileCheck{Model: model, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 {
+		t.Fatalf("%d results, want 1", len(rep.Results))
+	}
+	var ops []history.Op
+	if strings.HasSuffix(path, ".edn") {
+		ops, err = jepsen.ReadFile(path, model)
+	} else {
+		ops, _, err = porcupinelog.ReadFile(path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Results[0], ops
 }
 
 // TestRefdataEtcd checks every Jepsen etcd log with the cas-register model
@@ -78,34 +110,29 @@ func TestRefdataEtcd(t *testing.T) {
 	if len(cases) != 103 || withVerdict != 102 {
 		t.Fatalf("MANIFEST.md lists %d etcd logs, %d with a verdict; expected 103 and 102", len(cases), withVerdict)
 	}
-	checker, _ := Checkers.Lookup("cas-register")
 	for _, c := range cases {
 		t.Run(filepath.Base(c.file), func(t *testing.T) {
 			t.Parallel()
-			ops, err := porcupinelog.ReadEtcd(filepath.Join(refDir, c.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			in := Input{History: ops}
-			if c.file == "jepsen/etcd_070.log" { // porcupine's visualization test uses this one
-				in.Dir = t.TempDir()
-			}
-			r := checker.Check(context.Background(), in)
+			path := filepath.Join(refDir, c.file)
 			if c.want == "" {
-				if len(ops) != 0 || r.Verdict != Unknown || len(r.Notes) == 0 {
-					t.Fatalf("empty log: %d entries, verdict %s, notes %q; expected 0, unknown and a note", len(ops), r.Verdict, r.Notes)
+				ops, err := porcupinelog.ReadEtcd(path)
+				if err != nil || len(ops) != 0 {
+					t.Fatalf("empty log: %d entries, %v; expected none and no error", len(ops), err)
+				}
+				if _, err := runner.CheckFile(context.Background(), path, runner.FileCheck{Out: t.TempDir()}); err == nil {
+					t.Fatal("checking an empty log: no error; expected one saying there is nothing to check")
 				}
 				return
 			}
+			out := t.TempDir()
+			r, ops := checkFile(t, path, "", out)
 			if r.Verdict != wantVerdict(c.want) {
 				t.Fatalf("verdict %s, expected %s (linearizable: %s); notes %q", r.Verdict, wantVerdict(c.want), c.want, r.Notes)
 			}
-			if r.Verdict == Invalid {
+			if r.Verdict == analysis.Invalid {
 				assertProof(t, r, ops)
-			}
-			if in.Dir != "" {
-				if _, err := os.Stat(filepath.Join(in.Dir, "linearizability-__811c9dc5.html")); err != nil {
-					t.Errorf("visualization of the register \"\": %v; notes %q", err, r.Notes)
+				if vis, _ := filepath.Glob(filepath.Join(out, "linearizability-*.html")); len(vis) == 0 {
+					t.Errorf("no visualization of the illegal register in %s; notes %q", out, r.Notes)
 				}
 			}
 		})
@@ -120,36 +147,70 @@ func TestRefdataKV(t *testing.T) {
 	if len(cases) != 6 {
 		t.Fatalf("MANIFEST.md lists %d kv logs, expected 6", len(cases))
 	}
-	checker, _ := Checkers.Lookup("kv")
 	for _, c := range cases {
 		t.Run(filepath.Base(c.file), func(t *testing.T) {
-			ops, err := porcupinelog.ReadKV(filepath.Join(refDir, c.file))
-			if err != nil {
-				t.Fatal(err)
-			}
 			start := time.Now()
-			r := checker.Check(context.Background(), Input{History: ops})
+			r, ops := checkFile(t, filepath.Join(refDir, c.file), "", t.TempDir())
 			t.Logf("%d entries checked in %s: %s", len(ops), time.Since(start).Round(time.Millisecond), r.Verdict)
 			if r.Verdict != wantVerdict(c.want) {
 				t.Fatalf("verdict %s, expected %s; notes %q", r.Verdict, wantVerdict(c.want), r.Notes)
 			}
-			if r.Verdict == Invalid {
+			if r.Verdict == analysis.Invalid {
 				assertProof(t, r, ops)
 			}
 		})
 	}
 }
 
+// TestEDNExamples checks the Jepsen EDN examples, one or more per Knossos
+// model, valid and invalid: the file name gives model and verdict.
+func TestEDNExamples(t *testing.T) {
+	files, _ := filepath.Glob("../history/jepsen/testdata/*valid.edn")
+	models := map[string]bool{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".edn")
+		want, model := analysis.Valid, ""
+		if strings.HasSuffix(name, "-invalid") {
+			want = analysis.Invalid
+		}
+		for _, m := range jepsen.Models {
+			if strings.HasPrefix(name, m+"-") && len(m) > len(model) {
+				model = m
+			}
+		}
+		if model == "" {
+			t.Fatalf("%s: name starts with no model of %v", f, jepsen.Models)
+		}
+		models[model+" "+string(want)] = true
+		t.Run(name, func(t *testing.T) {
+			r, ops := checkFile(t, f, model, t.TempDir())
+			if r.Verdict != want {
+				t.Fatalf("verdict %s, expected %s; notes %q", r.Verdict, want, r.Notes)
+			}
+			if want == analysis.Invalid {
+				assertProof(t, r, ops)
+			}
+		})
+	}
+	for _, m := range jepsen.Models {
+		for _, v := range []analysis.Verdict{analysis.Valid, analysis.Invalid} {
+			if !models[m+" "+string(v)] {
+				t.Errorf("no %s example for the %s model", v, m)
+			}
+		}
+	}
+}
+
 // assertProof checks that an Invalid result carries findings whose entries
 // are the history's own.
-func assertProof(t *testing.T, r Result, ops []history.Op) {
+func assertProof(t *testing.T, r analysis.Result, ops []history.Op) {
 	t.Helper()
 	if len(r.Findings) == 0 || r.FindingsTotal < len(r.Findings) {
 		t.Fatalf("invalid without findings: %+v", r)
 	}
 	for _, f := range r.Findings {
-		if f.Kind != "nonlinearizable" || f.Explanation == "" || len(f.Ops) == 0 || len(f.Ops) > maxFindings {
-			t.Fatalf("finding %+v: expected kind nonlinearizable, an explanation and 1-%d ops", f, maxFindings)
+		if f.Kind != "nonlinearizable" || f.Explanation == "" || len(f.Ops) == 0 || len(f.Ops) > maxListed {
+			t.Fatalf("finding %+v: expected kind nonlinearizable, an explanation and 1-%d ops", f, maxListed)
 		}
 		for _, op := range f.Ops {
 			if op.Index < 0 || op.Index >= len(ops) || ops[op.Index].Time != op.Time {

@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history/jepsen"
+	"github.com/chaos-testing/chaos/history/porcupinelog"
+)
+
+// FileCheck says how to judge a history file that chaos did not write.
+type FileCheck struct {
+	// Model judges a Jepsen EDN history: register, cas-register,
+	// multi-register or mutex.
+	Model string
+	// Initial is the registers' value before the history (JSON); nil is absent.
+	Initial json.RawMessage
+	// Out is the folder for visualizations.
+	Out string
+}
+
+// InputError is a history file that cannot be read: bad input, like a bad plan.
+type InputError struct{ Err error }
+
+func (e InputError) Error() string { return e.Err.Error() }
+func (e InputError) Unwrap() error { return e.Err }
+
+// CheckFile judges a Jepsen EDN history (.edn) or one of porcupine's test
+// logs (etcd or kv, told apart by their content).
+func CheckFile(ctx context.Context, path string, c FileCheck) (analysis.Report, error) {
+	in, checker, err := readForeign(path, c.Model)
+	if err != nil {
+		return analysis.Report{}, InputError{err}
+	}
+	if c.Initial != nil {
+		in.Initial = c.Initial
+	}
+	in.Dir = c.Out
+	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
+		return analysis.Report{}, err
+	}
+	return analysis.Run(ctx, []string{checker}, in), nil
+}
+
+func readForeign(path, model string) (analysis.Input, string, error) {
+	if strings.HasSuffix(path, ".edn") {
+		ops, err := jepsen.ReadFile(path, model)
+		// Knossos's semantics: a nil read is an unknown value.
+		return analysis.Input{History: ops, NilReadsUnknown: true}, model, err
+	}
+	ops, format, err := porcupinelog.ReadFile(path)
+	if err != nil {
+		return analysis.Input{}, "", fmt.Errorf("%s: not a chaos run folder, a Jepsen .edn history, or a porcupine log: %w", path, err)
+	}
+	if format == porcupinelog.KV {
+		return analysis.Input{History: ops}, "kv", nil
+	}
+	// Porcupine's etcd logs: a nil read means the key was absent.
+	return analysis.Input{History: ops}, "cas-register", nil
+}
