@@ -36,12 +36,14 @@ const recipeVersion = 1
 
 // Recipe says what goes into a locally built image.
 type Recipe struct {
+	Name     string   // image name under chaos/: node, zookeeper
 	Suite    string   // Debian suite, e.g. "bookworm"
 	Packages []string // installed on top of the minbase variant
 }
 
 // Node is the recipe for the image every test node runs in.
 var Node = Recipe{
+	Name:     "node",
 	Suite:    "bookworm",
 	Packages: []string{"redis-server", "redis-sentinel", "iptables", "iproute2", "procps"},
 }
@@ -59,7 +61,7 @@ func (r Recipe) hash() string {
 }
 
 // Tag is the image reference Ensure builds the recipe under.
-func (r Recipe) Tag() string { return "chaos/node:" + r.hash() }
+func (r Recipe) Tag() string { return "chaos/" + r.Name + ":" + r.hash() }
 
 // buildSem serialises builds in this process, so concurrent Ensure calls for
 // one recipe build it once. A channel rather than a mutex lets waiters give up
@@ -150,6 +152,11 @@ func mmdebstrapArgs(r Recipe, mirrors []string) []string {
 	if _, err := os.Stat(hookDir); err == nil {
 		args = append(args, "--hook-dir="+hookDir)
 	}
+	// OpenJDK's postinst registers java.1.gz as a slave of the java
+	// alternative, and update-alternatives fails if the directory for that
+	// link is missing, which excluding /usr/share/man/* makes it. The page
+	// itself stays excluded; only the empty directory is made.
+	args = append(args, `--setup-hook=mkdir -p "$1/usr/share/man/man1"`)
 	// Documentation and translations are dead weight in a test node.
 	for _, o := range []string{
 		"path-exclude=/usr/share/man/*",

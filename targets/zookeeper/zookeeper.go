@@ -1,0 +1,263 @@
+// Package zookeeper starts a ZooKeeper ensemble from Debian's zookeeper
+// package, one server per node, the JVM itself as each container's PID 1.
+package zookeeper
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/images"
+	"github.com/chaos-testing/chaos/targets"
+)
+
+// Ports every server listens on.
+const (
+	ClientPort   = 2181
+	QuorumPort   = 2888 // followers to the leader
+	ElectionPort = 3888
+)
+
+// dataDir is in the container's own file system, so that snapshots and the
+// transaction log survive the restart after a kill, as a disk would.
+const dataDir = "/srv/zookeeper"
+
+// readyLimit bounds Start's wait for an ensemble with a leader: 2 to 4 s
+// usually, but up to 19 s was seen with the machine's two cores loaded.
+const readyLimit = 60 * time.Second
+
+func init() { targets.Targets.Register("zookeeper", Target{}) }
+
+// Target is a ZooKeeper ensemble of 3 or 5 servers.
+type Target struct{}
+
+// DefaultNodes is the smallest ensemble that survives losing a server.
+func (Target) DefaultNodes() int { return 3 }
+
+// Image is Debian's zookeeper 3.8.0 with OpenJDK 17: the only version here.
+func (Target) Image(ctx context.Context, cli *client.Client, version string, progress io.Writer) (string, error) {
+	if version != "" && version != "3.8.0" {
+		return "", fmt.Errorf("zookeeper: version %q asked for; only Debian bookworm's 3.8.0 is available", version)
+	}
+	return images.Ensure(ctx, cli, images.ZooKeeper, progress)
+}
+
+// Start runs one server per node and returns once every one of them is
+// serving as leader or follower.
+func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
+	if spec.Nodes != 3 && spec.Nodes != 5 {
+		return nil, fmt.Errorf("zookeeper: %d nodes asked for; an ensemble here has 3 or 5 servers", spec.Nodes)
+	}
+	// Containers are started at once: one by one, Docker took 1.5 s each
+	// on a busy machine.
+	nodes := make([]targets.Node, spec.Nodes)
+	err := each(len(nodes), func(i int) error {
+		name := fmt.Sprintf("n%d", i+1)
+		c, err := run.Start(ctx, containers.Spec{
+			Name: name, Role: "node", Image: spec.Image,
+			Cmd: command,
+			Env: []string{"ZK_MYID=" + strconv.Itoa(i+1), "ZK_CFG=" + config(spec.Nodes)},
+		})
+		nodes[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Only now does every server's name resolve: let the JVMs go.
+	err = each(len(nodes), func(i int) error {
+		_, err := run.Exec(ctx, nodes[i].Container, false, "touch", startedMark)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := targets.WaitReady(ctx, "zookeeper ensemble", readyLimit, func(ctx context.Context) error {
+		return ready(ctx, nodes)
+	}); err != nil {
+		return nil, err
+	}
+	return nodes, nil
+}
+
+// each runs f(0) to f(n-1) at once and joins their errors.
+func each(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = f(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// config is the configuration of every server of an ensemble of n.
+// Servers are addressed by host name, which the run's network resolves and
+// which, unlike the IP, survives a restart.
+func config(n int) string {
+	lines := []string{
+		// Short ticks make elections and failure detection take seconds:
+		// a follower unheard for syncLimit ticks (2.5 s) is dropped.
+		"tickTime=500",
+		"initLimit=10",
+		"syncLimit=5",
+		"dataDir=" + dataDir,
+		"clientPort=" + strconv.Itoa(ClientPort),
+		// Readiness and Leader ask srvr; other commands stay refused.
+		"4lw.commands.whitelist=srvr,mntr,ruok,stat",
+		// Its Jetty would only take memory and a port.
+		"admin.enableServer=false",
+		// Bind the quorum ports on every address, not just the one the own
+		// host name resolved to at start.
+		"quorumListenOnAllIPs=true",
+	}
+	for i := 1; i <= n; i++ {
+		lines = append(lines, fmt.Sprintf("server.%d=n%d:%d:%d", i, i, QuorumPort, ElectionPort))
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// startedMark is created in every node once all have started. ZooKeeper
+// resolves every server's name as it reads its configuration, and the
+// run's DNS takes 20 s to give up on the name of a container not started
+// yet, which made a 5-server ensemble take up to 26 s to come up.
+const startedMark = "/etc/zookeeper/peers-started"
+
+// command writes myid and the configuration, waits for startedMark, then
+// execs the JVM so that it is PID 1 and a signal sent to the container hits
+// ZooKeeper itself. It is idempotent: the kill fault restarts the same
+// container with it, and the mark and the data directory are still there.
+// The class path is explicit because /usr/share/java holds five SLF4J
+// bindings; this one logs through Debian's log4j.properties to the
+// console, that is, the container log.
+var command = []string{"sh", "-c", `set -e
+mkdir -p ` + dataDir + `
+echo "$ZK_MYID" > ` + dataDir + `/myid
+printf '%s' "$ZK_CFG" > /etc/zookeeper/chaos.cfg
+while [ ! -e ` + startedMark + ` ]; do sleep 0.1; done
+exec java -Xms64m -Xmx256m -XX:+UseSerialGC \
+	-Dzookeeper.root.logger=INFO,CONSOLE \
+	-cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar \
+	org.apache.zookeeper.server.quorum.QuorumPeerMain /etc/zookeeper/chaos.cfg`}
+
+// ready checks that every server serves, as leader or follower (not
+// standalone), and that exactly one of them leads.
+func ready(ctx context.Context, nodes []targets.Node) error {
+	sts, errs := ask(ctx, nodes)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	leaders := 0
+	for i, st := range sts {
+		switch st.mode {
+		case "leader":
+			leaders++
+		case "follower":
+		default:
+			return fmt.Errorf("%s is in mode %s", nodes[i].Container.Name, st.mode)
+		}
+	}
+	if leaders != 1 {
+		return fmt.Errorf("%d servers report leading", leaders)
+	}
+	return nil
+}
+
+// Leader is the server that reports leading (srvr's "Mode: leader"). A
+// leader cut off from the others keeps saying so until it notices (after
+// syncLimit ticks): of two, the current one has applied the higher zxid,
+// whose top 32 bits are the epoch. Before the new leader has applied any
+// transaction of its epoch the two tie, and which leads is unknown.
+func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, error) {
+	sts, errs := ask(ctx, nodes)
+	best, tie := -1, false
+	for i, st := range sts {
+		switch {
+		case errs[i] != nil || st.mode != "leader":
+		case best < 0 || st.zxid > sts[best].zxid:
+			best, tie = i, false
+		case st.zxid == sts[best].zxid:
+			tie = true
+		}
+	}
+	if best < 0 {
+		return targets.Node{}, fmt.Errorf("zookeeper: no server reports leading: %w", errors.Join(errs...))
+	}
+	if tie {
+		return targets.Node{}, fmt.Errorf("zookeeper: several servers report leading at zxid %#x", sts[best].zxid)
+	}
+	return nodes[best], nil
+}
+
+// status is what srvr reports of one server.
+type status struct {
+	mode string // leader, follower, standalone, ...
+	zxid uint64 // last transaction seen: epoch<<32 | counter
+}
+
+// ask runs srvr on every node at once, each with a short deadline, so that a
+// paused server delays the answer by no more than that.
+func ask(ctx context.Context, nodes []targets.Node) ([]status, []error) {
+	sts, errs := make([]status, len(nodes)), make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			var err error
+			sts[i], err = srvr(ctx, net.JoinHostPort(n.Container.IP, strconv.Itoa(ClientPort)))
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", n.Container.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	return sts, errs
+}
+
+// srvr sends the four-letter command srvr to addr and parses its answer,
+// "Key: value" lines; the server closes the connection after answering.
+func srvr(ctx context.Context, addr string) (status, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return status{}, err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	if _, err := io.WriteString(conn, "srvr"); err != nil {
+		return status{}, fmt.Errorf("srvr: %w", err)
+	}
+	out, err := io.ReadAll(conn)
+	if err != nil {
+		return status{}, fmt.Errorf("srvr: %w", err)
+	}
+	var st status
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ": ")
+		switch k {
+		case "Mode":
+			st.mode = v
+		case "Zxid":
+			st.zxid, _ = strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 64)
+		}
+	}
+	if st.mode == "" {
+		// Not serving (no quorum yet), or srvr not whitelisted: say what it said.
+		return status{}, fmt.Errorf("srvr: %q", strings.TrimSpace(string(out)))
+	}
+	return st, nil
+}

@@ -1,0 +1,255 @@
+package register
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/chaos-testing/chaos/workloads"
+)
+
+func init() {
+	workloads.Workloads.Register("zookeeper-register", Workload{TargetKind: "zookeeper", ReadModes: []string{"sync", "plain"}, Open: openZooKeeper})
+}
+
+const (
+	// zkSessionTimeout is asked of the server (which allows 1 to 10 s at
+	// tickTime 500). The client gives up on a silent connection after two
+	// thirds of it and reconnects.
+	zkSessionTimeout = 4 * time.Second
+	// zkOpenLimit bounds Open's wait for a first session.
+	zkOpenLimit = 10 * time.Second
+	// zkRoot is the parent of every register's znode.
+	zkRoot = "/chaos"
+)
+
+// zkStore is a register on znodes /chaos/<key>, values as decimal strings.
+type zkStore struct {
+	conn *zk.Conn
+	sync bool // Read syncs with the leader before reading
+}
+
+func openZooKeeper(cfg workloads.Config) (Store, error) {
+	var sync bool
+	switch cfg.Workload.ReadMode {
+	case "", "plain":
+		// getData on the bound server: may be stale, as ZooKeeper allows.
+	case "sync":
+		sync = true
+	default:
+		return nil, fmt.Errorf("zookeeper-register: read_mode %q: want plain or sync", cfg.Workload.ReadMode)
+	}
+	node := Node(cfg)
+	// Only the bound node, as in Jepsen: the client must not fail over to
+	// another server, or a fault on its node would go unobserved.
+	conn, _, err := zk.Connect([]string{node}, zkSessionTimeout,
+		zk.WithHostProvider(&oneHost{}),
+		// The client's reconnects go to the process's stderr, its log.
+		zk.WithLogger(log.New(os.Stderr, "zk "+node+": ", log.LstdFlags|log.Lmicroseconds)))
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper-register: %w", err)
+	}
+	s := &zkStore{conn: conn, sync: sync}
+	ctx, cancel := context.WithTimeout(context.Background(), zkOpenLimit)
+	defer cancel()
+	if err := s.session(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("zookeeper-register: %s: %w", node, err)
+	}
+	return s, nil
+}
+
+func (s *zkStore) Read(ctx context.Context, key string) (*int64, error) {
+	if err := s.session(ctx); err != nil {
+		return nil, err
+	}
+	p := zkPath(key)
+	if s.sync {
+		// The bound server catches up with the leader before the read.
+		if _, err := call(ctx, func() (string, error) { return s.conn.Sync(p) }); err != nil {
+			return nil, fmt.Errorf("sync: %w", err)
+		}
+	}
+	r, err := s.get(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := strconv.ParseInt(string(r.data), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%s holds %q, not a number", p, r.data)
+	}
+	return &v, nil
+}
+
+// Write sets the znode, creating it (and its parent) on first use.
+func (s *zkStore) Write(ctx context.Context, key string, v int64) error {
+	if err := s.session(ctx); err != nil {
+		return err
+	}
+	p, data := zkPath(key), []byte(strconv.FormatInt(v, 10))
+	for {
+		_, err := call(ctx, func() (*zk.Stat, error) { return s.conn.Set(p, data, -1) })
+		if !errors.Is(err, zk.ErrNoNode) {
+			return zkClassify(err)
+		}
+		_, err = call(ctx, func() (string, error) { return s.create(p, data) })
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return zkClassify(err)
+		}
+		// Another client created it between our set and create: set again.
+		// Nothing deletes znodes, so this happens at most once.
+	}
+}
+
+// Cas reads the znode's value and version, then sets it only at that
+// version: a write in between makes the server refuse it.
+func (s *zkStore) Cas(ctx context.Context, key string, from, to int64) error {
+	if err := s.session(ctx); err != nil {
+		return err
+	}
+	p := zkPath(key)
+	r, err := s.get(ctx, p)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return fmt.Errorf("%w: %s does not exist", ErrNotApplied, p)
+	case err != nil:
+		// Nothing was written yet.
+		return fmt.Errorf("%w: reading %s: %v", ErrNotApplied, p, err)
+	}
+	if string(r.data) != strconv.FormatInt(from, 10) {
+		return fmt.Errorf("%w: %s is %q, not %d", ErrNotApplied, p, r.data, from)
+	}
+	_, err = call(ctx, func() (*zk.Stat, error) {
+		return s.conn.Set(p, []byte(strconv.FormatInt(to, 10)), r.stat.Version)
+	})
+	return zkClassify(err)
+}
+
+func (s *zkStore) Close() error {
+	s.conn.Close()
+	return nil
+}
+
+// getResult is getData's answer.
+type getResult struct {
+	data []byte
+	stat *zk.Stat
+}
+
+func (s *zkStore) get(ctx context.Context, p string) (getResult, error) {
+	return call(ctx, func() (getResult, error) {
+		data, stat, err := s.conn.Get(p)
+		return getResult{data, stat}, err
+	})
+}
+
+// create creates p, and zkRoot first if p's creation finds it missing.
+func (s *zkStore) create(p string, data []byte) (string, error) {
+	_, err := s.conn.Create(p, data, 0, zk.WorldACL(zk.PermAll))
+	if !errors.Is(err, zk.ErrNoNode) {
+		return p, err
+	}
+	if _, err := s.conn.Create(zkRoot, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return p, err
+	}
+	return s.conn.Create(p, data, 0, zk.WorldACL(zk.PermAll))
+}
+
+func zkPath(key string) string { return zkRoot + "/" + key }
+
+// session waits, within ctx, for the client to hold a session. The client
+// queues requests while it reconnects and sends them once it is back, so a
+// request that waited in vain may still be sent after its caller gave up;
+// holding it back until connected keeps that window small, and a request
+// refused here was certainly never sent.
+func (s *zkStore) session(ctx context.Context) error {
+	for s.conn.State() != zk.StateHasSession {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: no session with %s (%s)", ErrNotApplied, s.conn.Server(), s.conn.State())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// call runs f, one request of the zk client, until ctx ends. The client
+// takes no context: when ctx ends first, f's request is still queued or in
+// flight and may yet be applied, so that error is an unknown outcome.
+// A request not even started because ctx had ended is not applied.
+func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, fmt.Errorf("%w: %v", ErrNotApplied, err)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, fmt.Errorf("no answer: %w", ctx.Err())
+	}
+}
+
+// zkClassify marks the errors after which a write certainly did not happen:
+// the server's own refusals, and ErrNoServer, which the client gives the
+// requests it flushes from its queue unsent while it cannot connect. A
+// connection lost or a session expired after sending (ErrConnectionClosed,
+// ErrSessionExpired) leaves the outcome unknown, as does a timeout.
+func zkClassify(err error) error {
+	switch {
+	case err == nil, errors.Is(err, ErrNotApplied):
+		return err
+	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode),
+		errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoServer):
+		return fmt.Errorf("%w: %v", ErrNotApplied, err)
+	}
+	return err
+}
+
+// oneHost is a zk.HostProvider for the one server a client is bound to. The
+// library's default resolves host names once, at Connect, and would never
+// find a node that a restart gave another address; this one leaves the
+// name to the dialer, which resolves it on every connection.
+type oneHost struct {
+	server  string
+	retried bool // a connection attempt failed since the last success
+}
+
+func (h *oneHost) Init(servers []string) error {
+	if len(servers) != 1 {
+		return fmt.Errorf("zookeeper-register: %d servers, want the bound one", len(servers))
+	}
+	h.server = servers[0]
+	return nil
+}
+
+func (h *oneHost) Len() int { return 1 }
+
+// Next returns the server. retryStart makes the client pause a second (and
+// fail its queued requests): not before the first attempt after a success,
+// so a lost connection is retried at once, but before every later one.
+func (h *oneHost) Next() (string, bool) {
+	retry := h.retried
+	h.retried = true
+	return h.server, retry
+}
+
+func (h *oneHost) Connected() { h.retried = false }
