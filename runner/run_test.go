@@ -23,8 +23,11 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runner"
 
+	_ "github.com/chaos-testing/chaos/targets/etcd"
 	_ "github.com/chaos-testing/chaos/targets/redis"
+	_ "github.com/chaos-testing/chaos/targets/zookeeper"
 	_ "github.com/chaos-testing/chaos/workloads/lock"
+	_ "github.com/chaos-testing/chaos/workloads/register"
 )
 
 // These tests start real Redis, client and resource containers. They need
@@ -120,6 +123,37 @@ func TestRedlockPauseFindsStaleWrite(t *testing.T) {
 		}
 	}
 	assertNothingLeft(t, cli, runID(t, dir), nil)
+}
+
+// Short versions of the register negative controls: etcd and ZooKeeper
+// under mixed partitions, kills and pauses must not raise a false alarm,
+// and every fault must be in the history and healed.
+func TestRegisterNegativeControls(t *testing.T) {
+	cli := setup(t)
+	for _, plan := range []string{"etcd-register-mixed.yaml", "zookeeper-register-partition.yaml"} {
+		t.Run(plan, func(t *testing.T) {
+			rep, dir, err := runner.Run(context.Background(), options(t, loadPlan(t, plan, 30*time.Second, 3)))
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if rep.Verdict != analysis.Valid {
+				t.Fatalf("verdict %s, want valid: %+v", rep.Verdict, rep.Results)
+			}
+			ops, _, err := history.Read(filepath.Join(dir, "history.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{"partition-start", "partition-end", "kill-start", "kill-end", "pause-start", "pause-end"} {
+				if !hasNemesisOp(ops, f) {
+					t.Errorf("no %s in the history", f)
+				}
+			}
+			if rep.Ops < 1000 {
+				t.Errorf("only %d history entries: the clients did little", rep.Ops)
+			}
+			assertNothingLeft(t, cli, runID(t, dir), nil)
+		})
+	}
 }
 
 // Ctrl-C at a random moment: the run stops, leaves no container, network
