@@ -74,4 +74,3 @@ func (l *singleLock) Release(ctx context.Context) error {
 	}
 	return nil
 }
-

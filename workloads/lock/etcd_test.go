@@ -1,0 +1,375 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/targets"
+	"github.com/chaos-testing/chaos/targets/etcd"
+	"github.com/chaos-testing/chaos/workloads"
+)
+
+func TestSessionTTL(t *testing.T) {
+	for lease, want := range map[time.Duration]int{
+		0: 1, 300 * time.Millisecond: 1, time.Second: 1, 2 * time.Second: 2, 2500 * time.Millisecond: 3,
+	} {
+		if got := sessionTTL(lease); got != want {
+			t.Errorf("sessionTTL(%s) = %d, want %d", lease, got, want)
+		}
+	}
+}
+
+// The shipped plans pass the workload's own checks.
+func TestEtcdLockPlansCheck(t *testing.T) {
+	w, ok := workloads.Workloads.Lookup("etcd-lock")
+	if !ok || w.Target() != "etcd" {
+		t.Fatal("etcd-lock is not registered as a workload on etcd")
+	}
+	for _, name := range []string{"etcd-lock-pause.yaml", "etcd-lock-pause-unfenced.yaml"} {
+		p, err := plans.Load(filepath.Join("..", "..", "plans", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.(Workload).CheckPlan(p); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if p.Workload.Kind != "etcd-lock" || sessionTTL(p.Workload.Lease.Duration) != 2 ||
+			p.Nemesis[0].Duration.Duration <= p.Workload.Lease.Duration {
+			t.Errorf("%s: want etcd-lock, a 2 s lease and a pause longer than it: %+v", name, p)
+		}
+	}
+}
+
+// etcdCluster starts a 3-member etcd cluster in a run of its own and returns its
+// client addresses as the host reaches them, and a client of all three.
+func etcdCluster(t *testing.T) ([]string, *clientv3.Client) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs Docker")
+	}
+	cli, err := containers.NewClient()
+	if err == nil {
+		_, err = cli.Ping(context.Background())
+	}
+	if err != nil {
+		t.Skipf("no Docker: %v", err)
+	}
+	ctx := context.Background()
+	img, err := etcd.Target{}.Image(ctx, cli, "", etcdTestWriter{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := containers.NewRun(ctx, cli, fmt.Sprintf("etcdlock-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := run.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	nodes, err := etcd.Target{}.Start(ctx, run, targets.Spec{Nodes: 3, Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, net.JoinHostPort(n.Container.IP, strconv.Itoa(etcd.ClientPort)))
+	}
+	admin, err := clientv3.New(clientv3.Config{Endpoints: addrs, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	return addrs, admin
+}
+
+// etcdLocker is process p's locker, bound to member p%3, with a 2 s lease.
+func etcdLocker(t *testing.T, addrs []string, p int) Locker {
+	t.Helper()
+	cfg := workloads.Config{Process: p, Nodes: addrs}
+	cfg.Workload.Lease.Duration = 2 * time.Second
+	l, err := newEtcdLock(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.(*etcdLock).cli.Close() })
+	return l
+}
+
+type etcdAcquired struct {
+	h   Held
+	err error
+}
+
+// etcdAcquireAsync starts an acquisition bounded by limit.
+func etcdAcquireAsync(l Locker, limit time.Duration) <-chan etcdAcquired {
+	ch := make(chan etcdAcquired, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		h, err := l.Acquire(ctx)
+		ch <- etcdAcquired{h, err}
+	}()
+	return ch
+}
+
+func etcdWaitAcquired(t *testing.T, ch <-chan etcdAcquired, within time.Duration) etcdAcquired {
+	t.Helper()
+	select {
+	case a := <-ch:
+		return a
+	case <-time.After(within):
+		t.Fatalf("acquire still waiting after %s", within)
+		return etcdAcquired{}
+	}
+}
+
+func etcdMustAcquire(t *testing.T, who string, l Locker) (Held, int64) {
+	t.Helper()
+	a := etcdWaitAcquired(t, etcdAcquireAsync(l, 5*time.Second), 10*time.Second)
+	if a.err != nil {
+		t.Fatalf("%s: acquire: %v", who, a.err)
+	}
+	tok := a.h.Token()
+	if tok == nil {
+		t.Fatalf("%s: no token", who)
+	}
+	return a.h, *tok
+}
+
+func etcdRelease(t *testing.T, h Held) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return h.Release(ctx)
+}
+
+// etcdLockKeys lists the keys queued under the lock's prefix, oldest first.
+func etcdLockKeys(t *testing.T, admin *clientv3.Client) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := admin.Get(ctx, Name+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, kv := range resp.Kvs {
+		keys = append(keys, string(kv.Key))
+	}
+	return keys
+}
+
+func etcdLeaseOf(h Held) clientv3.LeaseID { return h.(*etcdHeld).s.Lease() }
+
+func TestEtcdLock(t *testing.T) {
+	addrs, admin := etcdCluster(t)
+	a, b := etcdLocker(t, addrs, 0), etcdLocker(t, addrs, 1) // bound to n1 and n2
+	var tokens []int64
+	next := func(who string, tok int64) {
+		t.Helper()
+		if len(tokens) > 0 && tok <= tokens[len(tokens)-1] {
+			t.Fatalf("%s got token %d after %v: tokens must strictly increase", who, tok, tokens)
+		}
+		tokens = append(tokens, tok)
+	}
+
+	// A holds; B waits in the queue until A releases.
+	ha, ta := etcdMustAcquire(t, "A", a)
+	next("A", ta)
+	bch := etcdAcquireAsync(b, 10*time.Second)
+	select {
+	case r := <-bch:
+		t.Fatalf("B acquired (%v) while A held the lock", r.err)
+	case <-time.After(700 * time.Millisecond):
+	}
+	if err := etcdRelease(t, ha); err != nil {
+		t.Fatalf("A: release: %v", err)
+	}
+	r := etcdWaitAcquired(t, bch, 3*time.Second)
+	if r.err != nil {
+		t.Fatalf("B: acquire after A's release: %v", r.err)
+	}
+	next("B", *r.h.Token())
+	if err := etcdRelease(t, r.h); err != nil {
+		t.Fatalf("B: release: %v", err)
+	}
+
+	// A holds again and its lease ends under it, as when A is paused past
+	// it (revoked here, rather than waited out). B takes the lock with a
+	// higher token, and A's release is told the lock was no longer A's.
+	ha, ta = etcdMustAcquire(t, "A", a)
+	next("A", ta)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := admin.Revoke(ctx, etcdLeaseOf(ha)); err != nil {
+		t.Fatal(err)
+	}
+	hb, tb := etcdMustAcquire(t, "B", b)
+	next("B", tb)
+	if err := etcdRelease(t, ha); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("A: release after its lease was revoked: %v, want ErrNotHeld", err)
+	} else {
+		t.Logf("A: release after its lease was revoked: %v", err)
+	}
+
+	// While B holds: an acquisition whose deadline passes in the queue is
+	// of unknown outcome, and leaves no key behind to block others.
+	began := time.Now()
+	r = etcdWaitAcquired(t, etcdAcquireAsync(a, 300*time.Millisecond), 300*time.Millisecond+lockGrace+2*time.Second)
+	if r.err == nil || errors.Is(r.err, ErrNotAcquired) {
+		t.Fatalf("A: acquire timing out in the queue: %v, want an unknown outcome", r.err)
+	}
+	t.Logf("A: acquire timing out in the queue: %v after %s", r.err, time.Since(began).Round(time.Millisecond))
+	deadline := time.Now().Add(3 * time.Second)
+	for keys := etcdLockKeys(t, admin); len(keys) != 1; keys = etcdLockKeys(t, admin) {
+		if time.Now().After(deadline) {
+			t.Fatalf("keys queued after A gave up: %q, want B's alone", keys)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// A waits behind B, and its lease ends while it waits: when B lets go,
+	// A is told its acquisition failed (etcd #11456), not given the lock.
+	ach := etcdAcquireAsync(a, 10*time.Second)
+	var waiting clientv3.LeaseID
+	for deadline = time.Now().Add(3 * time.Second); waiting == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("A's key never appeared in the queue")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		resp, err := admin.Get(ctx, Name+"/", clientv3.WithPrefix())
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range resp.Kvs {
+			if id := clientv3.LeaseID(kv.Lease); id != etcdLeaseOf(hb) {
+				waiting = id
+			}
+		}
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := admin.Revoke(ctx, waiting); err != nil {
+		t.Fatal(err)
+	}
+	if err := etcdRelease(t, hb); err != nil {
+		t.Fatalf("B: release: %v", err)
+	}
+	r = etcdWaitAcquired(t, ach, 3*time.Second)
+	if !errors.Is(r.err, ErrNotAcquired) || !errors.Is(r.err, concurrency.ErrSessionExpired) {
+		t.Fatalf("A: acquire whose lease ended in the queue: %v, want ErrNotAcquired (session expired)", r.err)
+	}
+	t.Logf("A: acquire whose lease ended in the queue: %v", r.err)
+
+	// And the lock is free again: nothing was left behind.
+	ha, ta = etcdMustAcquire(t, "A", a)
+	next("A", ta)
+	if err := etcdRelease(t, ha); err != nil {
+		t.Fatalf("A: release: %v", err)
+	}
+	t.Logf("tokens in order of acquisition: %v", tokens)
+}
+
+// The shipped plans, shortened: a holder paused past its lease writes
+// with its old token after another client has taken the lock and written.
+// Fenced, the resource rejects that write; unfenced, it accepts it.
+func TestEtcdLockPausePlans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts containers")
+	}
+	cli, err := containers.NewClient()
+	if err == nil {
+		_, err = cli.Ping(context.Background())
+	}
+	if err != nil {
+		t.Skipf("no Docker: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "chaos")
+	build := exec.Command("go", "build", "-o", bin, "github.com/chaos-testing/chaos/cmd/chaos")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build chaos: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		plan   string
+		fenced bool
+	}{{"etcd-lock-pause.yaml", true}, {"etcd-lock-pause-unfenced.yaml", false}} {
+		t.Run(tc.plan, func(t *testing.T) {
+			p, err := plans.Load(filepath.Join("..", "..", "plans", tc.plan))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One pause, from 3 s to 9 s, and time to come back from it.
+			if err := p.WithTimeLimit(15 * time.Second); err != nil {
+				t.Fatal(err)
+			}
+			rep, _, err := runner.Run(context.Background(), runner.Options{Plan: p, Results: t.TempDir(), Binary: bin, Out: etcdTestWriter{t}})
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			var res *analysis.Result
+			for i := range rep.Results {
+				if rep.Results[i].Checker == "lock" {
+					res = &rep.Results[i]
+				}
+			}
+			if res == nil {
+				t.Fatalf("no lock checker result: %+v", rep.Results)
+			}
+			stat := func(k string) int {
+				v, _ := strconv.Atoi(fmt.Sprint(res.Stats[k]))
+				return v
+			}
+			t.Logf("verdict %s; acquires ok %d; tokens_seen %d; mutual_exclusion_violations %d; stale_writes_accepted %d; stale_writes_rejected %d; releases_fail %d",
+				res.Verdict, stat("acquires_ok"), stat("tokens_seen"), stat("mutual_exclusion_violations"),
+				stat("stale_writes_accepted"), stat("stale_writes_rejected"), stat("releases_fail"))
+			for _, n := range res.Notes {
+				t.Logf("note: %s", n)
+			}
+			if rep.Verdict != analysis.Invalid || stat("mutual_exclusion_violations") == 0 {
+				t.Errorf("verdict %s with %d overlapping holds; want invalid: the paused holder and the next both believed they held the lock",
+					rep.Verdict, stat("mutual_exclusion_violations"))
+			}
+			if stat("tokens_seen") == 0 || stat("tokens_seen") != stat("acquires_ok") {
+				t.Errorf("%d tokens for %d acquisitions: every acquisition carries one", stat("tokens_seen"), stat("acquires_ok"))
+			}
+			if tc.fenced {
+				if stat("stale_writes_accepted") != 0 || stat("stale_writes_rejected") == 0 {
+					t.Errorf("fenced: %d stale writes accepted, %d rejected; want none accepted and some rejected",
+						stat("stale_writes_accepted"), stat("stale_writes_rejected"))
+				}
+			} else if stat("stale_writes_accepted") == 0 {
+				t.Error("unfenced: no stale write accepted")
+			}
+		})
+	}
+}
+
+type etcdTestWriter struct{ t *testing.T }
+
+func (w etcdTestWriter) Write(p []byte) (int, error) {
+	if s := strings.TrimSpace(string(p)); s != "" {
+		w.t.Log(s)
+	}
+	return len(p), nil
+}
