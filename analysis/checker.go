@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
@@ -55,6 +56,35 @@ type Finding struct {
 	ResourceLines []int `json:"resource_lines,omitempty"`
 }
 
+// maxFindings bounds how many findings a Result lists; FindingsTotal counts all.
+const maxFindings = 20
+
+// findingList keeps the first maxFindings findings and counts them all.
+type findingList struct {
+	list  []Finding
+	total int
+}
+
+// add counts a finding and builds it only while the list has room: a flood
+// of findings costs a count each, not an explanation each.
+func (l *findingList) add(build func() Finding) {
+	l.total++
+	if len(l.list) < maxFindings {
+		l.list = append(l.list, build())
+	}
+}
+
+// opsAt lists the entries of h at the given positions, in history order and
+// once each. It sorts pos.
+func opsAt(h []history.Op, pos []int) []history.Op {
+	slices.Sort(pos)
+	var ops []history.Op
+	for _, i := range slices.Compact(pos) {
+		ops = append(ops, h[i])
+	}
+	return ops
+}
+
 // Result is what one checker concluded.
 type Result struct {
 	Checker  string    `json:"checker"`
@@ -84,6 +114,11 @@ type Input struct {
 	// NilReadsUnknown makes a read that returned JSON null mean "value
 	// unknown" (always legal), as in Knossos, instead of "key absent".
 	NilReadsUnknown bool
+}
+
+// unknownResult is the result of a check that could not decide, and why.
+func unknownResult(why string) Result {
+	return Result{Verdict: Unknown, Notes: []string{why}}
 }
 
 // Checker judges a run.

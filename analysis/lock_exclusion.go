@@ -1,0 +1,57 @@
+// The lock checker's "mutual-exclusion" findings: two processes holding the
+// lock at once, by their own account.
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+// mutualExclusion sweeps the holds by start time, keeping the one that
+// reaches furthest. A process's own holds never overlap (scanLock ends one
+// before the next begins), so a hold that overlaps any earlier-starting
+// hold overlaps the furthest-reaching one unless that is its own process's,
+// in which case it overlaps nothing. One finding per overlapping hold, not
+// per pair: O(n log n) however long a paused holder's tenure.
+func mutualExclusion(lh *lockHistory) findingList {
+	hs := slices.Clone(lh.holds)
+	slices.SortStableFunc(hs, func(a, b hold) int { return cmp.Compare(a.start, b.start) })
+	var found findingList
+	var reach *hold
+	for i := range hs {
+		h := &hs[i]
+		if reach != nil && h.start < reach.stop && h.proc != reach.proc {
+			found.add(func() Finding { return lh.overlapFinding(reach, h) })
+		}
+		if reach == nil || h.stop > reach.stop {
+			reach = h
+		}
+	}
+	return found
+}
+
+func (lh *lockHistory) overlapFinding(a, b *hold) Finding {
+	o := lh.ops
+	return Finding{
+		Kind: "mutual-exclusion",
+		Explanation: fmt.Sprintf("%s and %s both held the lock by their own account: %s from %s (#%d) %s, %s from %s (#%d) %s.",
+			history.ProcessName(a.proc), history.ProcessName(b.proc),
+			history.ProcessName(a.proc), secs(a.start), o[a.acq].Index, lh.describeEnd(a.end),
+			history.ProcessName(b.proc), secs(b.start), o[b.acq].Index, lh.describeEnd(b.end)),
+		Ops: []history.Op{o[a.acq], o[a.end], o[b.acq], o[b.end]},
+	}
+}
+
+func (lh *lockHistory) describeEnd(i int) string {
+	op := &lh.ops[i]
+	switch {
+	case op.Type == history.Invoke && op.F == history.FRelease:
+		return fmt.Sprintf("until its release at %s (#%d)", secs(op.Time), op.Index)
+	case op.Type == history.Invoke && op.F == history.FAcquire:
+		return fmt.Sprintf("until it asked for the lock again at %s (#%d)", secs(op.Time), op.Index)
+	}
+	return fmt.Sprintf("until its last entry at %s (#%d), never releasing", secs(op.Time), op.Index)
+}

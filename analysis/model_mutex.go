@@ -1,0 +1,61 @@
+// The mutex model (Knossos's): acquire succeeds only when the lock is free,
+// release only when it is held, whoever holds it. Each lock name is its own
+// mutex; ops without a value share the lock "".
+package analysis
+
+import (
+	"github.com/anishathalye/porcupine"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+type mutexIn bool // true: acquire
+
+type mutexOut bool // true: outcome unknown
+
+func mutexModel() *linModel {
+	return &linModel{
+		name:    "mutex",
+		fs:      map[string]bool{history.FAcquire: true, history.FRelease: true},
+		keyed:   true,
+		what:    "lock",
+		prepare: prepareMutex,
+	}
+}
+
+func prepareMutex(Input) (*linSpec, error) {
+	return &linSpec{convert: convertMutex, model: porcupine.Model{
+		Init: func() any { return false },
+		Step: func(s, i, o any) (bool, any) {
+			held, acquire, unknown := s.(bool), bool(i.(mutexIn)), bool(o.(mutexOut))
+			if acquire != held { // acquire when free, release when held
+				return true, acquire
+			}
+			return unknown, s // otherwise it cannot have happened
+		},
+		Hash: func(s any) uint64 { return uint64(boolInt(s.(bool))) },
+		DescribeOperation: func(i, o any) string {
+			s := "release"
+			if i.(mutexIn) {
+				s = "acquire"
+			}
+			return s + unknownMark(bool(o.(mutexOut)))
+		},
+		DescribeState: func(s any) string {
+			if s.(bool) {
+				return "held"
+			}
+			return "free"
+		},
+	}}, nil
+}
+
+func convertMutex(inv, done *history.Op) (linOp, error) {
+	var v history.LockValue
+	if len(inv.Value) > 0 && string(inv.Value) != "null" {
+		if err := inv.Decode(&v); err != nil {
+			return linOp{}, err
+		}
+	}
+	return linOp{key: v.Lock, input: mutexIn(inv.F == history.FAcquire), output: mutexOut(done == nil)}, nil
+}

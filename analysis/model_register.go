@@ -1,0 +1,145 @@
+// The register models: "register" (read, write) and "cas-register" (also
+// cas), one register per key, with Knossos's semantics.
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+// regIn is a register operation on value ids.
+type regIn struct {
+	f    uint8 // opRead, opWrite or opCas
+	a, b int32 // write: a = value; cas: a = from, b = to
+}
+
+type regOut struct {
+	unknown bool
+	v       int32 // what a read returned
+}
+
+// Outputs of writes and cases, boxed once.
+var (
+	regDone    any = regOut{}
+	regUnknown any = regOut{unknown: true}
+)
+
+func registerModel(cas bool) *linModel {
+	name := "register"
+	if cas {
+		name = "cas-register"
+	}
+	return &linModel{
+		name:    name,
+		fs:      map[string]bool{history.FRead: true, history.FWrite: true, history.FCas: true},
+		keyed:   true,
+		what:    "register",
+		prepare: func(in Input) (*linSpec, error) { return prepareRegister(in, cas) },
+	}
+}
+
+func prepareRegister(in Input, cas bool) (*linSpec, error) {
+	vals := newValueTable()
+	initial, err := vals.id(in.Initial)
+	if err != nil {
+		return nil, fmt.Errorf("initial value: %w", err)
+	}
+	convert := func(inv, done *history.Op) (linOp, error) {
+		return convertRegister(vals, in.NilReadsUnknown, cas, inv, done)
+	}
+	state := func(id int32) string {
+		if id == 0 {
+			return "absent"
+		}
+		return vals.text(id)
+	}
+	return &linSpec{convert: convert, model: porcupine.Model{
+		Init: func() any { return initial },
+		Step: func(s, i, o any) (bool, any) {
+			st, in, out := s.(int32), i.(regIn), o.(regOut)
+			switch in.f {
+			case opRead:
+				return out.v == st, s
+			case opWrite:
+				return true, in.a
+			}
+			if st == in.a { // a cas that applies, whether or not we heard back
+				return true, in.b
+			}
+			return out.unknown, s // one of unknown outcome may simply have failed
+		},
+		Hash: func(s any) uint64 { return uint64(s.(int32)) },
+		DescribeOperation: func(i, o any) string {
+			in, out := i.(regIn), o.(regOut)
+			switch in.f {
+			case opRead:
+				return "read() → " + state(out.v)
+			case opWrite:
+				return "write(" + vals.text(in.a) + ")" + unknownMark(out.unknown)
+			}
+			return "cas(" + vals.text(in.a) + ", " + vals.text(in.b) + ")" + cmpOr(unknownMark(out.unknown), " → ok")
+		},
+		DescribeState: func(s any) string { return state(s.(int32)) },
+	}}, nil
+}
+
+// convertRegister reads a register operation. With nilUnknown, a read of
+// null is of unknown value, as in Knossos; without cas, a cas is an error.
+func convertRegister(vals *valueTable, nilUnknown, cas bool, inv, done *history.Op) (linOp, error) {
+	var v history.RegisterValue
+	if err := inv.Decode(&v); err != nil {
+		return linOp{}, err
+	}
+	out := regUnknown
+	if done != nil {
+		out = regDone
+	}
+	switch inv.F {
+	case history.FRead:
+		if done == nil {
+			return linOp{key: v.Key, drop: true}, nil // a read of unknown result constrains nothing
+		}
+		var d history.RegisterValue
+		if len(done.Value) > 0 {
+			if err := done.Decode(&d); err != nil {
+				return linOp{}, err
+			}
+		}
+		id, err := vals.id(d.Value)
+		if err != nil {
+			return linOp{}, fmt.Errorf("op #%d read: %w", done.Index, err)
+		}
+		if id == 0 && nilUnknown {
+			return linOp{key: v.Key, drop: true}, nil
+		}
+		return linOp{key: v.Key, input: regIn{f: opRead}, output: regOut{v: id}}, nil
+	case history.FWrite:
+		if len(v.Value) == 0 {
+			return linOp{}, fmt.Errorf("op #%d write: no value to write", inv.Index)
+		}
+		id, err := vals.id(v.Value)
+		if err != nil {
+			return linOp{}, fmt.Errorf("op #%d write: %w", inv.Index, err)
+		}
+		return linOp{key: v.Key, input: regIn{f: opWrite, a: id}, output: out}, nil
+	default: // cas
+		if !cas {
+			return linOp{}, fmt.Errorf("op #%d is a cas, which the register model lacks: check with cas-register", inv.Index)
+		}
+		if len(v.From) == 0 || len(v.To) == 0 {
+			return linOp{}, fmt.Errorf(`op #%d cas: expected "from" and "to"`, inv.Index)
+		}
+		from, err := vals.id(v.From)
+		if err != nil {
+			return linOp{}, fmt.Errorf("op #%d cas: %w", inv.Index, err)
+		}
+		to, err := vals.id(v.To)
+		if err != nil {
+			return linOp{}, fmt.Errorf("op #%d cas: %w", inv.Index, err)
+		}
+		return linOp{key: v.Key, input: regIn{f: opCas, a: from, b: to}, output: out}, nil
+	}
+}

@@ -1,0 +1,117 @@
+// The finding for an illegal key: which operations porcupine could not
+// order, and why, in words a reader can check against the history.
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+// witness explains why a key is illegal from porcupine's longest partial
+// linearization P: after P the model is in some state, and none of the
+// operations that must come next (those invoked before the earliest
+// completion among the rest) extends P any further. Those operations, the
+// one whose completion forces the order first, and P's last operation are
+// the proof; their entries are listed, at most maxFindings of them.
+func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, info porcupine.LinearizationInfo, file string) Finding {
+	var best []int
+	if pl := info.PartialLinearizations(); len(pl) > 0 {
+		for _, l := range pl[0] {
+			if len(l) > len(best) {
+				best = l
+			}
+		}
+	}
+	state := model.Init()
+	in := make([]bool, len(p.ops))
+	for _, id := range best {
+		_, state = model.Step(state, p.ops[id].Input, p.ops[id].Output)
+		in[id] = true
+	}
+	first := int64(math.MaxInt64)
+	for id, o := range p.ops {
+		if !in[id] {
+			first = min(first, o.Return)
+		}
+	}
+	var next []int
+	for id, o := range p.ops {
+		if !in[id] && o.Call <= first {
+			next = append(next, id)
+		}
+	}
+	// The operation completing first leads (it forces the order); the others
+	// follow by invocation.
+	slices.SortStableFunc(next, func(a, b int) int { return cmp.Compare(p.ops[a].Call, p.ops[b].Call) })
+	if lead := slices.IndexFunc(next, func(id int) bool { return p.ops[id].Return == first }); lead > 0 {
+		id := next[lead]
+		copy(next[1:lead+1], next[:lead])
+		next[0] = id
+	}
+	describe := func(id int) string {
+		o := p.ops[id]
+		return fmt.Sprintf("#%d %s %s", h[p.refs[id].inv].Index, history.ProcessName(o.ClientId), model.DescribeOperation(o.Input, o.Output))
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s is not linearizable: ", capitalize(keyName(m, p.key)))
+	when := "next"
+	if len(best) == 0 {
+		fmt.Fprintf(&b, "in its initial state %s, ", model.DescribeState(state))
+		when = "first"
+	} else {
+		fmt.Fprintf(&b, "at most %d of its %d operations can be ordered consistently with real time and the %s model, ending in state %s after %s; ",
+			len(best), len(p.ops), m.name, model.DescribeState(state), describe(best[len(best)-1]))
+	}
+	fits := false // does some candidate fit the state, only to lead nowhere later?
+	var list []string
+	for i, id := range next {
+		if ok, _ := model.Step(state, p.ops[id].Input, p.ops[id].Output); ok {
+			fits = true
+		}
+		if i < 3 {
+			list = append(list, describe(id))
+		}
+	}
+	if len(next) > 3 {
+		list = append(list, fmt.Sprintf("%d more", len(next)-3))
+	}
+	switch {
+	case len(next) == 1 && fits:
+		fmt.Fprintf(&b, "the one operation that can come %s, %s, leads to no full order", when, list[0])
+	case len(next) == 1:
+		fmt.Fprintf(&b, "the one operation that can come %s, %s, does not fit that state", when, list[0])
+	case fits:
+		fmt.Fprintf(&b, "none of the %d operations that can come %s (%s) leads to a full order", len(next), when, strings.Join(list, ", "))
+	default:
+		fmt.Fprintf(&b, "none of the %d operations that can come %s (%s) fits that state", len(next), when, strings.Join(list, ", "))
+	}
+	if file != "" {
+		fmt.Fprintf(&b, "; see %s", file)
+	}
+	b.WriteString(".")
+
+	// The proof: the candidates, then P's last operation.
+	if len(best) > 0 {
+		next = append(next, best[len(best)-1])
+	}
+	var pos []int
+	for _, id := range next {
+		r := p.refs[id]
+		if len(pos)+2 > maxFindings && len(pos) > 0 {
+			break
+		}
+		pos = append(pos, r.inv)
+		if r.done >= 0 {
+			pos = append(pos, r.done)
+		}
+	}
+	return Finding{Kind: "nonlinearizable", Explanation: b.String(), Ops: opsAt(h, pos)}
+}
