@@ -15,7 +15,8 @@ import (
 // acquire -> write to a protected resource -> release. It finds two kinds of
 // anomaly: "mutual-exclusion" (two processes holding the lock at once, by
 // their own account) and "stale-write" (the resource accepting a write made
-// under an acquisition older than one whose holder had already written).
+// under an acquisition older than one whose holder had already written), and
+// checks that fencing tokens grow ("token-order").
 type LockChecker struct{}
 
 func init() { Register(LockChecker{}) }
@@ -32,6 +33,7 @@ func (LockChecker) Check(ctx context.Context, in Input) Result {
 	}
 
 	me := mutualExclusion(lh)
+	order := tokenOrder(lh)
 	var stale findingList
 	var rejected, unmatched int
 	switch {
@@ -45,8 +47,9 @@ func (LockChecker) Check(ctx context.Context, in Input) Result {
 		return unknownResult("check cancelled: " + err.Error())
 	}
 
-	res.Findings = pickFindings(stale.list, me.list) // stale writes first: they are the damage done
-	res.FindingsTotal = me.total + stale.total
+	// Stale writes first: they are the damage done.
+	res.Findings = pickFindings(append(stale.list, order.list...), me.list)
+	res.FindingsTotal = me.total + stale.total + order.total
 	switch {
 	case lh.counts["acquires_ok"] == 0:
 		res.Verdict = Unknown
@@ -54,7 +57,7 @@ func (LockChecker) Check(ctx context.Context, in Input) Result {
 	case res.FindingsTotal > 0:
 		res.Verdict = Invalid
 	}
-	if in.ResourceMode == "fenced" && lh.tokens == 0 {
+	if in.ResourceMode == "fenced" && len(lh.grants) == 0 {
 		res.Notes = append(res.Notes, "the lock service handed out no fencing token (Redlock has none), so the fenced resource had nothing to check")
 	}
 	if unmatched > 0 {
@@ -72,7 +75,11 @@ func (LockChecker) Check(ctx context.Context, in Input) Result {
 	res.Stats["stale_writes_accepted"] = stale.total
 	res.Stats["stale_writes_rejected"] = rejected
 	res.Stats["mutual_exclusion_violations"] = me.total
-	res.Stats["tokens_seen"] = lh.tokens
+	res.Stats["tokens_seen"] = len(lh.grants)
+	if len(lh.grants) > 0 {
+		// Per lock, each token greater than every token granted before it was asked for.
+		res.Stats["tokens_strictly_increasing"] = order.total == 0
+	}
 	holdTimes := make([]time.Duration, len(lh.holds))
 	for i, h := range lh.holds {
 		holdTimes[i] = h.stop - h.start

@@ -52,8 +52,8 @@ type lockHistory struct {
 	acquires  map[sessionKey]int // position of the acquire ok
 	counts    map[string]int
 	latencies []time.Duration // of ok acquires
-	tokens    int
-	bad       errCount // unreadable values
+	grants    []tokenGrant    // successful acquires that carried a token
+	bad       errCount        // unreadable values
 }
 
 // scanLock makes one pass over the history in file order, which is each
@@ -145,7 +145,7 @@ func (lh *lockHistory) complete(ps *procState, inv, i int) {
 		var v history.LockValue
 		lh.decode(op, &v)
 		if v.Token != nil {
-			lh.tokens++
+			lh.grants = append(lh.grants, tokenGrant{inv: inv, ok: i, lock: v.Lock, token: *v.Token})
 		}
 		lh.acquires[sessionKey{op.Process, v.Session}] = i
 		lh.latencies = append(lh.latencies, op.Time-lh.ops[inv].Time)
