@@ -27,6 +27,10 @@ type Config struct {
 	ClockStart time.Duration `json:"clock_start"`
 }
 
+// Node is the node the client process is bound to. Only that node, as in
+// Jepsen: a client that failed over would hide a fault on its node.
+func (c Config) Node() string { return c.Nodes[c.Process%len(c.Nodes)] }
+
 // ConfigEnv is the environment variable that carries a client's Config.
 const ConfigEnv = "CHAOS_CLIENT"
 

@@ -50,8 +50,7 @@ func newEtcdLock(cfg workloads.Config) (Locker, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, fmt.Errorf("etcd-lock: no etcd members given")
 	}
-	// The node the process is bound to, as register.Node chooses it.
-	node := cfg.Nodes[cfg.Process%len(cfg.Nodes)]
+	node := cfg.Node()
 	cli, err := clientv3.New(clientv3.Config{
 		// Only the bound node, as in Jepsen: the client must not fail over
 		// to another member, or a fault on its node would go unobserved.

@@ -43,7 +43,7 @@ func openEtcd(cfg workloads.Config) (Store, error) {
 	cli, err := clientv3.New(clientv3.Config{
 		// Only the bound node, as in Jepsen: the client must not fail over
 		// to another member, or a fault on its node would go unobserved.
-		Endpoints:   []string{Node(cfg)},
+		Endpoints:   []string{cfg.Node()},
 		DialTimeout: time.Second,
 		// The client logs every retry; the history records what matters.
 		Logger: zap.NewNop(),

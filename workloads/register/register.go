@@ -63,9 +63,6 @@ func (w Workload) Checkers() []string { return []string{"cas-register"} }
 // Target is the cluster kind the backend needs.
 func (w Workload) Target() string { return w.TargetKind }
 
-// Node is the node a client process is bound to.
-func Node(cfg workloads.Config) string { return cfg.Nodes[cfg.Process%len(cfg.Nodes)] }
-
 // Key is the key a client works on at time now. Keys change every period,
 // so each key's history stays short enough to check quickly, while the
 // clients that share a period contend on the same few keys.

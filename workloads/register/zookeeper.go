@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/zkclient"
 )
 
 func init() {
@@ -45,13 +44,8 @@ func openZooKeeper(cfg workloads.Config) (Store, error) {
 	default:
 		return nil, fmt.Errorf("zookeeper-register: read_mode %q: want plain or sync", cfg.Workload.ReadMode)
 	}
-	node := Node(cfg)
-	// Only the bound node, as in Jepsen: the client must not fail over to
-	// another server, or a fault on its node would go unobserved.
-	conn, _, err := zk.Connect([]string{node}, zkSessionTimeout,
-		zk.WithHostProvider(&oneHost{}),
-		// The client's reconnects go to the process's stderr, its log.
-		zk.WithLogger(log.New(os.Stderr, "zk "+node+": ", log.LstdFlags|log.Lmicroseconds)))
+	node := cfg.Node()
+	conn, err := zkclient.Connect(node, zkSessionTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper-register: %w", err)
 	}
@@ -72,7 +66,7 @@ func (s *zkStore) Read(ctx context.Context, key string) (*int64, error) {
 	p := zkPath(key)
 	if s.sync {
 		// The bound server catches up with the leader before the read.
-		if _, err := call(ctx, func() (string, error) { return s.conn.Sync(p) }); err != nil {
+		if _, err := zkclient.Call(ctx, func() (string, error) { return s.conn.Sync(p) }); err != nil {
 			return nil, fmt.Errorf("sync: %w", err)
 		}
 	}
@@ -97,11 +91,11 @@ func (s *zkStore) Write(ctx context.Context, key string, v int64) error {
 	}
 	p, data := zkPath(key), []byte(strconv.FormatInt(v, 10))
 	for {
-		_, err := call(ctx, func() (*zk.Stat, error) { return s.conn.Set(p, data, -1) })
+		_, err := zkclient.Call(ctx, func() (*zk.Stat, error) { return s.conn.Set(p, data, -1) })
 		if !errors.Is(err, zk.ErrNoNode) {
 			return zkClassify(err)
 		}
-		_, err = call(ctx, func() (string, error) { return s.create(p, data) })
+		_, err = zkclient.Call(ctx, func() (string, error) { return s.create(p, data) })
 		if !errors.Is(err, zk.ErrNodeExists) {
 			return zkClassify(err)
 		}
@@ -128,7 +122,7 @@ func (s *zkStore) Cas(ctx context.Context, key string, from, to int64) error {
 	if string(r.data) != strconv.FormatInt(from, 10) {
 		return fmt.Errorf("%w: %s is %q, not %d", ErrNotApplied, p, r.data, from)
 	}
-	_, err = call(ctx, func() (*zk.Stat, error) {
+	_, err = zkclient.Call(ctx, func() (*zk.Stat, error) {
 		return s.conn.Set(p, []byte(strconv.FormatInt(to, 10)), r.stat.Version)
 	})
 	return zkClassify(err)
@@ -146,7 +140,7 @@ type getResult struct {
 }
 
 func (s *zkStore) get(ctx context.Context, p string) (getResult, error) {
-	return call(ctx, func() (getResult, error) {
+	return zkclient.Call(ctx, func() (getResult, error) {
 		data, stat, err := s.conn.Get(p)
 		return getResult{data, stat}, err
 	})
@@ -182,32 +176,6 @@ func (s *zkStore) session(ctx context.Context) error {
 	return nil
 }
 
-// call runs f, one request of the zk client, until ctx ends. The client
-// takes no context: when ctx ends first, f's request is still queued or in
-// flight and may yet be applied, so that error is an unknown outcome.
-// A request not even started because ctx had ended is not applied.
-func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	var zero T
-	if err := ctx.Err(); err != nil {
-		return zero, fmt.Errorf("%w: %v", ErrNotApplied, err)
-	}
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		return zero, fmt.Errorf("no answer: %w", ctx.Err())
-	}
-}
-
 // zkClassify marks the errors after which a write certainly did not happen:
 // the server's own refusals, and ErrNoServer, which the client gives the
 // requests it flushes from its queue unsent while it cannot connect. A
@@ -217,39 +185,11 @@ func zkClassify(err error) error {
 	switch {
 	case err == nil, errors.Is(err, ErrNotApplied):
 		return err
+	case errors.Is(err, zkclient.ErrNotSent):
+		return fmt.Errorf("%w: %v", ErrNotApplied, err)
 	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode),
 		errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoServer):
 		return fmt.Errorf("%w: %v", ErrNotApplied, err)
 	}
 	return err
 }
-
-// oneHost is a zk.HostProvider for the one server a client is bound to. The
-// library's default resolves host names once, at Connect, and would never
-// find a node that a restart gave another address; this one leaves the
-// name to the dialer, which resolves it on every connection.
-type oneHost struct {
-	server  string
-	retried bool // a connection attempt failed since the last success
-}
-
-func (h *oneHost) Init(servers []string) error {
-	if len(servers) != 1 {
-		return fmt.Errorf("zookeeper-register: %d servers, want the bound one", len(servers))
-	}
-	h.server = servers[0]
-	return nil
-}
-
-func (h *oneHost) Len() int { return 1 }
-
-// Next returns the server. retryStart makes the client pause a second (and
-// fail its queued requests): not before the first attempt after a success,
-// so a lost connection is retried at once, but before every later one.
-func (h *oneHost) Next() (string, bool) {
-	retry := h.retried
-	h.retried = true
-	return h.server, retry
-}
-
-func (h *oneHost) Connected() { h.retried = false }

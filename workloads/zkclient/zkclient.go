@@ -1,0 +1,85 @@
+// Package zkclient is what the ZooKeeper workloads share: a session bound
+// to one server, and requests bounded by a context, which the zk library
+// does not take.
+package zkclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Connect opens a session with the one server a client process is bound
+// to, as in Jepsen: the client must not fail over to another server, or a
+// fault on its node would go unobserved. Reconnects go to stderr, the
+// process's log.
+func Connect(node string, sessionTimeout time.Duration) (*zk.Conn, error) {
+	conn, _, err := zk.Connect([]string{node}, sessionTimeout,
+		zk.WithHostProvider(&oneHost{}),
+		zk.WithLogger(log.New(os.Stderr, "zk "+node+": ", log.LstdFlags|log.Lmicroseconds)))
+	return conn, err
+}
+
+// ErrNotSent is a request never handed to the client, because ctx had
+// ended: it certainly was not applied.
+var ErrNotSent = errors.New("not sent")
+
+// Call runs f, one request of the zk client, until ctx ends. When ctx ends
+// first, f's request is still queued or in flight and may yet be applied,
+// so that error is an unknown outcome.
+func Call[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, fmt.Errorf("%w: %w", ErrNotSent, err)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, fmt.Errorf("no answer: %w", ctx.Err())
+	}
+}
+
+// oneHost is a zk.HostProvider for the one server a client is bound to. The
+// library's default resolves host names once, at Connect, and would never
+// find a node that a restart gave another address; this one leaves the
+// name to the dialer, which resolves it on every connection.
+type oneHost struct {
+	server  string
+	retried bool // a connection attempt failed since the last success
+}
+
+func (h *oneHost) Init(servers []string) error {
+	if len(servers) != 1 {
+		return fmt.Errorf("zkclient: %d servers, want the bound one", len(servers))
+	}
+	h.server = servers[0]
+	return nil
+}
+
+func (h *oneHost) Len() int { return 1 }
+
+// Next returns the server. retryStart makes the client pause a second (and
+// fail its queued requests): not before the first attempt after a success,
+// so a lost connection is retried at once, but before every later one.
+func (h *oneHost) Next() (string, bool) {
+	retry := h.retried
+	h.retried = true
+	return h.server, retry
+}
+
+func (h *oneHost) Connected() { h.retried = false }
