@@ -30,7 +30,7 @@ func cmdCheck(args []string) (int, error) {
 	}
 	st, err := os.Stat(path)
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, fmt.Errorf("%s is not a run folder or a history file: %w", path, err)
 	}
 	if st.IsDir() {
 		rep, err := runner.Analyze(context.Background(), path)
