@@ -155,10 +155,7 @@ func runFor(t *testing.T, s *nemesis.Schedule, d time.Duration) error {
 // then cancels it and waits for Run to return.
 func runUntil(t *testing.T, s *nemesis.Schedule, env *fakeEnv, n int, start string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
+	stop := runInBackground(t, s)
 	deadline := time.Now().Add(10 * time.Second)
 	for env.count(start) < n {
 		if time.Now().After(deadline) {
@@ -166,14 +163,27 @@ func runUntil(t *testing.T, s *nemesis.Schedule, env *fakeEnv, n int, start stri
 		}
 		time.Sleep(time.Millisecond)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
+	stop(5 * time.Second)
+}
+
+// runInBackground starts running s. stop cancels the run and fails the
+// test unless Run returns, without an error, within the time given.
+func runInBackground(t *testing.T, s *nemesis.Schedule) (stop func(within time.Duration)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	return func(within time.Duration) {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+		case <-time.After(within):
+			t.Fatalf("Run did not return within %s of cancellation", within)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return within 5s of cancellation")
 	}
 }
 
@@ -351,11 +361,7 @@ func TestScheduleInjectsAndHeals(t *testing.T) {
 func TestScheduleHealsOnCancel(t *testing.T) {
 	env := newEnv(testRoles)
 	s, path := schedule(t, env, []plans.Fault{fault("pause", "clients", 10, 10_000, 10_000)}, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-
+	stop := runInBackground(t, s)
 	deadline := time.Now().Add(2 * time.Second)
 	for len(env.Events()) == 0 {
 		if time.Now().After(deadline) {
@@ -367,15 +373,7 @@ func TestScheduleHealsOnCancel(t *testing.T) {
 	if a := s.Active(); !slices.Equal(a, []string{"pause " + victim}) {
 		t.Errorf("Active() during the fault = %q, want [pause %s]", a, victim)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Run did not return within 2s of cancellation (the fault lasts 10s)")
-	}
+	stop(2 * time.Second) // the fault lasts 10s: Run heals it, not waits it out
 	evs := env.Events()
 	if len(evs) != 2 || evs[0].action != "STOP" || evs[1].action != "CONT" || evs[1].proc != victim {
 		t.Fatalf("env events %v, want STOP then CONT of %s", evs, victim)
@@ -404,22 +402,12 @@ func TestScheduleStartsNothingAfterCancel(t *testing.T) {
 		env := newEnv(testRoles)
 		env.healDelay = 30 * time.Millisecond // longer than the interval
 		s, path := schedule(t, env, []plans.Fault{fault("pause", "clients", 1, 10, 5)}, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- s.Run(ctx) }()
+		stop := runInBackground(t, s)
 		for env.count("STOP") == 0 {
 			time.Sleep(time.Millisecond)
 		}
 		cancelled := time.Now()
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("Run did not return within 5s of cancellation")
-		}
+		stop(5 * time.Second)
 		for _, e := range env.Events() {
 			if e.action == "STOP" && e.at.After(cancelled) {
 				late++

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runner"
 
@@ -33,67 +33,21 @@ import (
 // These tests start real Redis, client and resource containers. They need
 // a Docker Engine and mmdebstrap (scripts/setup installs it); -short skips them.
 
-var chaosBinary string
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "chaos-bin")
-	if err != nil {
-		panic(err)
-	}
-	chaosBinary = filepath.Join(dir, "chaos")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// setup skips without Docker and builds the chaos binary the containers run.
-func setup(t *testing.T) *client.Client {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: starts containers")
-	}
-	cli, err := containers.NewClient()
-	if err == nil {
-		_, err = cli.Ping(context.Background())
-	}
-	if err != nil {
-		t.Skipf("no Docker Engine: %v", err)
-	}
-	if _, err := os.Stat(chaosBinary); err != nil {
-		build := exec.Command("go", "build", "-o", chaosBinary, "github.com/chaos-testing/chaos/cmd/chaos")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build chaos: %v\n%s", err, out)
-		}
-	}
-	return cli
-}
-
+// loadPlan is the plan file name, cut to limit, with seed.
 func loadPlan(t *testing.T, name string, limit time.Duration, seed int64) *plans.Plan {
 	t.Helper()
-	p, err := plans.Load(filepath.Join("..", "plans", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.WithTimeLimit(limit); err != nil {
-		t.Fatal(err)
-	}
+	p := testenv.Plan(t, filepath.Join("..", "plans", name), limit)
 	p.Seed = seed
 	return p
-}
-
-func options(t *testing.T, p *plans.Plan) runner.Options {
-	return runner.Options{Plan: p, Results: t.TempDir(), Binary: chaosBinary, Out: testWriter{t}}
 }
 
 // A short version of plans/redlock-pause.yaml: one holder pause of 5 s
 // against a 2 s lease must yield a stale write accepted, with its proof.
 func TestRedlockPauseFindsStaleWrite(t *testing.T) {
-	cli := setup(t)
-	rep, dir, err := runner.Run(context.Background(), options(t, loadPlan(t, "redlock-pause.yaml", 14*time.Second, 1)))
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	cli := testenv.Docker(t)
+	rep, dir := testenv.RunPlan(t, loadPlan(t, "redlock-pause.yaml", 14*time.Second, 1))
 	if rep.Verdict != analysis.Invalid {
 		t.Fatalf("verdict %s, want invalid: %+v", rep.Verdict, rep.Results)
 	}
@@ -129,13 +83,10 @@ func TestRedlockPauseFindsStaleWrite(t *testing.T) {
 // under mixed partitions, kills and pauses must not raise a false alarm,
 // and every fault must be in the history and healed.
 func TestRegisterNegativeControls(t *testing.T) {
-	cli := setup(t)
+	cli := testenv.Docker(t)
 	for _, plan := range []string{"etcd-register-mixed.yaml", "zookeeper-register-partition.yaml"} {
 		t.Run(plan, func(t *testing.T) {
-			rep, dir, err := runner.Run(context.Background(), options(t, loadPlan(t, plan, 30*time.Second, 3)))
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
+			rep, dir := testenv.RunPlan(t, loadPlan(t, plan, 30*time.Second, 3))
 			if rep.Verdict != analysis.Valid {
 				t.Fatalf("verdict %s, want valid: %+v", rep.Verdict, rep.Results)
 			}
@@ -159,8 +110,8 @@ func TestRegisterNegativeControls(t *testing.T) {
 // Ctrl-C at a random moment: the run stops, leaves no container, network
 // or stopped process behind, and its partial history can be checked.
 func TestInterruptLeavesNothingBehind(t *testing.T) {
-	cli := setup(t)
-	o := options(t, loadPlan(t, "redlock-pause.yaml", 60*time.Second, 2))
+	cli := testenv.Docker(t)
+	o := testenv.Options(t, loadPlan(t, "redlock-pause.yaml", 60*time.Second, 2))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Interrupt at a random moment once clients are at work: before,
@@ -263,11 +214,4 @@ func assertNothingLeft(t *testing.T, cli *client.Client, id string, pids []int) 
 			t.Errorf("process %d of the run still exists: %s", pid, stat)
 		}
 	}
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

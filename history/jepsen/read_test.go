@@ -11,42 +11,41 @@ import (
 	"github.com/chaos-testing/chaos/history"
 )
 
-// modelOf gives the model a testdata file is written for, by its prefix.
-func modelOf(file string) string {
-	for _, m := range []string{MultiRegister, CasRegister, Register, Mutex} {
-		if strings.HasPrefix(filepath.Base(file), m+"-") {
-			return m
-		}
-	}
-	return ""
-}
+// example is a testdata file written for a model, named by its prefix.
+type example struct{ file, model string }
 
-func testFiles(t *testing.T) []string {
+// examples are the testdata files whose names start with a model's.
+func examples(t *testing.T) []example {
 	files, err := filepath.Glob("testdata/*.edn")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no testdata: %v", err)
 	}
-	return files
+	var exs []example
+	for _, file := range files {
+		for _, m := range []string{MultiRegister, CasRegister, Register, Mutex} {
+			if strings.HasPrefix(filepath.Base(file), m+"-") {
+				exs = append(exs, example{file, m})
+				break
+			}
+		}
+	}
+	return exs
 }
 
 // Every example reads, and every op is numbered by its position.
 func TestReadTestdata(t *testing.T) {
-	for _, file := range testFiles(t) {
-		model := modelOf(file)
-		if model == "" {
-			continue
-		}
-		ops, err := ReadFile(file, model)
+	for _, ex := range examples(t) {
+		ops, err := ReadFile(ex.file, ex.model)
 		if err != nil {
 			t.Errorf("%v", err)
 			continue
 		}
 		if len(ops) == 0 {
-			t.Errorf("%s: no ops", file)
+			t.Errorf("%s: no ops", ex.file)
 		}
 		for i, op := range ops {
 			if op.Index != i || op.Time != time.Duration(i) {
-				t.Errorf("%s: op %d has index %d, time %d", file, i, op.Index, op.Time)
+				t.Errorf("%s: op %d has index %d, time %d", ex.file, i, op.Index, op.Time)
 			}
 		}
 	}

@@ -188,21 +188,17 @@ func TestRoundTrip(t *testing.T) {
 // Read, Write, Read gives the same history for every example: they are
 // Jepsen histories already, so renumbering leaves them alone.
 func TestRoundTripTestdata(t *testing.T) {
-	for _, file := range testFiles(t) {
-		model := modelOf(file)
-		if model == "" {
-			continue
-		}
-		ops, err := ReadFile(file, model)
+	for _, ex := range examples(t) {
+		ops, err := ReadFile(ex.file, ex.model)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, op := range Renumber(ops) {
 			if op.Process != ops[i].Process {
-				t.Errorf("%s: op %d: a process invokes again after :info", file, i)
+				t.Errorf("%s: op %d: a process invokes again after :info", ex.file, i)
 			}
 		}
-		roundTrip(t, model, ops)
+		roundTrip(t, ex.model, ops)
 	}
 }
 

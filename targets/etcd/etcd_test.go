@@ -3,20 +3,17 @@ package etcd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/docker/docker/client"
 	"google.golang.org/grpc"
 
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/register"
@@ -102,71 +99,10 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-var (
-	imageOnce sync.Once
-	testImage string
-	imageErr  error
-)
-
-// setup skips without Docker and builds the image once per test binary,
-// of the etcd version in $CHAOS_ETCD_VERSION (default: DefaultVersion).
-func setup(t *testing.T) (*client.Client, string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs Docker")
-	}
-	cli, err := containers.NewClient()
-	if err == nil {
-		_, err = cli.Ping(context.Background())
-	}
-	if err != nil {
-		t.Skipf("no Docker: %v", err)
-	}
-	imageOnce.Do(func() {
-		start := time.Now()
-		testImage, imageErr = Target{}.Image(context.Background(), cli, os.Getenv("CHAOS_ETCD_VERSION"), testWriter{t})
-		t.Logf("image %s ready in %s", testImage, time.Since(start).Round(time.Millisecond))
-	})
-	if imageErr != nil {
-		t.Fatal(imageErr)
-	}
-	return cli, testImage
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	if s := strings.TrimSpace(string(p)); s != "" {
-		w.t.Log(s)
-	}
-	return len(p), nil
-}
-
-// start starts an n-member cluster in a run of its own, removed at the end.
+// start starts an n-member cluster in a run of its own, removed at the
+// end, of the etcd version in $CHAOS_ETCD_VERSION (default: DefaultVersion).
 func start(t *testing.T, n int) (*containers.Run, []targets.Node) {
-	cli, img := setup(t)
-	ctx := context.Background()
-	run, err := containers.NewRun(ctx, cli, fmt.Sprintf("etcdtest-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		began := time.Now()
-		if err := run.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-		t.Logf("run removed in %s", time.Since(began).Round(time.Millisecond))
-	})
-	began := time.Now()
-	nodes, err := Target{}.Start(ctx, run, targets.Spec{Nodes: n, Image: img})
-	if err != nil {
-		t.Fatal(err)
-	}
-	took := time.Since(began)
-	// Logged, not asserted: the aim is under 10 s, but a loaded machine
-	// (CI shares it) may take longer, and Start has its own limit.
-	t.Logf("%d members started and ready in %s", n, took.Round(time.Millisecond))
-	return run, nodes
+	return testenv.Cluster(t, Target{}, os.Getenv("CHAOS_ETCD_VERSION"), n, "etcdtest")
 }
 
 // open is the register workload's store bound to n, dialled from the host.
@@ -176,15 +112,7 @@ func open(t *testing.T, n targets.Node, readMode string) register.Store {
 
 func openAddr(t *testing.T, addr, readMode string) register.Store {
 	t.Helper()
-	w, _ := workloads.Workloads.Lookup("etcd-register")
-	cfg := workloads.Config{Nodes: []string{addr}}
-	cfg.Workload.ReadMode = readMode
-	s, err := w.(register.Workload).Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return testenv.Store(t, "etcd-register", addr, readMode)
 }
 
 func TestCluster3(t *testing.T) {

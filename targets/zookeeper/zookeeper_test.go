@@ -9,13 +9,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/docker/docker/client"
-
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/register"
@@ -110,73 +108,23 @@ func TestLeader(t *testing.T) {
 	}
 }
 
-var (
-	imageOnce sync.Once
-	testImage string
-	imageErr  error
-)
-
-// setup skips without Docker and builds the image once per test binary.
-func setup(t *testing.T) (*client.Client, string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs Docker")
-	}
-	cli, err := containers.NewClient()
-	if err == nil {
-		_, err = cli.Ping(context.Background())
-	}
-	if err != nil {
-		t.Skipf("no Docker: %v", err)
-	}
-	imageOnce.Do(func() {
-		start := time.Now()
-		testImage, imageErr = Target{}.Image(context.Background(), cli, "", t.Output())
-		t.Logf("image %s ready in %s", testImage, time.Since(start).Round(time.Millisecond))
-	})
-	if imageErr != nil {
-		t.Fatal(imageErr)
-	}
-	return cli, testImage
-}
-
-// start starts an ensemble of n in a run of its own, removed at the end.
+// start starts an ensemble of n in a run of its own, removed at the end;
+// with $ZK_TEST_LOGS set, the servers' logs are saved there first.
 func start(t *testing.T, n int) (*containers.Run, []targets.Node) {
-	cli, img := setup(t)
-	ctx := context.Background()
-	run, err := containers.NewRun(ctx, cli, fmt.Sprintf("zktest-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cli := testenv.Docker(t)
+	run := testenv.NewRun(t, cli, "zktest")
 	t.Cleanup(func() {
-		if os.Getenv("ZK_TEST_LOGS") != "" {
-			run.SaveLogs(context.Background(), os.Getenv("ZK_TEST_LOGS"))
-		}
-		if err := run.Close(context.Background()); err != nil {
-			t.Error(err)
+		if dir := os.Getenv("ZK_TEST_LOGS"); dir != "" {
+			run.SaveLogs(context.Background(), dir)
 		}
 	})
-	began := time.Now()
-	nodes, err := Target{}.Start(ctx, run, targets.Spec{Nodes: n, Image: img})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d servers started and ready in %s", n, time.Since(began).Round(time.Millisecond))
-	return run, nodes
+	return run, testenv.Start(t, cli, run, Target{}, "", n)
 }
 
 // open is the register workload's store bound to n, dialled from the host.
 func open(t *testing.T, n targets.Node, readMode string) register.Store {
 	t.Helper()
-	w, _ := workloads.Workloads.Lookup("zookeeper-register")
-	cfg := workloads.Config{Nodes: []string{net.JoinHostPort(n.Container.IP, strconv.Itoa(ClientPort))}}
-	cfg.Workload.ReadMode = readMode
-	s, err := w.(register.Workload).Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return testenv.Store(t, "zookeeper-register", net.JoinHostPort(n.Container.IP, strconv.Itoa(ClientPort)), readMode)
 }
 
 // op runs f with the workload's per-operation time limit.

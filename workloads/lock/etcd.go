@@ -10,11 +10,9 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 
 	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/etcdclient"
 )
 
 func init() {
@@ -51,20 +49,7 @@ func newEtcdLock(cfg workloads.Config) (Locker, error) {
 		return nil, fmt.Errorf("etcd-lock: no etcd members given")
 	}
 	node := cfg.Node()
-	cli, err := clientv3.New(clientv3.Config{
-		// Only the bound node, as in Jepsen: the client must not fail over
-		// to another member, or a fault on its node would go unobserved.
-		Endpoints:   []string{node},
-		DialTimeout: time.Second,
-		// The client logs every retry; the history records what matters.
-		Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
-			// gRPC's default reconnect backoff grows to 2 minutes: a client
-			// of a member killed for a while would miss it coming back.
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
-			MinConnectTimeout: 2 * time.Second,
-		})},
-	})
+	cli, err := etcdclient.Connect(node)
 	if err != nil {
 		return nil, fmt.Errorf("etcd-lock: %w", err)
 	}

@@ -3,13 +3,9 @@ package lock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,10 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/chaos-testing/chaos/analysis"
-	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/runner"
-	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/targets/etcd"
 	"github.com/chaos-testing/chaos/workloads"
 )
@@ -61,34 +55,7 @@ func TestEtcdLockPlansCheck(t *testing.T) {
 // client addresses as the host reaches them, and a client of all three.
 func etcdCluster(t *testing.T) ([]string, *clientv3.Client) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs Docker")
-	}
-	cli, err := containers.NewClient()
-	if err == nil {
-		_, err = cli.Ping(context.Background())
-	}
-	if err != nil {
-		t.Skipf("no Docker: %v", err)
-	}
-	ctx := context.Background()
-	img, err := etcd.Target{}.Image(ctx, cli, "", etcdTestWriter{t})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := containers.NewRun(ctx, cli, fmt.Sprintf("etcdlock-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := run.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	nodes, err := etcd.Target{}.Start(ctx, run, targets.Spec{Nodes: 3, Image: img})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, nodes := testenv.Cluster(t, etcd.Target{}, "", 3, "etcdlock")
 	var addrs []string
 	for _, n := range nodes {
 		addrs = append(addrs, net.JoinHostPort(n.Container.IP, strconv.Itoa(etcd.ClientPort)))
@@ -294,82 +261,14 @@ func TestEtcdLock(t *testing.T) {
 // with its old token after another client has taken the lock and written.
 // Fenced, the resource rejects that write; unfenced, it accepts it.
 func TestEtcdLockPausePlans(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: starts containers")
-	}
-	cli, err := containers.NewClient()
-	if err == nil {
-		_, err = cli.Ping(context.Background())
-	}
-	if err != nil {
-		t.Skipf("no Docker: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "chaos")
-	build := exec.Command("go", "build", "-o", bin, "github.com/chaos-testing/chaos/cmd/chaos")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build chaos: %v\n%s", err, out)
-	}
-	for _, tc := range []struct {
-		plan   string
-		fenced bool
-	}{{"etcd-lock-pause.yaml", true}, {"etcd-lock-pause-unfenced.yaml", false}} {
-		t.Run(tc.plan, func(t *testing.T) {
-			p, err := plans.Load(filepath.Join("..", "..", "plans", tc.plan))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// One pause, from 3 s to 9 s, and time to come back from it.
-			if err := p.WithTimeLimit(15 * time.Second); err != nil {
-				t.Fatal(err)
-			}
-			rep, _, err := runner.Run(context.Background(), runner.Options{Plan: p, Results: t.TempDir(), Binary: bin, Out: etcdTestWriter{t}})
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
-			var res *analysis.Result
-			for i := range rep.Results {
-				if rep.Results[i].Checker == "lock" {
-					res = &rep.Results[i]
-				}
-			}
-			if res == nil {
-				t.Fatalf("no lock checker result: %+v", rep.Results)
-			}
-			stat := func(k string) int {
-				v, _ := strconv.Atoi(fmt.Sprint(res.Stats[k]))
-				return v
-			}
-			t.Logf("verdict %s; acquires ok %d; tokens_seen %d; mutual_exclusion_violations %d; stale_writes_accepted %d; stale_writes_rejected %d; releases_fail %d",
-				res.Verdict, stat("acquires_ok"), stat("tokens_seen"), stat("mutual_exclusion_violations"),
-				stat("stale_writes_accepted"), stat("stale_writes_rejected"), stat("releases_fail"))
-			for _, n := range res.Notes {
-				t.Logf("note: %s", n)
-			}
-			if rep.Verdict != analysis.Invalid || stat("mutual_exclusion_violations") == 0 {
-				t.Errorf("verdict %s with %d overlapping holds; want invalid: the paused holder and the next both believed they held the lock",
-					rep.Verdict, stat("mutual_exclusion_violations"))
-			}
-			if stat("tokens_seen") == 0 || stat("tokens_seen") != stat("acquires_ok") {
-				t.Errorf("%d tokens for %d acquisitions: every acquisition carries one", stat("tokens_seen"), stat("acquires_ok"))
-			}
-			if tc.fenced {
-				if stat("stale_writes_accepted") != 0 || stat("stale_writes_rejected") == 0 {
-					t.Errorf("fenced: %d stale writes accepted, %d rejected; want none accepted and some rejected",
-						stat("stale_writes_accepted"), stat("stale_writes_rejected"))
-				}
-			} else if stat("stale_writes_accepted") == 0 {
-				t.Error("unfenced: no stale write accepted")
-			}
-		})
-	}
-}
-
-type etcdTestWriter struct{ t *testing.T }
-
-func (w etcdTestWriter) Write(p []byte) (int, error) {
-	if s := strings.TrimSpace(string(p)); s != "" {
-		w.t.Log(s)
-	}
-	return len(p), nil
+	// One pause, from 3 s to 9 s, and time to come back from it.
+	testPausePlans(t, "etcd-lock-pause.yaml", "etcd-lock-pause-unfenced.yaml", 15*time.Second, func(t *testing.T, rep analysis.Report, res lockResult) {
+		if rep.Verdict != analysis.Invalid || res.stat("mutual_exclusion_violations") == 0 {
+			t.Errorf("verdict %s with %d overlapping holds; want invalid: the paused holder and the next both believed they held the lock",
+				rep.Verdict, res.stat("mutual_exclusion_violations"))
+		}
+		if res.stat("tokens_seen") == 0 || res.stat("tokens_seen") != res.stat("acquires_ok") {
+			t.Errorf("%d tokens for %d acquisitions: every acquisition carries one", res.stat("tokens_seen"), res.stat("acquires_ok"))
+		}
+	})
 }

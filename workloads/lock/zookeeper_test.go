@@ -6,11 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,9 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/chaos-testing/chaos/analysis"
-	"github.com/chaos-testing/chaos/containers"
-	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/targets/zookeeper"
 	"github.com/chaos-testing/chaos/workloads"
@@ -52,34 +46,7 @@ func TestZKNoLease(t *testing.T) {
 // end, or skips without Docker.
 func zkEnsemble(t *testing.T) []targets.Node {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: starts a ZooKeeper ensemble")
-	}
-	cli, err := containers.NewClient()
-	if err == nil {
-		_, err = cli.Ping(context.Background())
-	}
-	if err != nil {
-		t.Skipf("no Docker: %v", err)
-	}
-	ctx := context.Background()
-	img, err := zookeeper.Target{}.Image(ctx, cli, "", t.Output())
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := containers.NewRun(ctx, cli, fmt.Sprintf("zklocktest-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := run.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	nodes, err := zookeeper.Target{}.Start(ctx, run, targets.Spec{Nodes: 3, Image: img})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, nodes := testenv.Cluster(t, zookeeper.Target{}, "", 3, "zklocktest")
 	return nodes
 }
 
@@ -344,80 +311,15 @@ func TestZooKeeperLockGivesUp(t *testing.T) {
 
 // TestZooKeeperLockPlans runs both pause plans, shortened, end to end.
 func TestZooKeeperLockPlans(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: starts containers")
-	}
-	cli, err := containers.NewClient()
-	if err == nil {
-		_, err = cli.Ping(context.Background())
-	}
-	if err != nil {
-		t.Skipf("no Docker: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "chaos")
-	build := exec.Command("go", "build", "-o", bin, "github.com/chaos-testing/chaos/cmd/chaos")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build chaos: %v\n%s", err, out)
-	}
-	for _, c := range []struct {
-		plan   string
-		fenced bool
-	}{{"zookeeper-lock-pause.yaml", true}, {"zookeeper-lock-pause-unfenced.yaml", false}} {
-		t.Run(c.plan, func(t *testing.T) {
-			p, err := plans.Load(filepath.Join("..", "..", "plans", c.plan))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.WithTimeLimit(20 * time.Second); err != nil {
-				t.Fatal(err)
-			}
-			rep, _, err := runner.Run(context.Background(), runner.Options{Plan: p, Results: t.TempDir(), Binary: bin, Out: zkTestLog{t}})
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
-			if len(rep.Results) != 1 {
-				t.Fatalf("results: %+v", rep.Results)
-			}
-			res := rep.Results[0]
-			st := res.Stats
-			t.Logf("verdict %s; stale_writes_accepted %v, stale_writes_rejected %v, mutual_exclusion_violations %v, tokens_seen %v, acquires ok/fail/info %v/%v/%v, releases ok/fail/info %v/%v/%v",
-				rep.Verdict, st["stale_writes_accepted"], st["stale_writes_rejected"], st["mutual_exclusion_violations"], st["tokens_seen"],
-				st["acquires_ok"], st["acquires_fail"], st["acquires_info"], st["releases_ok"], st["releases_fail"], st["releases_info"])
-			for _, n := range res.Notes {
-				t.Logf("note: %s", n)
-			}
-			for _, f := range res.Findings[:min(len(res.Findings), 2)] {
-				t.Logf("%s: %s", f.Kind, f.Explanation)
-			}
-			if rep.Verdict != analysis.Invalid {
-				t.Errorf("verdict %s, want invalid", rep.Verdict)
-			}
-			n := func(k string) int {
-				switch v := st[k].(type) {
-				case int:
-					return v
-				case float64:
-					return int(v)
-				}
-				return 0
-			}
-			if n("tokens_seen") == 0 || n("mutual_exclusion_violations") == 0 {
-				t.Errorf("want tokens and mutual-exclusion findings (the paused holder believed it held the lock)")
-			}
-			switch {
-			case c.fenced && (n("stale_writes_accepted") != 0 || n("stale_writes_rejected") == 0):
-				t.Errorf("fenced: want stale writes rejected, none accepted")
-			case !c.fenced && n("stale_writes_accepted") == 0:
-				t.Errorf("unfenced: want stale writes accepted")
-			}
-		})
-	}
-}
-
-type zkTestLog struct{ t *testing.T }
-
-func (w zkTestLog) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+	testPausePlans(t, "zookeeper-lock-pause.yaml", "zookeeper-lock-pause-unfenced.yaml", 20*time.Second, func(t *testing.T, rep analysis.Report, res lockResult) {
+		if len(rep.Results) != 1 {
+			t.Fatalf("results: %+v", rep.Results)
+		}
+		if rep.Verdict != analysis.Invalid {
+			t.Errorf("verdict %s, want invalid", rep.Verdict)
+		}
+		if res.stat("tokens_seen") == 0 || res.stat("mutual_exclusion_violations") == 0 {
+			t.Errorf("want tokens and mutual-exclusion findings (the paused holder believed it held the lock)")
+		}
+	})
 }

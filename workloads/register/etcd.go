@@ -5,18 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
 	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/etcdclient"
 )
 
 func init() {
@@ -40,20 +37,7 @@ func openEtcd(cfg workloads.Config) (Store, error) {
 	default:
 		return nil, fmt.Errorf("etcd-register: read_mode %q: want linearizable or serializable", cfg.Workload.ReadMode)
 	}
-	cli, err := clientv3.New(clientv3.Config{
-		// Only the bound node, as in Jepsen: the client must not fail over
-		// to another member, or a fault on its node would go unobserved.
-		Endpoints:   []string{cfg.Node()},
-		DialTimeout: time.Second,
-		// The client logs every retry; the history records what matters.
-		Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
-			// gRPC's default reconnect backoff grows to 2 minutes: a client
-			// of a member killed for a while would miss it coming back.
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
-			MinConnectTimeout: 2 * time.Second,
-		})},
-	})
+	cli, err := etcdclient.Connect(cfg.Node())
 	if err != nil {
 		return nil, fmt.Errorf("etcd-register: %w", err)
 	}

@@ -1,0 +1,212 @@
+// Package testenv is what the integration tests share: a Docker Engine to
+// run on, runs of their own, clusters of a target, the chaos binary that
+// client containers run, and whole plans run end to end.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/targets"
+	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/register"
+)
+
+// Docker skips t under -short, or when no Docker Engine answers, and
+// otherwise returns a client of the engine.
+func Docker(t testing.TB) *client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: starts containers")
+	}
+	cli, err := containers.NewClient()
+	if err == nil {
+		_, err = cli.Ping(context.Background())
+	}
+	if err != nil {
+		t.Skipf("no Docker Engine: %v", err)
+	}
+	return cli
+}
+
+// NewRun creates a run of t's own, its id made of prefix, the process id
+// and the time, and removes it when t ends.
+func NewRun(t testing.TB, cli *client.Client, prefix string) *containers.Run {
+	t.Helper()
+	run, err := containers.NewRun(context.Background(), cli, fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), time.Now().UnixNano()%1e9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		began := time.Now()
+		if err := run.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		t.Logf("run removed in %s", time.Since(began).Round(time.Millisecond))
+	})
+	return run
+}
+
+// image is one target's node image of one version, made once per test
+// binary.
+type image struct {
+	once sync.Once
+	tag  string
+	err  error
+}
+
+var images sync.Map // "<target type> <version>" → *image
+
+// Image returns target's node image of version, building it on the first
+// call of the test binary; later calls have the first one's answer.
+func Image(t testing.TB, cli *client.Client, target targets.Target, version string) string {
+	t.Helper()
+	v, _ := images.LoadOrStore(fmt.Sprintf("%T %s", target, version), &image{})
+	img := v.(*image)
+	img.once.Do(func() {
+		began := time.Now()
+		img.tag, img.err = target.Image(context.Background(), cli, version, Log(t))
+		t.Logf("image %s ready in %s", img.tag, time.Since(began).Round(time.Millisecond))
+	})
+	if img.err != nil {
+		t.Fatal(img.err)
+	}
+	return img.tag
+}
+
+// Start starts n nodes of target, from its image of version, in run, and
+// returns them once ready.
+func Start(t testing.TB, cli *client.Client, run *containers.Run, target targets.Target, version string, n int) []targets.Node {
+	t.Helper()
+	img := Image(t, cli, target, version)
+	began := time.Now()
+	nodes, err := target.Start(context.Background(), run, targets.Spec{Nodes: n, Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Logged, not asserted: a loaded machine (CI shares it) may take long,
+	// and Start has its own limit.
+	t.Logf("%d nodes started and ready in %s", n, time.Since(began).Round(time.Millisecond))
+	return nodes
+}
+
+// Cluster skips as Docker does, or starts n nodes of target (version as
+// in Image) in a run of their own, named after prefix and removed when t
+// ends.
+func Cluster(t testing.TB, target targets.Target, version string, n int, prefix string) (*containers.Run, []targets.Node) {
+	t.Helper()
+	cli := Docker(t)
+	run := NewRun(t, cli, prefix)
+	return run, Start(t, cli, run, target, version, n)
+}
+
+var chaos struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// ChaosBinary returns the chaos binary that client containers run, built
+// (static, CGO_ENABLED=0) on the first call of the test binary into a
+// directory that Main removes.
+func ChaosBinary(t testing.TB) string {
+	t.Helper()
+	chaos.once.Do(func() {
+		if chaos.dir, chaos.err = os.MkdirTemp("", "chaos-bin"); chaos.err != nil {
+			return
+		}
+		build := exec.Command("go", "build", "-o", filepath.Join(chaos.dir, "chaos"), "github.com/chaos-testing/chaos/cmd/chaos")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			chaos.err = fmt.Errorf("build chaos: %v\n%s", err, out)
+		}
+	})
+	if chaos.err != nil {
+		t.Fatal(chaos.err)
+	}
+	return filepath.Join(chaos.dir, "chaos")
+}
+
+// Main runs the tests, then removes the chaos binary if one was built: a
+// package whose tests call ChaosBinary calls it from TestMain, as
+// os.Exit(testenv.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	if chaos.dir != "" {
+		os.RemoveAll(chaos.dir)
+	}
+	return code
+}
+
+// Plan loads the plan file at path and cuts its time limit to limit.
+func Plan(t testing.TB, path string, limit time.Duration) *plans.Plan {
+	t.Helper()
+	p, err := plans.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WithTimeLimit(limit); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Options are the runner's options for p: results in a directory of t's
+// own, the chaos binary, and the run's output in t's log.
+func Options(t testing.TB, p *plans.Plan) runner.Options {
+	t.Helper()
+	return runner.Options{Plan: p, Results: t.TempDir(), Binary: ChaosBinary(t), Out: Log(t)}
+}
+
+// RunPlan runs p to its end and returns the report and the run's results
+// directory; a run that fails fails t.
+func RunPlan(t testing.TB, p *plans.Plan) (analysis.Report, string) {
+	t.Helper()
+	rep, dir, err := runner.Run(context.Background(), Options(t, p))
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return rep, dir
+}
+
+// Store is the register workload's store for a client dialling addr from
+// the host, with readMode; it is closed when t ends.
+func Store(t testing.TB, workload, addr, readMode string) register.Store {
+	t.Helper()
+	w, _ := workloads.Workloads.Lookup(workload)
+	cfg := workloads.Config{Nodes: []string{addr}}
+	cfg.Workload.ReadMode = readMode
+	s, err := w.(register.Workload).Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Log is a writer to t's log, a line a write, its trailing white space
+// cut and blank writes dropped.
+func Log(t testing.TB) io.Writer { return logWriter{t} }
+
+type logWriter struct{ t testing.TB }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	if s := strings.TrimRight(string(p), " \t\r\n"); s != "" {
+		w.t.Log(s)
+	}
+	return len(p), nil
+}
