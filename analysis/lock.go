@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/chaos-testing/chaos/history"
 )
 
 // LockChecker judges histories of the lock workload, where clients loop
@@ -17,17 +20,27 @@ import (
 // their own account) and "stale-write" (the resource accepting a write made
 // under an acquisition older than one whose holder had already written), and
 // checks that fencing tokens grow ("token-order").
-type LockChecker struct{}
+// The zero value judges locks; registered as "split-brain", it judges
+// leader elections with the words of elections (lock_vocab.go).
+type LockChecker struct{ v *vocab }
 
 func init() { Register(LockChecker{}) }
 
+func (c LockChecker) vocab() *vocab {
+	if c.v == nil {
+		return lockVocab
+	}
+	return c.v
+}
+
 // Name is how plans refer to this checker.
-func (LockChecker) Name() string { return "lock" }
+func (c LockChecker) Name() string { return c.vocab().checker }
 
 // Check implements Checker.
-func (LockChecker) Check(ctx context.Context, in Input) Result {
+func (c LockChecker) Check(ctx context.Context, in Input) Result {
 	res := Result{Verdict: Valid, Stats: map[string]any{}}
-	lh := scanLock(in.History)
+	v := c.vocab()
+	lh := scanLock(in.History, v)
 	if err := ctx.Err(); err != nil {
 		return unknownResult("check cancelled: " + err.Error())
 	}
@@ -51,9 +64,9 @@ func (LockChecker) Check(ctx context.Context, in Input) Result {
 	res.Findings = pickFindings(append(stale.list, order.list...), me.list)
 	res.FindingsTotal = me.total + stale.total + order.total
 	switch {
-	case lh.counts["acquires_ok"] == 0:
+	case lh.counts[v.acquire+"s_ok"] == 0:
 		res.Verdict = Unknown
-		res.Notes = append(res.Notes, "no acquire succeeded, so mutual exclusion was never tested")
+		res.Notes = append(res.Notes, "no "+v.acquire+" succeeded, so there was never a holder to judge")
 	case res.FindingsTotal > 0:
 		res.Verdict = Invalid
 	}
@@ -67,14 +80,16 @@ func (LockChecker) Check(ctx context.Context, in Input) Result {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d entries had unreadable values and were judged without them; first: %v", lh.bad.n, lh.bad.first))
 	}
 
-	for _, k := range []string{"acquires_attempted", "acquires_ok", "acquires_fail", "acquires_info",
-		"writes_ok", "writes_fail", "writes_info", "releases_ok", "releases_fail", "releases_info"} {
-		res.Stats[k] = lh.counts[k]
+	res.Stats[v.acquire+"s_attempted"] = lh.counts[v.acquire+"s_attempted"]
+	for _, f := range []string{v.acquire, v.act, v.release} {
+		for _, t := range []history.Type{history.Ok, history.Fail, history.Info} {
+			res.Stats[f+"s_"+string(t)] = lh.counts[f+"s_"+string(t)]
+		}
 	}
 	res.Stats["holds"] = len(lh.holds)
 	res.Stats["stale_writes_accepted"] = stale.total
 	res.Stats["stale_writes_rejected"] = rejected
-	res.Stats["mutual_exclusion_violations"] = me.total
+	res.Stats[strings.ReplaceAll(v.exclusion, "-", "_")+"_violations"] = me.total
 	res.Stats["tokens_seen"] = len(lh.grants)
 	if len(lh.grants) > 0 {
 		// Per lock, each token greater than every token granted before it was asked for.

@@ -36,9 +36,9 @@ func mutualExclusion(lh *lockHistory) findingList {
 func (lh *lockHistory) overlapFinding(a, b *hold) Finding {
 	o := lh.ops
 	return Finding{
-		Kind: "mutual-exclusion",
-		Explanation: fmt.Sprintf("%s and %s both held the lock by their own account: %s from %s (#%d) %s, %s from %s (#%d) %s.",
-			history.ProcessName(a.proc), history.ProcessName(b.proc),
+		Kind: lh.v.exclusion,
+		Explanation: fmt.Sprintf("%s and %s both %s by their own account: %s from %s (#%d) %s, %s from %s (#%d) %s.",
+			history.ProcessName(a.proc), history.ProcessName(b.proc), lh.v.held,
 			history.ProcessName(a.proc), secs(a.start), o[a.acq].Index, lh.describeEnd(a.end),
 			history.ProcessName(b.proc), secs(b.start), o[b.acq].Index, lh.describeEnd(b.end)),
 		Ops: []history.Op{o[a.acq], o[a.end], o[b.acq], o[b.end]},
@@ -48,10 +48,10 @@ func (lh *lockHistory) overlapFinding(a, b *hold) Finding {
 func (lh *lockHistory) describeEnd(i int) string {
 	op := &lh.ops[i]
 	switch {
-	case op.Type == history.Invoke && op.F == history.FRelease:
-		return fmt.Sprintf("until its release at %s (#%d)", secs(op.Time), op.Index)
-	case op.Type == history.Invoke && op.F == history.FAcquire:
-		return fmt.Sprintf("until it asked for the lock again at %s (#%d)", secs(op.Time), op.Index)
+	case op.Type == history.Invoke && op.F == lh.v.release:
+		return fmt.Sprintf("until its %s at %s (#%d)", lh.v.released, secs(op.Time), op.Index)
+	case op.Type == history.Invoke && op.F == lh.v.acquire:
+		return fmt.Sprintf("until it %s at %s (#%d)", lh.v.again, secs(op.Time), op.Index)
 	}
-	return fmt.Sprintf("until its last entry at %s (#%d), never releasing", secs(op.Time), op.Index)
+	return fmt.Sprintf("until its last entry at %s (#%d), with no %s", secs(op.Time), op.Index, lh.v.released)
 }

@@ -45,6 +45,7 @@ type procState struct {
 
 // lockHistory is what one pass over a history extracts for the lock checks.
 type lockHistory struct {
+	v         *vocab
 	ops       []history.Op
 	holds     []hold
 	writes    []write
@@ -59,8 +60,9 @@ type lockHistory struct {
 // scanLock makes one pass over the history in file order, which is each
 // process's own order, pairing invocations with completions and recording
 // holds and writes. Nemesis entries and other operations are skipped.
-func scanLock(ops []history.Op) *lockHistory {
+func scanLock(ops []history.Op, v *vocab) *lockHistory {
 	lh := &lockHistory{
+		v:        v,
 		ops:      ops,
 		byValue:  map[writeKey]int{},
 		acquires: map[sessionKey]int{},
@@ -80,9 +82,7 @@ func scanLock(ops []history.Op) *lockHistory {
 			order = append(order, op.Process)
 		}
 		ps.last = i
-		switch op.F {
-		case history.FAcquire, history.FWrite, history.FRelease:
-		default:
+		if op.F != lh.v.acquire && op.F != lh.v.act && op.F != lh.v.release {
 			continue
 		}
 		if op.Type == history.Invoke {
@@ -109,18 +109,18 @@ func (lh *lockHistory) invoke(ps *procState, i int) {
 	op := &lh.ops[i]
 	ps.pending, ps.pendingW = i, -1
 	switch op.F {
-	case history.FAcquire:
-		lh.counts["acquires_attempted"]++
+	case lh.v.acquire:
+		lh.counts[op.F+"s_attempted"]++
 		// A client asking for the lock again has, by its own account,
 		// given up the hold it had (it skipped or lost its release).
 		lh.endHold(ps, i)
-	case history.FRelease:
+	case lh.v.release:
 		var v history.LockValue
 		lh.decode(op, &v)
 		if v.Session == 0 || v.Session == ps.openSession {
 			lh.endHold(ps, i)
 		}
-	case history.FWrite:
+	case lh.v.act:
 		var v history.WriteValue
 		lh.decode(op, &v)
 		acq, ok := lh.acquires[sessionKey{op.Process, v.Session}]
@@ -139,9 +139,9 @@ func (lh *lockHistory) invoke(ps *procState, i int) {
 func (lh *lockHistory) complete(ps *procState, inv, i int) {
 	op := &lh.ops[i]
 	switch {
-	case op.F == history.FWrite && ps.pendingW >= 0:
+	case op.F == lh.v.act && ps.pendingW >= 0:
 		lh.writes[ps.pendingW].done = i
-	case op.F == history.FAcquire && op.Type == history.Ok:
+	case op.F == lh.v.acquire && op.Type == history.Ok:
 		var v history.LockValue
 		lh.decode(op, &v)
 		if v.Token != nil {

@@ -135,19 +135,19 @@ func (lh *lockHistory) staleFinding(s, n writer) Finding {
 			}
 		}
 	}
-	f := Finding{Kind: "stale-write", Ops: opsAt(lh.ops, pos)}
+	f := Finding{Kind: lh.v.stale, Ops: opsAt(lh.ops, pos)}
 	sp, np := history.ProcessName(s.proc), history.ProcessName(n.proc)
 	if s.line > 0 {
 		f.ResourceLines = []int{min(s.line, n.line), max(s.line, n.line)}
-		f.Explanation = fmt.Sprintf("%s's write %q%s, made under its acquisition at %s (#%d), was accepted by the resource (line %d) after %s, which acquired the lock later at %s (#%d), had its write %q%s accepted (line %d).",
-			sp, s.value, lh.writeRef(s.w), secs(s.acqTime), lh.ops[s.acq].Index, s.line,
-			np, secs(n.acqTime), lh.ops[n.acq].Index, n.value, lh.writeRef(n.w), n.line)
+		f.Explanation = fmt.Sprintf("%s's write %q%s, made under its %s at %s (#%d), was accepted by the resource (line %d) after %s, which %s at %s (#%d), had its write %q%s accepted (line %d).",
+			sp, s.value, lh.writeRef(s.w), lh.v.gotten, secs(s.acqTime), lh.ops[s.acq].Index, s.line,
+			np, lh.v.gotLater, secs(n.acqTime), lh.ops[n.acq].Index, n.value, lh.writeRef(n.w), n.line)
 		return f
 	}
 	sw, nw := lh.writes[s.w], lh.writes[n.w]
-	f.Explanation = fmt.Sprintf("%s's write %q (#%d, invoked at %s), made under its acquisition at %s (#%d), succeeded although %s, which acquired the lock later at %s (#%d), had already written %q successfully at %s (#%d).",
-		sp, s.value, lh.ops[sw.inv].Index, secs(lh.ops[sw.inv].Time), secs(s.acqTime), lh.ops[s.acq].Index,
-		np, secs(n.acqTime), lh.ops[n.acq].Index, n.value, secs(lh.ops[nw.done].Time), lh.ops[nw.done].Index)
+	f.Explanation = fmt.Sprintf("%s's write %q (#%d, invoked at %s), made under its %s at %s (#%d), succeeded although %s, which %s at %s (#%d), had already written %q successfully at %s (#%d).",
+		sp, s.value, lh.ops[sw.inv].Index, secs(lh.ops[sw.inv].Time), lh.v.gotten, secs(s.acqTime), lh.ops[s.acq].Index,
+		np, lh.v.gotLater, secs(n.acqTime), lh.ops[n.acq].Index, n.value, secs(lh.ops[nw.done].Time), lh.ops[nw.done].Index)
 	return f
 }
 

@@ -15,6 +15,15 @@ const (
 	FWrite   = "write"
 )
 
+// Operation names of leader elections: a client campaigns until elected
+// (its value a LockValue, the token being its term or fencing token),
+// writes to the resource while it leads, and resigns, or learns that it
+// lost, which it records as a resign that failed.
+const (
+	FCampaign = "campaign"
+	FResign   = "resign"
+)
+
 // LockValue is the value of acquire and release ops. Session and Token are
 // set on a successful acquire's completion and on the release.
 type LockValue struct {

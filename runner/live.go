@@ -11,8 +11,8 @@ import (
 )
 
 // live is the harness's view of the history as clients append to it: what
-// the status line shows, and who holds the lock right now (the "holder"
-// role that a pause can target).
+// the status line shows, and who holds the lock or leads right now (the
+// "holder" role that a pause can target).
 type live struct {
 	mu      sync.Mutex
 	counts  map[history.Type]int
@@ -31,9 +31,9 @@ func (l *live) observe(op history.Op) {
 	}
 	l.counts[op.Type]++
 	switch {
-	case op.F == history.FAcquire && op.Type == history.Ok:
+	case (op.F == history.FAcquire || op.F == history.FCampaign) && op.Type == history.Ok:
 		l.holding[op.Process] = true
-	case op.F == history.FRelease && op.Type == history.Invoke:
+	case (op.F == history.FRelease || op.F == history.FResign) && op.Type == history.Invoke:
 		delete(l.holding, op.Process)
 	}
 }

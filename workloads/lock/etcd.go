@@ -16,7 +16,35 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("etcd-lock", Workload{TargetKind: "etcd", NewLocker: newEtcdLock})
+	workloads.Workloads.Register("etcd-lock", Workload{TargetKind: "etcd", NewLocker: newEtcdLock(false)})
+	workloads.Workloads.Register("etcd-election", Workload{TargetKind: "etcd", NewLocker: newEtcdLock(true), Election: true})
+}
+
+// etcdQueue is what etcd's lock and election recipes share: a key under a
+// prefix, on the session's lease, that holds the lock or leads once every
+// older key under the prefix is gone. concurrency.Mutex and
+// concurrency.Election differ only in how they are asked.
+type etcdQueue interface {
+	wait(ctx context.Context) error // Lock or Campaign
+	key() string
+	owner() clientv3.Cmp // the key still exists as this attempt's
+}
+
+type mutexQueue struct{ m *concurrency.Mutex }
+
+func (q mutexQueue) wait(ctx context.Context) error { return q.m.Lock(ctx) }
+func (q mutexQueue) key() string                    { return q.m.Key() }
+func (q mutexQueue) owner() clientv3.Cmp            { return q.m.IsOwner() }
+
+type electionQueue struct {
+	e   *concurrency.Election
+	val string
+}
+
+func (q electionQueue) wait(ctx context.Context) error { return q.e.Campaign(ctx, q.val) }
+func (q electionQueue) key() string                    { return q.e.Key() }
+func (q electionQueue) owner() clientv3.Cmp {
+	return clientv3.Compare(clientv3.CreateRevision(q.e.Key()), "=", q.e.Rev())
 }
 
 // lockGrace is how long Acquire waits, once its context has ended, for
@@ -38,22 +66,31 @@ const lockGrace = time.Second
 // to detect or recreate. It costs a lease grant per acquisition, which is
 // nothing next to the holds. Revoking at the end also deletes the key when
 // the release's own delete got no answer.
+//
+// As an election (concurrency.Election, Campaign and a key per lease), the
+// same holds: the leader is the oldest key, and its create revision is the
+// leader's token.
 type etcdLock struct {
-	cli  *clientv3.Client
-	node string
-	ttl  int // session TTL, seconds
+	cli      *clientv3.Client
+	node     string
+	ttl      int // session TTL, seconds
+	election bool
+	name     string // the client's value as a candidate
 }
 
-func newEtcdLock(cfg workloads.Config) (Locker, error) {
-	if len(cfg.Nodes) == 0 {
-		return nil, fmt.Errorf("etcd-lock: no etcd members given")
+func newEtcdLock(election bool) func(cfg workloads.Config) (Locker, error) {
+	return func(cfg workloads.Config) (Locker, error) {
+		if len(cfg.Nodes) == 0 {
+			return nil, fmt.Errorf("etcd-lock: no etcd members given")
+		}
+		node := cfg.Node()
+		cli, err := etcdclient.Connect(node)
+		if err != nil {
+			return nil, fmt.Errorf("etcd-lock: %w", err)
+		}
+		return &etcdLock{cli: cli, node: node, ttl: sessionTTL(cfg.Workload.Lease.Duration),
+			election: election, name: fmt.Sprintf("p%d", cfg.Process)}, nil
 	}
-	node := cfg.Node()
-	cli, err := etcdclient.Connect(node)
-	if err != nil {
-		return nil, fmt.Errorf("etcd-lock: %w", err)
-	}
-	return &etcdLock{cli: cli, node: node, ttl: sessionTTL(cfg.Workload.Lease.Duration)}, nil
 }
 
 // sessionTTL is the lease in whole seconds, rounded up and at least 1.
@@ -100,10 +137,13 @@ func (l *etcdLock) Acquire(ctx context.Context) (Held, error) {
 		l.revoke(lease.ID)
 		return nil, fmt.Errorf("%w: session: %v", ErrNotAcquired, err)
 	}
-	m := concurrency.NewMutex(s, Name)
+	var m etcdQueue = mutexQueue{concurrency.NewMutex(s, Name)}
+	if l.election {
+		m = electionQueue{concurrency.NewElection(s, Name), l.name}
+	}
 
 	done := make(chan error, 1)
-	go func() { done <- m.Lock(ctx) }()
+	go func() { done <- m.wait(ctx) }()
 	var lerr error
 	select {
 	case lerr = <-done:
@@ -131,7 +171,7 @@ func (l *etcdLock) Acquire(ctx context.Context) (Held, error) {
 	// the token; Lock's response header carries the revision of its last
 	// request, not that.
 	resp, err := l.cli.Txn(ctx).Then(
-		clientv3.OpGet(m.Key()),
+		clientv3.OpGet(m.key()),
 		clientv3.OpGet(Name+"/", clientv3.WithFirstCreate()...),
 	).Commit()
 	if err != nil {
@@ -143,12 +183,12 @@ func (l *etcdLock) Acquire(ctx context.Context) (Held, error) {
 	case len(mine) == 0:
 		s.Close()
 		return nil, fmt.Errorf("%w: key %s gone at revision %d, its lease %x ended: %w",
-			ErrNotAcquired, m.Key(), resp.Header.Revision, lease.ID, concurrency.ErrSessionExpired)
-	case len(first) == 0 || string(first[0].Key) != m.Key() || mine[0].Lease != int64(lease.ID):
+			ErrNotAcquired, m.key(), resp.Header.Revision, lease.ID, concurrency.ErrSessionExpired)
+	case len(first) == 0 || string(first[0].Key) != m.key() || mine[0].Lease != int64(lease.ID):
 		// Cannot happen unless etcd broke the queue: give the lock up.
 		s.Close()
 		return nil, fmt.Errorf("etcd-lock: Lock returned, but at revision %d the oldest key is %q, not %s",
-			resp.Header.Revision, firstKey(first), m.Key())
+			resp.Header.Revision, firstKey(first), m.key())
 	}
 	select {
 	case <-s.Done():
@@ -176,12 +216,16 @@ func firstKey(kvs []*mvccpb.KeyValue) string {
 	return string(kvs[0].Key)
 }
 
-// etcdHeld is one acquisition: its session, mutex and token.
+// etcdHeld is one acquisition: its session, queue key and token.
 type etcdHeld struct {
 	s     *concurrency.Session
-	m     *concurrency.Mutex
+	m     etcdQueue
 	token int64
 }
+
+// Lost is closed when the session's lease is no longer kept alive: a
+// leader learns so on its next keep-alive after a pause.
+func (h *etcdHeld) Lost() <-chan struct{} { return h.s.Done() }
 
 // Token is the create revision of the holder's key.
 func (h *etcdHeld) Token() *int64 { t := h.token; return &t }
@@ -196,12 +240,12 @@ func (h *etcdHeld) Token() *int64 { t := h.token; return &t }
 // frees the lock anyway, or the lease runs out.
 func (h *etcdHeld) Release(ctx context.Context) error {
 	defer h.s.Close()
-	resp, err := h.s.Client().Txn(ctx).If(h.m.IsOwner()).Then(clientv3.OpDelete(h.m.Key())).Commit()
+	resp, err := h.s.Client().Txn(ctx).If(h.m.owner()).Then(clientv3.OpDelete(h.m.key())).Commit()
 	if err != nil {
 		return fmt.Errorf("etcd-lock: release: %w", err)
 	}
 	if !resp.Succeeded {
-		return fmt.Errorf("%w: key %s gone at revision %d (lease %x expired or revoked)", ErrNotHeld, h.m.Key(), resp.Header.Revision, h.s.Lease())
+		return fmt.Errorf("%w: key %s gone at revision %d (lease %x expired or revoked)", ErrNotHeld, h.m.key(), resp.Header.Revision, h.s.Lease())
 	}
 	return nil
 }

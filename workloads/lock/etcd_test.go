@@ -73,7 +73,7 @@ func etcdLocker(t *testing.T, addrs []string, p int) Locker {
 	t.Helper()
 	cfg := workloads.Config{Process: p, Nodes: addrs}
 	cfg.Workload.Lease.Duration = 2 * time.Second
-	l, err := newEtcdLock(cfg)
+	l, err := newEtcdLock(false)(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,12 @@ type Held interface {
 	Release(ctx context.Context) error
 }
 
+// Loser is a Held that learns when it lost the lock or leadership against
+// its will (its session expired): a leader stops acting then.
+type Loser interface {
+	Lost() <-chan struct{}
+}
+
 // Outcomes a Locker reports with certainty.
 var (
 	ErrNotAcquired = errors.New("lock not acquired")
@@ -52,10 +58,32 @@ type Workload struct {
 	TargetKind string
 	// NewLocker connects one client process to the lock service.
 	NewLocker func(cfg workloads.Config) (Locker, error)
+	// Election makes the clients leader candidates: they campaign, write
+	// to the resource every actEvery while they lead (for a tenure of
+	// hold_min to hold_max, which may outlast the lease: a leader's
+	// session is kept alive), and resign. A Held that is also a Loser
+	// stops leading when it learns it lost.
+	Election bool
 }
 
-// Checkers judge lock histories.
-func (w Workload) Checkers() []string { return []string{"lock"} }
+// actEvery is how often a leader acts.
+const actEvery = 300 * time.Millisecond
+
+// Checkers judge lock histories, or elections for split brain.
+func (w Workload) Checkers() []string {
+	if w.Election {
+		return []string{"split-brain"}
+	}
+	return []string{"lock"}
+}
+
+// names are the operations of the workload's history.
+func (w Workload) names() (acquire, release string) {
+	if w.Election {
+		return history.FCampaign, history.FResign
+	}
+	return history.FAcquire, history.FRelease
+}
 
 // Target is the cluster kind the backend needs.
 func (w Workload) Target() string { return w.TargetKind }
@@ -75,7 +103,7 @@ func (w Workload) CheckPlan(p *plans.Plan) error {
 	if wl.HoldMin.Duration < 0 || wl.HoldMin.Duration > wl.HoldMax.Duration {
 		return p.Errorf("workload.hold_min", "%s: expected between 0 and hold_max (%s)", wl.HoldMin, wl.HoldMax)
 	}
-	if wl.HoldMax.Duration >= wl.Lease.Duration {
+	if wl.HoldMax.Duration >= wl.Lease.Duration && !w.Election {
 		return p.Errorf("workload.hold_max", "%s: a holder must mean to finish within its lease (%s)", wl.HoldMax, wl.Lease)
 	}
 	if wl.Resource == "" {
@@ -93,7 +121,7 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 	if err != nil {
 		return err
 	}
-	c := &client{cfg: cfg, h: h, locker: locker,
+	c := &client{w: w, cfg: cfg, h: h, locker: locker,
 		res: resource.NewClient(cfg.Resource, opTimeout),
 		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Process)))}
 	for session := 1; ctx.Err() == nil; {
@@ -111,6 +139,7 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 }
 
 type client struct {
+	w      Workload
 	cfg    workloads.Config
 	h      *history.Appender
 	locker Locker
@@ -123,46 +152,86 @@ type client struct {
 // It reports whether the lock was acquired; errors are the history's only.
 func (c *client) cycle(session int) (bool, error) {
 	ctx := context.Background()
-	if _, err := c.h.Invoke(history.FAcquire, history.LockValue{Lock: Name}); err != nil {
+	acquire, release := c.w.names()
+	if _, err := c.h.Invoke(acquire, history.LockValue{Lock: Name}); err != nil {
 		return false, err
 	}
-	held, err := withTimeout(ctx, func(ctx context.Context) (Held, error) { return c.locker.Acquire(ctx) })
+	w := c.cfg.Workload
+	wait := opTimeout
+	if c.w.Election {
+		// A candidate waits out the leader's tenure, or its lease.
+		wait += w.HoldMax.Duration + w.Lease.Duration
+	}
+	held, err := withTimeout(ctx, wait, func(ctx context.Context) (Held, error) { return c.locker.Acquire(ctx) })
 	if err != nil {
-		_, herr := c.h.Complete(certain(err, ErrNotAcquired), history.FAcquire, history.LockValue{Lock: Name}, err)
+		_, herr := c.h.Complete(certain(err, ErrNotAcquired), acquire, history.LockValue{Lock: Name}, err)
 		return false, herr
 	}
 	lv := history.LockValue{Lock: Name, Session: session, Token: held.Token()}
-	if _, err := c.h.Complete(history.Ok, history.FAcquire, lv, nil); err != nil {
+	if _, err := c.h.Complete(history.Ok, acquire, lv, nil); err != nil {
 		return true, err
 	}
 
 	// Work while holding the lock. A pause (SIGSTOP) landing here outlives
 	// the lease; like most lock users, the client does not check again
 	// before writing (and a check would only narrow the window).
-	w := c.cfg.Workload
-	time.Sleep(w.HoldMin.Duration + time.Duration(c.rng.Int64N(int64(w.HoldMax.Duration-w.HoldMin.Duration)+1)))
-	if err := c.write(ctx, session, held.Token()); err != nil {
+	hold := w.HoldMin.Duration + time.Duration(c.rng.Int64N(int64(w.HoldMax.Duration-w.HoldMin.Duration)+1))
+	if err := c.work(ctx, held, session, hold); err != nil {
 		return true, err
 	}
 
-	if _, err := c.h.Invoke(history.FRelease, lv); err != nil {
+	if _, err := c.h.Invoke(release, lv); err != nil {
 		return true, err
 	}
-	_, err = withTimeout(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, held.Release(ctx) })
+	_, err = withTimeout(ctx, opTimeout, func(ctx context.Context) (struct{}, error) { return struct{}{}, held.Release(ctx) })
 	typ := history.Ok
 	if err != nil {
 		typ = certain(err, ErrNotHeld)
 	}
-	_, herr := c.h.Complete(typ, history.FRelease, lv, err)
+	_, herr := c.h.Complete(typ, release, lv, err)
 	return true, herr
 }
 
-func (c *client) write(ctx context.Context, session int, token *int64) error {
-	wv := history.WriteValue{Key: Name, Value: fmt.Sprintf("p%d-s%d", c.cfg.Process, session), Session: session, Token: token}
+// work is what a holder does for hold: a lock holder writes once, at the
+// end; a leader writes every actEvery, and stops early if it learns that
+// it lost the leadership.
+func (c *client) work(ctx context.Context, held Held, session int, hold time.Duration) error {
+	if !c.w.Election {
+		time.Sleep(hold)
+		return c.write(ctx, session, 0, held.Token())
+	}
+	var lost <-chan struct{}
+	if l, ok := held.(Loser); ok {
+		lost = l.Lost()
+	}
+	end := time.After(hold)
+	tick := time.NewTicker(actEvery)
+	defer tick.Stop()
+	for act := 1; ; act++ {
+		if err := c.write(ctx, session, act, held.Token()); err != nil {
+			return err
+		}
+		select {
+		case <-lost:
+			return nil
+		case <-end:
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// write sends one write to the resource; act numbers a leader's writes.
+func (c *client) write(ctx context.Context, session, act int, token *int64) error {
+	value := fmt.Sprintf("p%d-s%d", c.cfg.Process, session)
+	if act > 0 {
+		value += fmt.Sprintf("-a%d", act)
+	}
+	wv := history.WriteValue{Key: Name, Value: value, Session: session, Token: token}
 	if _, err := c.h.Invoke(history.FWrite, wv); err != nil {
 		return err
 	}
-	resp, err := withTimeout(ctx, func(ctx context.Context) (resource.Response, error) {
+	resp, err := withTimeout(ctx, opTimeout, func(ctx context.Context) (resource.Response, error) {
 		return c.res.Write(ctx, resource.Request{Client: c.cfg.Process, WriteValue: wv})
 	})
 	switch {
@@ -186,8 +255,8 @@ func certain(err, sentinel error) history.Type {
 	return history.Info
 }
 
-func withTimeout[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+func withTimeout[T any](ctx context.Context, d time.Duration, f func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	return f(ctx)
 }

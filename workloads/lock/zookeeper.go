@@ -18,6 +18,9 @@ import (
 
 func init() {
 	workloads.Workloads.Register("zookeeper-lock", Workload{TargetKind: "zookeeper", NewLocker: newZooKeeperLock})
+	// ZooKeeper's leader election recipe is its lock recipe: the candidate
+	// with the lowest sequential znode leads, each watching its predecessor.
+	workloads.Workloads.Register("zookeeper-election", Workload{TargetKind: "zookeeper", NewLocker: newZooKeeperLock, Election: true})
 }
 
 const (
@@ -336,8 +339,30 @@ func (z *zkLock) withdraw(ctx context.Context, a zkAttempt, cause error) error {
 
 // zkHeld is a lock held with a's znode.
 type zkHeld struct {
-	z *zkLock
-	a zkAttempt
+	z    *zkLock
+	a    zkAttempt
+	lost chan struct{} // made by Lost
+	stop chan struct{} // closed by Release, to end Lost's watch
+}
+
+// Lost is closed once the session that created the znode is gone: the
+// znode, and with it the lock or the leadership, went with it. The client
+// learns so when it reconnects after a pause.
+func (h *zkHeld) Lost() <-chan struct{} {
+	if h.lost == nil {
+		h.lost, h.stop = make(chan struct{}), make(chan struct{})
+		go func() {
+			for h.z.conn.SessionID() == h.a.session && h.z.conn.State() != zk.StateExpired {
+				select {
+				case <-h.stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			close(h.lost)
+		}()
+	}
+	return h.lost
 }
 
 // Token is the sequence number of the holder's znode.
@@ -352,6 +377,9 @@ func (h *zkHeld) Token() *int64 { t := h.a.seq; return &t }
 // lock was released or lost. An error leaves the outcome unknown; a znode
 // left behind is deleted by this process's next Acquire.
 func (h *zkHeld) Release(ctx context.Context) error {
+	if h.stop != nil {
+		close(h.stop)
+	}
 	z, a := h.z, h.a
 	deleteSent := false // a delete may have been applied whose answer was lost
 	for {

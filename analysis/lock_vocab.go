@@ -1,0 +1,32 @@
+// The words of the lock checker. A leader election is judged as a lock is:
+// a leader acts by its own account from its election until it resigns or
+// learns it lost (like a holder from acquire to release), and its acts go
+// to the same protected resource. Only the names differ.
+package analysis
+
+import "github.com/chaos-testing/chaos/history"
+
+// vocab names a lock-like workload's operations, findings and roles.
+type vocab struct {
+	checker                string // registered name
+	acquire, release, act  string // operation names in the history
+	exclusion, stale       string // finding kinds
+	held, gotLater, gotten string // "held the lock", "acquired the lock later", "acquisition"
+	released, again        string // "release", "asked for the lock again"
+}
+
+var lockVocab = &vocab{
+	checker: "lock", acquire: history.FAcquire, release: history.FRelease, act: history.FWrite,
+	exclusion: "mutual-exclusion", stale: "stale-write",
+	held: "held the lock", gotLater: "acquired the lock later", gotten: "acquisition",
+	released: "release", again: "asked for the lock again",
+}
+
+var electionVocab = &vocab{
+	checker: "split-brain", acquire: history.FCampaign, release: history.FResign, act: history.FWrite,
+	exclusion: "two-leaders", stale: "stale-leader-write",
+	held: "acted as leader", gotLater: "was elected later", gotten: "election",
+	released: "resignation", again: "campaigned again",
+}
+
+func init() { Register(LockChecker{v: electionVocab}) }

@@ -1,0 +1,50 @@
+package analysis
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+// An election judged by the split-brain checker: p0 leads, is paused past
+// its lease, p1 is elected and acts, p0 wakes and acts: two leaders, and a
+// stale leader's write accepted. The same history with the lock's words
+// means nothing to the lock checker.
+func TestSplitBrain(t *testing.T) {
+	h := &hist{}
+	campaign := func(proc int, inv, ok float64, term int64) int {
+		h.add(inv, proc, history.Invoke, history.FCampaign, history.LockValue{Lock: "l"})
+		return h.add(ok, proc, history.Ok, history.FCampaign, history.LockValue{Lock: "l", Session: 1, Token: tok(term)})
+	}
+	resign := func(proc int, inv, done float64, typ history.Type) int {
+		i := h.add(inv, proc, history.Invoke, history.FResign, history.LockValue{Lock: "l", Session: 1})
+		h.add(done, proc, typ, history.FResign, history.LockValue{Lock: "l", Session: 1})
+		return i
+	}
+	a := campaign(0, 0, 0.1, 1)
+	b := campaign(1, 0.2, 3.0, 2)
+	h.write(1, 3.1, 3.2, history.Ok, "p1-s1", 1, tok(2))
+	resign(1, 3.5, 3.6, history.Ok)
+	h.write(0, 6.0, 6.1, history.Ok, "p0-s1", 1, tok(1))
+	resign(0, 6.2, 6.3, history.Fail)
+	res := []history.ResourceEntry{accepted(1, 1, 1, "p1-s1", true), accepted(2, 0, 1, "p0-s1", true)}
+
+	split, _ := Checkers.Lookup("split-brain")
+	r := split.Check(context.Background(), Input{History: h.ops, Resource: res, ResourceMode: "unfenced"})
+	if r.Verdict != Invalid || len(findingsOf(r, "two-leaders")) != 1 || len(findingsOf(r, "stale-leader-write")) != 1 {
+		t.Fatalf("split-brain: verdict %s, findings %+v", r.Verdict, r.Findings)
+	}
+	two := findingsOf(r, "two-leaders")[0]
+	if !strings.Contains(two.Explanation, "acted as leader") || opIndices(two.Ops)[0] != a || !slices.Contains(opIndices(two.Ops), b) {
+		t.Errorf("two-leaders finding %q names %v; want both elections #%d and #%d", two.Explanation, opIndices(two.Ops), a, b)
+	}
+	if r.Stats["two_leaders_violations"] != 1 || r.Stats["campaigns_ok"] != 2 {
+		t.Errorf("stats %v", r.Stats)
+	}
+	if lock := (LockChecker{}).Check(context.Background(), Input{History: h.ops}); lock.Verdict != Unknown {
+		t.Errorf("the lock checker judged an election: %s", lock.Verdict)
+	}
+}
