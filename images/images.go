@@ -8,6 +8,7 @@ package images
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -61,7 +62,8 @@ func (r Recipe) hash() string {
 }
 
 // Tag is the image reference Ensure builds the recipe under.
-func (r Recipe) Tag() string { return "chaos/" + r.Name + ":" + r.hash() }
+// A recipe without a name is a node image.
+func (r Recipe) Tag() string { return "chaos/" + cmp.Or(r.Name, "node") + ":" + r.hash() }
 
 // buildSem serialises builds in this process, so concurrent Ensure calls for
 // one recipe build it once. A channel rather than a mutex lets waiters give up
