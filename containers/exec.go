@@ -9,12 +9,11 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 )
 
-// Exec runs argv inside the container and returns its combined output.
-// Privileged gives that one command the capabilities the container itself
-// does not have (iptables needs NET_ADMIN); the container stays unprivileged.
-func (r *Run) Exec(ctx context.Context, c Container, privileged bool, argv ...string) ([]byte, error) {
+// Exec runs argv inside the container, with the container's own
+// (unprivileged) rights, and returns its combined output.
+func (r *Run) Exec(ctx context.Context, c Container, argv ...string) ([]byte, error) {
 	ex, err := r.cli.ContainerExecCreate(ctx, c.ID, container.ExecOptions{
-		Cmd: argv, AttachStdout: true, AttachStderr: true, Privileged: privileged,
+		Cmd: argv, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("exec %v in %s: %w", argv, c.Name, err)

@@ -76,7 +76,7 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 	}
 	// Only now does every server's name resolve: let the JVMs go.
 	err = each(len(nodes), func(i int) error {
-		_, err := run.Exec(ctx, nodes[i].Container, false, "touch", startedMark)
+		_, err := run.Exec(ctx, nodes[i].Container, "touch", startedMark)
 		return err
 	})
 	if err != nil {

@@ -161,7 +161,7 @@ func TestEnsemble3(t *testing.T) {
 	}
 	t.Logf("leader: %s", leader.Container.Name)
 	// Signals to the container must reach the JVM itself.
-	if out, err := run.Exec(ctx, leader.Container, false, "cat", "/proc/1/comm"); err != nil || strings.TrimSpace(string(out)) != "java" {
+	if out, err := run.Exec(ctx, leader.Container, "cat", "/proc/1/comm"); err != nil || strings.TrimSpace(string(out)) != "java" {
 		t.Errorf("PID 1 is %q (%v), want java", out, err)
 	}
 	f := slices.IndexFunc(nodes, func(n targets.Node) bool { return n.Container.Name != leader.Container.Name })
@@ -192,7 +192,7 @@ func TestEnsemble3(t *testing.T) {
 
 	// SIGKILL a follower; it must come back from its own data directory.
 	files := func() []string {
-		out, err := run.Exec(ctx, follower.Container, false, "ls", dataDir+"/version-2")
+		out, err := run.Exec(ctx, follower.Container, "ls", dataDir+"/version-2")
 		if err != nil {
 			t.Fatal(err)
 		}
