@@ -162,6 +162,8 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	if err != nil {
 		return err
 	}
+	// The time limit counts from here, when every client runs.
+	started := time.Now()
 	limitCtx, cancel := context.WithTimeout(ctx, p.TimeLimit.Duration)
 	defer cancel()
 	status := &statusLine{w: o.Out, terminal: o.Terminal}
@@ -172,7 +174,7 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 				t.Stop()
 				return
 			case <-t.C:
-				status.show(env.live.status(clock.Now(), p.TimeLimit.Duration, sched.Active()))
+				status.show(env.live.status(time.Since(started), p.TimeLimit.Duration, sched.Active()))
 			}
 		}
 	}()
