@@ -139,19 +139,8 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 		return err
 	}
 	env := &faultEnv{run: run, target: target, live: newLive(), nodes: nodes}
-	var addrs []string
-	for _, n := range nodes {
-		addrs = append(addrs, n.Addr)
-	}
-	for i := 0; i < p.Workload.Clients; i++ {
-		cfg := workloads.Config{Process: i, Seed: p.Seed, Nodes: addrs, Resource: res, Workload: p.Workload,
-			History: mountDir + "/history.jsonl", ClockStart: clock.Start}
-		c, err := run.Start(ctx, containers.Spec{Name: "c" + strconv.Itoa(i), Role: "client", Image: image,
-			Cmd: []string{mountChaos, "client"}, Env: []string{workloads.ConfigEnv + "=" + encode(cfg)}, Binds: binds})
-		if err != nil {
-			return err
-		}
-		env.clients = append(env.clients, process(c))
+	if env.clients, err = startClients(ctx, run, image, binds, p, nodes, res, clock); err != nil {
+		return err
 	}
 
 	followCtx, stopFollow := context.WithCancel(context.Background())
@@ -166,20 +155,9 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	started := time.Now()
 	limitCtx, cancel := context.WithTimeout(ctx, p.TimeLimit.Duration)
 	defer cancel()
-	status := &statusLine{w: o.Out, terminal: o.Terminal}
-	go func() {
-		for t := time.NewTicker(time.Second); ; {
-			select {
-			case <-limitCtx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-				status.show(env.live.status(time.Since(started), p.TimeLimit.Duration, sched.Active()))
-			}
-		}
-	}()
+	stopStatus := showStatus(o, env, sched, started)
 	err = sched.Run(limitCtx)
-	status.done()
+	stopStatus()
 	if err != nil {
 		return err
 	}
@@ -187,6 +165,53 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 		return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
 	}
 	return stopClients(ctx, run, env.clients, p.Workload)
+}
+
+// startClients starts one client process per client of the plan, each in
+// its own container running this same binary, bound to the run's history.
+func startClients(ctx context.Context, run *containers.Run, image string, binds []string, p *plans.Plan,
+	nodes []targets.Node, resourceAddr string, clock history.Clock) ([]nemesis.Process, error) {
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	var clients []nemesis.Process
+	for i := 0; i < p.Workload.Clients; i++ {
+		cfg := workloads.Config{Process: i, Seed: p.Seed, Nodes: addrs, Resource: resourceAddr, Workload: p.Workload,
+			History: mountDir + "/history.jsonl", ClockStart: clock.Start}
+		c, err := run.Start(ctx, containers.Spec{Name: "c" + strconv.Itoa(i), Role: "client", Image: image,
+			Cmd: []string{mountChaos, "client"}, Env: []string{workloads.ConfigEnv + "=" + encode(cfg)}, Binds: binds})
+		if err != nil {
+			return clients, err
+		}
+		clients = append(clients, process(c))
+	}
+	return clients, nil
+}
+
+// showStatus refreshes the status line every second until the returned
+// function is called, which ends the line.
+func showStatus(o Options, env *faultEnv, sched *nemesis.Schedule, started time.Time) (stop func()) {
+	status := &statusLine{w: o.Out, terminal: o.Terminal}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				status.show(env.live.status(time.Since(started), o.Plan.TimeLimit.Duration, sched.Active()))
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+		status.done()
+	}
 }
 
 // stopClients asks each client to finish its current operation and exit,
