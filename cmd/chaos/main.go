@@ -4,7 +4,7 @@
 //	chaos run PLAN [--seed N] [--time-limit D]   run a plan
 //	chaos check DIR|FILE                         re-analyze a stored run or a foreign history
 //	chaos export --format edn DIR                a run's history as Jepsen EDN
-//	chaos images build                           build the node image now
+//	chaos images build [TARGET...]               build the targets' images now
 //	chaos clean                                  remove what past runs left
 package main
 
@@ -43,7 +43,7 @@ const usage = `usage:
   chaos check DIR                              re-analyze a stored run (e.g. results/latest)
   chaos check FILE [--model M] [--initial V]   check a Jepsen .edn history or a porcupine log
   chaos export --format edn DIR                print a run's history as Jepsen EDN
-  chaos images build                           build the node image now
+  chaos images build [TARGET...]               build the targets' images now
   chaos clean                                  remove containers and networks of past runs`
 
 var commands = map[string]func(args []string) (int, error){

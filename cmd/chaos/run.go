@@ -8,14 +8,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/containers"
-	"github.com/chaos-testing/chaos/images"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/targets"
 )
 
 func cmdRun(args []string) (int, error) {
@@ -61,9 +62,23 @@ func cmdRun(args []string) (int, error) {
 	return code, nil
 }
 
+// cmdImages builds the images of the named targets (all, by default), so
+// that a first run, or CI, does not wait for them.
 func cmdImages(args []string) (int, error) {
-	if len(args) != 1 || args[0] != "build" {
-		return exitUsage, usageError{"usage: chaos images build"}
+	if len(args) == 0 || args[0] != "build" {
+		return exitUsage, usageError{"usage: chaos images build [TARGET...]"}
+	}
+	names := args[1:]
+	if len(names) == 0 {
+		names = targets.Targets.Names()
+	}
+	var ts []targets.Target
+	for _, n := range names {
+		t, ok := targets.Targets.Lookup(n)
+		if !ok {
+			return exitUsage, usageError{fmt.Sprintf("unknown target %q; expected one of %s", n, strings.Join(targets.Targets.Names(), ", "))}
+		}
+		ts = append(ts, t)
 	}
 	cli, err := containers.NewClient()
 	if err != nil {
@@ -72,11 +87,13 @@ func cmdImages(args []string) (int, error) {
 	defer cli.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tag, err := images.Ensure(ctx, cli, images.Node, os.Stderr)
-	if err != nil {
-		return exitCrash, err
+	for i, t := range ts {
+		tag, err := t.Image(ctx, cli, "", os.Stderr)
+		if err != nil {
+			return exitCrash, fmt.Errorf("%s image: %w", names[i], err)
+		}
+		fmt.Printf("%s\t%s\n", names[i], tag)
 	}
-	fmt.Println(tag)
 	return exitValid, nil
 }
 
