@@ -82,11 +82,22 @@ func TestRedlockPauseFindsStaleWrite(t *testing.T) {
 // Short versions of the register negative controls: etcd and ZooKeeper
 // under mixed partitions, kills and pauses must not raise a false alarm,
 // and every fault must be in the history and healed.
+//
+// ZooKeeper's plan pauses the leader, and a deposed leader that resumes
+// answers sync+read with stale data before it learns it was deposed
+// (ZOOKEEPER-1675): chaos finds that in some runs, a true alarm. Here its
+// pause goes to a client instead, so that the test asserts what must hold.
 func TestRegisterNegativeControls(t *testing.T) {
 	cli := testenv.Docker(t)
 	for _, plan := range []string{"etcd-register-mixed.yaml", "zookeeper-register-partition.yaml"} {
 		t.Run(plan, func(t *testing.T) {
-			rep, dir := testenv.RunPlan(t, loadPlan(t, plan, 30*time.Second, 3))
+			p := loadPlan(t, plan, 30*time.Second, 3)
+			for i := range p.Nemesis {
+				if p.Target.Kind == "zookeeper" && p.Nemesis[i].Kind == "pause" {
+					p.Nemesis[i].Target = "clients"
+				}
+			}
+			rep, dir := testenv.RunPlan(t, p)
 			if rep.Verdict != analysis.Valid {
 				t.Fatalf("verdict %s, want valid: %+v", rep.Verdict, rep.Results)
 			}
