@@ -4,6 +4,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -209,4 +210,27 @@ func (w logWriter) Write(p []byte) (int, error) {
 		w.t.Log(s)
 	}
 	return len(p), nil
+}
+
+// WaitStopped waits until the main process of c is stopped (state T), as a
+// SIGSTOP leaves it: a test that goes on before the stop has landed would
+// be judging a process that still runs.
+func WaitStopped(t testing.TB, cli *client.Client, c containers.Container) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		info, err := cli.ContainerInspect(context.Background(), c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", info.State.Pid))
+		// The state is the field after the parenthesised command name.
+		if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] == 'T' {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s (pid %d) is not stopped 3 s after SIGSTOP: %s", c.Name, info.State.Pid, stat)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

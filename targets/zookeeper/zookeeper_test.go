@@ -243,6 +243,7 @@ func TestEnsemble3(t *testing.T) {
 	if err := run.Signal(ctx, follower.Container, "STOP"); err != nil {
 		t.Fatal(err)
 	}
+	testenv.WaitStopped(t, testenv.Docker(t), follower.Container)
 	err = op(func(ctx context.Context) error { return fs.Write(ctx, "k", 7) })
 	t.Logf("write to a paused server: %v", err)
 	if err == nil || errors.Is(err, register.ErrNotApplied) {
