@@ -131,6 +131,13 @@ func (r *Run) Signal(ctx context.Context, c Container, sig string) error {
 	return nil
 }
 
+// Running says whether the container's main process runs (stopped by
+// SIGSTOP counts as running). An error counts as running: unknown.
+func (r *Run) Running(ctx context.Context, c Container) bool {
+	info, err := r.cli.ContainerInspect(ctx, c.ID)
+	return err != nil || (info.State != nil && info.State.Running)
+}
+
 // Wait waits until the container has exited, or ctx ends. A non-zero exit
 // status is an error that points at the container's log.
 func (r *Run) Wait(ctx context.Context, c Container) error {

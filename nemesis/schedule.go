@@ -56,7 +56,9 @@ func (s *Schedule) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(append(errs, s.Heal(context.Background()))...)
+	hctx, cancel := healContext()
+	defer cancel()
+	return errors.Join(append(errs, s.Heal(hctx))...)
 }
 
 func (s *Schedule) runFault(ctx context.Context, i int) error {
@@ -74,13 +76,25 @@ func (s *Schedule) runFault(ctx context.Context, i int) error {
 		err := s.start(startCtx, i, n, f, rng)
 		cancel()
 		if err != nil {
-			return errors.Join(err, s.stop(context.Background(), i))
+			return errors.Join(err, s.healOne(i))
 		}
 		sleepUntil(ctx, time.Now().Add(f.Duration.Duration))
-		if err := s.stop(context.Background(), i); err != nil {
+		if err := s.healOne(i); err != nil {
 			return err
 		}
 	}
+}
+
+// healContext bounds a heal: it must run after the run's context ended,
+// but a hung engine call must not hang the run with it.
+func healContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 60*time.Second)
+}
+
+func (s *Schedule) healOne(i int) error {
+	ctx, cancel := healContext()
+	defer cancel()
+	return s.stop(ctx, i)
 }
 
 // start injects one fault and records it. The invocation is written

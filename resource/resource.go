@@ -61,16 +61,18 @@ func (s *Store) Write(r Request) (Response, error) {
 			resp = Response{Reason: fmt.Sprintf("token %d is lower than %d, the highest accepted for %q", *r.Token, hi, r.Key)}
 		}
 	}
-	if resp.Accepted {
+	// The decision is logged before it takes effect: a decision the log
+	// does not have must not shape later ones.
+	err := s.log.Write(history.ResourceEntry{
+		Time: s.clock.Now(), Client: r.Client, Key: r.Key, Value: r.Value,
+		Session: r.Session, Token: r.Token, Accepted: resp.Accepted, Reason: resp.Reason,
+	})
+	if err == nil && resp.Accepted {
 		if hi, seen := s.highest[r.Key]; r.Token != nil && (!seen || *r.Token > hi) {
 			s.highest[r.Key] = *r.Token
 		}
 		s.values[r.Key] = r.Value
 	}
-	err := s.log.Write(history.ResourceEntry{
-		Time: s.clock.Now(), Client: r.Client, Key: r.Key, Value: r.Value,
-		Session: r.Session, Token: r.Token, Accepted: resp.Accepted, Reason: resp.Reason,
-	})
 	return resp, err
 }
 

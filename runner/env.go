@@ -51,8 +51,14 @@ func (e *faultEnv) Candidates(role string) []nemesis.Process {
 	return ps
 }
 
+// Signal sends sig to the process. A process that is not running (a kill
+// fault took it while a pause was on) has nothing to stop or resume.
 func (e *faultEnv) Signal(ctx context.Context, p nemesis.Process, sig string) error {
-	return e.run.Signal(ctx, p.Container, sig)
+	err := e.run.Signal(ctx, p.Container, sig)
+	if err != nil && (sig == "STOP" || sig == "CONT") && !e.run.Running(ctx, p.Container) {
+		return nil
+	}
+	return err
 }
 
 // NetExec runs a host program in the node's network namespace. A node

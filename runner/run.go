@@ -104,14 +104,22 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	}
 	var sched *nemesis.Schedule
 	defer func() {
-		// Tear down with a context of its own: ctx may be what was cancelled.
-		tctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		if sched != nil {
-			err = errors.Join(err, sched.Heal(tctx))
+		// Each step of the teardown gets a context of its own: ctx may be
+		// what was cancelled, and a slow step must not starve the removal.
+		step := func(f func(context.Context) error) error {
+			tctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			return f(tctx)
 		}
-		err = errors.Join(err, run.SaveLogs(tctx, filepath.Join(dir, "logs")), run.Close(tctx))
-		fmt.Fprintln(o.Out, "containers and network removed")
+		if sched != nil {
+			err = errors.Join(err, step(sched.Heal))
+		}
+		err = errors.Join(err, step(func(ctx context.Context) error { return run.SaveLogs(ctx, filepath.Join(dir, "logs")) }))
+		if cerr := step(run.Close); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("removing the run's containers (chaos clean removes what is left): %w", cerr))
+		} else {
+			fmt.Fprintln(o.Out, "containers and network removed")
+		}
 	}()
 
 	start := time.Now()
