@@ -54,7 +54,7 @@ func (s *etcdStore) Read(ctx context.Context, key string) (*int64, error) {
 	}
 	v, err := strconv.ParseInt(string(resp.Kvs[0].Value), 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("key %s holds %q, not a number", key, resp.Kvs[0].Value)
+		return nil, BadValue{Raw: string(resp.Kvs[0].Value)}
 	}
 	return &v, nil
 }

@@ -5,6 +5,7 @@ package register
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -36,6 +37,13 @@ type Store interface {
 // take effect (the service said so, or the request never left). Any other
 // error from a write or cas leaves its outcome unknown.
 var ErrNotApplied = errors.New("not applied")
+
+// BadValue is what a Store's Read returns for a stored value that is not
+// a number: the read succeeded and saw garbage, which the checker must
+// judge (no model holds it), not a failed read that would hide it.
+type BadValue struct{ Raw string }
+
+func (b BadValue) Error() string { return fmt.Sprintf("stored value %q is not a number", b.Raw) }
 
 // Workload runs register clients against one backend.
 type Workload struct {
@@ -109,6 +117,12 @@ func read(store Store, h *history.Appender, key string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	v, err := store.Read(ctx, key)
+	var bad BadValue
+	if errors.As(err, &bad) {
+		raw, _ := json.Marshal(bad.Raw)
+		_, err = h.Complete(history.Ok, history.FRead, history.RegisterValue{Key: key, Value: raw}, nil)
+		return err
+	}
 	if err != nil {
 		// A read changes nothing, so a failed one is simply a failure.
 		_, err = h.Complete(history.Fail, history.FRead, history.RegisterValue{Key: key}, err)

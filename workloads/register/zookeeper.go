@@ -79,7 +79,7 @@ func (s *zkStore) Read(ctx context.Context, key string) (*int64, error) {
 	}
 	v, err := strconv.ParseInt(string(r.data), 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("%s holds %q, not a number", p, r.data)
+		return nil, BadValue{Raw: string(r.data)}
 	}
 	return &v, nil
 }
