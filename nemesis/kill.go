@@ -28,6 +28,9 @@ func (Kill) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (
 	return in, signalAll(context.WithoutCancel(ctx), env, victims, "KILL")
 }
 
+// RestartsNodes marks Kill as a NodeRestarter.
+func (Kill) RestartsNodes() {}
+
 // Stop starts the victims again.
 func (Kill) Stop(ctx context.Context, env Env, in Injected) error {
 	var errs []error

@@ -55,6 +55,18 @@ type Nemesis interface {
 	Stop(ctx context.Context, env Env, in Injected) error
 }
 
+// Reinstaller is a nemesis whose fault lives in the nodes' network
+// namespaces, which a node restarted by another fault comes back without:
+// Reinstall puts the fault back as it was.
+type Reinstaller interface {
+	Reinstall(ctx context.Context, env Env, in Injected) error
+}
+
+// NodeRestarter is a nemesis whose heal restarts nodes.
+type NodeRestarter interface {
+	RestartsNodes()
+}
+
 // FaultChecker is a nemesis that checks its own fields of a plan's fault,
 // before anything starts.
 type FaultChecker interface {

@@ -52,14 +52,25 @@ func (Partition) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Ra
 		leader = ls[0].Name
 	}
 	grudge := Grudge(f.Shape, names(nodes), leader, rng)
-	in := Injected{Targets: describe(grudge), State: nodes}
+	cut := partitionState{nodes: nodes, grudge: grudge}
+	return Injected{Targets: describe(grudge), State: cut}, cut.install(context.WithoutCancel(ctx), env)
+}
+
+// partitionState is a partition in force: the nodes and who drops whom.
+type partitionState struct {
+	nodes  []Process
+	grudge map[string][]string
+}
+
+// install adds the DROP rules, addressing each node where it is now.
+func (c partitionState) install(ctx context.Context, env Env) error {
 	byName := map[string]Process{}
-	for _, n := range nodes {
+	for _, n := range c.nodes {
 		byName[n.Name] = n
 	}
 	var errs []error
-	for _, n := range nodes {
-		drop := grudge[n.Name]
+	for _, n := range c.nodes {
+		drop := c.grudge[n.Name]
 		if len(drop) == 0 {
 			continue
 		}
@@ -67,16 +78,25 @@ func (Partition) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Ra
 		for _, d := range drop {
 			ips = append(ips, env.Address(byName[d]))
 		}
-		errs = append(errs, env.NetExec(context.WithoutCancel(ctx), n,
-			"iptables", "-w", "-A", "INPUT", "-s", strings.Join(ips, ","), "-j", "DROP"))
+		errs = append(errs, env.NetExec(ctx, n, "iptables", "-w", "-A", "INPUT", "-s", strings.Join(ips, ","), "-j", "DROP"))
 	}
-	return in, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// Reinstall puts a partition back after a node restarted: the node came
+// back with a network namespace of its own, without its rules, and maybe
+// at another address that the others' rules do not name.
+func (p Partition) Reinstall(ctx context.Context, env Env, in Injected) error {
+	if err := p.Stop(ctx, env, in); err != nil {
+		return err
+	}
+	return in.State.(partitionState).install(ctx, env)
 }
 
 // Stop removes every rule the partition added, on every node.
 func (Partition) Stop(ctx context.Context, env Env, in Injected) error {
 	var errs []error
-	for _, n := range in.State.([]Process) {
+	for _, n := range in.State.(partitionState).nodes {
 		errs = append(errs, env.NetExec(ctx, n, "iptables", "-w", "-F", "INPUT"))
 	}
 	return errors.Join(errs...)

@@ -126,7 +126,35 @@ func (s *Schedule) stop(ctx context.Context, i int) error {
 	if _, err := s.h.Invoke(op, a.fault.Targets); err != nil {
 		return err
 	}
-	return s.complete(op, a.fault.Targets, a.nemesis.Stop(ctx, s.env, a.fault))
+	if err := s.complete(op, a.fault.Targets, a.nemesis.Stop(ctx, s.env, a.fault)); err != nil {
+		return err
+	}
+	// A restarted node lost the rules of the faults still in force, and a
+	// healed partition took every rule with it, those of another one too.
+	_, restarted := a.nemesis.(NodeRestarter)
+	_, flushed := a.nemesis.(Reinstaller)
+	if restarted || flushed {
+		return s.reinstall(ctx)
+	}
+	return nil
+}
+
+// reinstall puts back the faults in force that a restarted node lost, so
+// that what the history says is in force is.
+func (s *Schedule) reinstall(ctx context.Context) error {
+	s.mu.Lock()
+	var rs []activeFault
+	for _, a := range s.active {
+		if _, ok := a.nemesis.(Reinstaller); ok {
+			rs = append(rs, a)
+		}
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, a := range rs {
+		errs = append(errs, a.nemesis.(Reinstaller).Reinstall(ctx, s.env, a.fault))
+	}
+	return errors.Join(errs...)
 }
 
 // complete writes a nemesis completion. It is always info, as in Jepsen:
