@@ -20,12 +20,7 @@ func (Kill) CheckFault(p *plans.Plan, i int) error { return checkRole(p, i, "nod
 
 // Start sends SIGKILL to the victims.
 func (Kill) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	victims := pickVictims(ctx, env, f, rng)
-	if len(victims) == 0 {
-		return Injected{}, nil
-	}
-	in := Injected{Targets: names(victims), State: victims}
-	return in, signalAll(context.WithoutCancel(ctx), env, victims, "KILL")
+	return signalVictims(ctx, env, f, rng, "KILL")
 }
 
 // RestartsNodes marks Kill as a NodeRestarter.

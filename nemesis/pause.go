@@ -22,17 +22,23 @@ func (Pause) CheckFault(p *plans.Plan, i int) error {
 
 // Start sends SIGSTOP to the victims.
 func (Pause) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	victims := pickVictims(ctx, env, f, rng)
-	if len(victims) == 0 {
-		return Injected{}, nil
-	}
-	in := Injected{Targets: names(victims), State: victims}
-	return in, signalAll(context.WithoutCancel(ctx), env, victims, "STOP")
+	return signalVictims(ctx, env, f, rng, "STOP")
 }
 
 // Stop sends SIGCONT to the victims.
 func (Pause) Stop(ctx context.Context, env Env, in Injected) error {
 	return signalAll(ctx, env, in.State.([]Process), "CONT")
+}
+
+// signalVictims draws the fault's victims and sends them sig; the victims
+// are the Injected's state, for Stop.
+func signalVictims(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand, sig string) (Injected, error) {
+	victims := pickVictims(ctx, env, f, rng)
+	if len(victims) == 0 {
+		return Injected{}, nil
+	}
+	in := Injected{Targets: names(victims), State: victims}
+	return in, signalAll(context.WithoutCancel(ctx), env, victims, sig)
 }
 
 func signalAll(ctx context.Context, env Env, victims []Process, sig string) error {
