@@ -47,8 +47,11 @@ func (t Type) Valid() bool {
 
 // ProcessName is how reports name a process: "nemesis" or "p3".
 func ProcessName(p int) string {
-	if p == Nemesis {
+	switch p {
+	case Nemesis:
 		return "nemesis"
+	case Observer:
+		return "observer"
 	}
 	return fmt.Sprintf("p%d", p)
 }

@@ -84,8 +84,8 @@ func checkOp(o *Op) error {
 	if o.F == "" {
 		return errors.New(`missing "f": every entry names its operation`)
 	}
-	if o.Process < Nemesis {
-		return fmt.Errorf("process %d: expected -1 (nemesis) or a client number >= 0", o.Process)
+	if o.Process < Observer {
+		return fmt.Errorf("process %d: expected -1 (nemesis), -2 (observer) or a client number >= 0", o.Process)
 	}
 	return nil
 }

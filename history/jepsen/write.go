@@ -22,7 +22,8 @@ import (
 // [[:r k v] [:w k v]]; lock acquires and releases carry {:lock :session
 // :token}; lock workload writes (history.WriteValue) carry [key value],
 // with :session and :token on the op. Anything else is written as the
-// EDN form of its JSON. Nemesis ops get :process :nemesis and :type :info,
+// EDN form of its JSON. Nemesis ops get :process :nemesis and :type :info
+// (observer ops :process :observer),
 // and processes are renumbered (see Renumber). Read(Write(ops)) gives back
 // Renumber(ops), with times replaced by positions and nemesis invocations
 // turned :info.
@@ -97,10 +98,10 @@ func opMap(i int, op history.Op) (Value, error) {
 	}
 	typ, proc := kw(string(op.Type)), num(int64(op.Process))
 	switch {
-	case op.Process == history.Nemesis:
-		typ, proc = kw("info"), kw("nemesis")
+	case op.Process == history.Nemesis || op.Process == history.Observer:
+		typ, proc = kw("info"), kw(history.ProcessName(op.Process))
 	case op.Process < 0:
-		return Value{}, fmt.Errorf("process %d: expected -1 (nemesis) or a client number >= 0", op.Process)
+		return Value{}, fmt.Errorf("process %d: expected -1 (nemesis), -2 (observer) or a client number >= 0", op.Process)
 	}
 	v, extra, err := value(op)
 	if err != nil {
@@ -146,7 +147,7 @@ func value(op history.Op) (Value, []Value, error) {
 		lv    history.LockValue
 	)
 	switch {
-	case op.Process == history.Nemesis:
+	case op.Process < 0: // the nemesis's and the observer's values are plain JSON
 	case op.F == history.FWrite && hasField(op.Value, "session") && strict(op.Value, &wv):
 		extra := []Value{kw("session"), num(int64(wv.Session))}
 		if wv.Token != nil {
