@@ -4,8 +4,10 @@ package targets
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -27,8 +29,12 @@ type Node struct {
 	Container containers.Container
 	// Addr is host:port for clients on the run's network. It uses the
 	// node's name, which survives a restart; the harness itself reaches
-	// the node at Container.IP.
+	// the node at Container.IP. It is empty for a server that clients find
+	// through another (Redis servers behind Sentinel).
 	Addr string
+	// Kind tells apart the servers of a target that runs two kinds
+	// ("sentinel"); "" is the servers that hold the data.
+	Kind string
 }
 
 // Target is a kind of cluster.
@@ -47,8 +53,27 @@ type Leaderer interface {
 	Leader(ctx context.Context, nodes []Node) (Node, error)
 }
 
+// RoleReporter is a target whose data servers can each be asked which
+// role they claim (primary or replica) and whether they take a write:
+// the observer polls it to see two primaries at once.
+type RoleReporter interface {
+	Role(ctx context.Context, n Node) (role string, acceptsWrites bool, err error)
+}
+
 // Targets is the registry of cluster kinds.
 var Targets = registry.New[Target]("target")
+
+// Each runs f(0) to f(n-1) at once and joins their errors: containers
+// started one by one took Docker 1.5 s each on a busy machine.
+func Each(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = f(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
 
 // WaitReady polls ready until it succeeds, ctx ends, or limit passes.
 func WaitReady(ctx context.Context, what string, limit time.Duration, ready func(context.Context) error) error {

@@ -61,7 +61,7 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 	// Containers are started at once: one by one, Docker took 1.5 s each
 	// on a busy machine.
 	nodes := make([]targets.Node, spec.Nodes)
-	err := each(len(nodes), func(i int) error {
+	err := targets.Each(len(nodes), func(i int) error {
 		name := fmt.Sprintf("n%d", i+1)
 		c, err := run.Start(ctx, containers.Spec{
 			Name: name, Role: "node", Image: spec.Image,
@@ -75,7 +75,7 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 		return nil, err
 	}
 	// Only now does every server's name resolve: let the JVMs go.
-	err = each(len(nodes), func(i int) error {
+	err = targets.Each(len(nodes), func(i int) error {
 		_, err := run.Exec(ctx, nodes[i].Container, "touch", startedMark)
 		return err
 	})
@@ -88,17 +88,6 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 		return nil, err
 	}
 	return nodes, nil
-}
-
-// each runs f(0) to f(n-1) at once and joins their errors.
-func each(n int, f func(i int) error) error {
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { errs[i] = f(i) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // config is the configuration of every server of an ensemble of n.
