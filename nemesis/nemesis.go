@@ -17,6 +17,9 @@ import (
 type Process struct {
 	Name      string // n1, c0
 	Container containers.Container
+	// Kind is a node's kind of server, as targets.Node has it ("" for the
+	// servers that hold the data, "sentinel", ...).
+	Kind string
 }
 
 // Env is what a nemesis acts on.

@@ -16,7 +16,8 @@ func init() { Nemeses.Register("partition", Partition{}) }
 // Partition cuts the network between nodes with iptables rules in the
 // nodes' own network namespaces, in Jepsen's shapes, and heals by removing
 // every rule. Clients keep reaching the node they are bound to: a partition
-// splits the cluster, not a client from its node.
+// splits the cluster, not a client from its node. For the isolate shapes, a
+// fault's count is how many servers the isolated side holds (default 1).
 type Partition struct{}
 
 // Shapes of partition, as Jepsen names them.
@@ -32,6 +33,11 @@ func (Partition) CheckFault(p *plans.Plan, i int) error {
 	if least == 0 {
 		least = 2
 	}
+	if strings.HasPrefix(f.Shape, "isolate-") {
+		// count is the size of the side cut off: the leader or a server,
+		// and count-1 servers of its kind.
+		least = f.Count + 1
+	}
 	if p.Target.Nodes < least {
 		return p.Errorf(plans.FaultField(i, "shape"), "%s needs at least %d nodes; the target has %d", f.Shape, least, p.Target.Nodes)
 	}
@@ -43,17 +49,35 @@ func (Partition) CheckFault(p *plans.Plan, i int) error {
 func (Partition) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error) {
 	nodes := env.Candidates("nodes")
 	slices.SortFunc(nodes, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
-	var leader string
-	if f.Shape == "isolate-leader" {
+	var isolated []string
+	switch f.Shape {
+	case "isolate-leader":
 		ls := pickVictims(ctx, env, plans.Fault{Target: "leader", Count: 1}, rng)
 		if len(ls) == 0 {
 			return Injected{}, nil // no leader now: nothing to isolate
 		}
-		leader = ls[0].Name
+		isolated = isolate(nodes, ls[0], f.Count, rng)
+	case "isolate-one":
+		servers := slices.DeleteFunc(slices.Clone(nodes), func(p Process) bool { return p.Kind != "" })
+		isolated = isolate(nodes, servers[rng.IntN(len(servers))], f.Count, rng)
 	}
-	grudge := Grudge(f.Shape, names(nodes), leader, rng)
+	grudge := Grudge(f.Shape, names(nodes), isolated, rng)
 	cut := partitionState{nodes: nodes, grudge: grudge}
 	return Injected{Targets: describe(grudge), State: cut}, cut.install(context.WithoutCancel(ctx), env)
+}
+
+// isolate is the side an isolate shape cuts off: first, and count-1 other
+// nodes of its kind drawn with rng (the primary and a replica, not a
+// sentinel).
+func isolate(nodes []Process, first Process, count int, rng *rand.Rand) []string {
+	var others []string
+	for _, n := range nodes {
+		if n.Kind == first.Kind && n.Name != first.Name {
+			others = append(others, n.Name)
+		}
+	}
+	rng.Shuffle(len(others), func(a, b int) { others[a], others[b] = others[b], others[a] })
+	return append([]string{first.Name}, others[:min(max(count-1, 0), len(others))]...)
 }
 
 // partitionState is a partition in force: the nodes and who drops whom.
@@ -103,16 +127,14 @@ func (Partition) Stop(ctx context.Context, env Env, in Injected) error {
 }
 
 // Grudge says, for a shape, which nodes each node drops traffic from.
-// nodes must be sorted; leader is used by isolate-leader. Every grudge is
-// symmetric except that a bridge node drops nothing.
-func Grudge(shape string, nodes []string, leader string, rng *rand.Rand) map[string][]string {
+// nodes must be sorted; isolated is the side the isolate shapes cut off.
+// Every grudge is symmetric except that a bridge node drops nothing.
+func Grudge(shape string, nodes []string, isolated []string, rng *rand.Rand) map[string][]string {
 	ring := slices.Clone(nodes)
 	rng.Shuffle(len(ring), func(a, b int) { ring[a], ring[b] = ring[b], ring[a] })
 	switch shape {
-	case "isolate-one":
-		return cut([]string{ring[0]}, ring[1:])
-	case "isolate-leader":
-		return cut([]string{leader}, without(nodes, leader))
+	case "isolate-one", "isolate-leader":
+		return cut(isolated, slices.DeleteFunc(slices.Clone(nodes), func(n string) bool { return slices.Contains(isolated, n) }))
 	case "halves":
 		return cut(ring[:len(ring)/2], ring[len(ring)/2:])
 	case "bridge":
@@ -150,10 +172,6 @@ func cut(a, b []string) map[string][]string {
 		slices.Sort(g[y])
 	}
 	return g
-}
-
-func without(xs []string, x string) []string {
-	return slices.DeleteFunc(slices.Clone(xs), func(y string) bool { return y == x })
 }
 
 // describe renders a grudge for the history: "n1 -x- n3,n4" means n1 drops

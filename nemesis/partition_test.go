@@ -37,7 +37,7 @@ func TestGrudgeShapes(t *testing.T) {
 		nodes := nodeNames(n)
 		rng := func() *rand.Rand { return rand.New(rand.NewPCG(7, uint64(n))) }
 		t.Run(fmt.Sprintf("isolate-one/%d", n), func(t *testing.T) {
-			g := Grudge("isolate-one", nodes, "", rng())
+			g := Grudge("isolate-one", nodes, []string{"n1"}, rng())
 			symmetric(t, g)
 			isolated := 0
 			for _, x := range nodes {
@@ -52,14 +52,14 @@ func TestGrudgeShapes(t *testing.T) {
 			}
 		})
 		t.Run(fmt.Sprintf("isolate-leader/%d", n), func(t *testing.T) {
-			g := Grudge("isolate-leader", nodes, "n2", rng())
+			g := Grudge("isolate-leader", nodes, []string{"n2"}, rng())
 			symmetric(t, g)
 			if s := sees(g, nodes, "n2"); !reflect.DeepEqual(s, []string{"n2"}) {
 				t.Errorf("leader n2 still hears %v, want only itself", s)
 			}
 		})
 		t.Run(fmt.Sprintf("halves/%d", n), func(t *testing.T) {
-			g := Grudge("halves", nodes, "", rng())
+			g := Grudge("halves", nodes, nil, rng())
 			symmetric(t, g)
 			minority := 0
 			for _, x := range nodes {
@@ -72,7 +72,7 @@ func TestGrudgeShapes(t *testing.T) {
 			}
 		})
 		t.Run(fmt.Sprintf("bridge/%d", n), func(t *testing.T) {
-			g := Grudge("bridge", nodes, "", rng())
+			g := Grudge("bridge", nodes, nil, rng())
 			symmetric(t, g)
 			var bridges []string
 			for _, x := range nodes {
@@ -92,7 +92,7 @@ func TestGrudgeShapes(t *testing.T) {
 	}
 	t.Run("majorities-ring/5", func(t *testing.T) {
 		nodes := nodeNames(5)
-		g := Grudge("majorities-ring", nodes, "", rand.New(rand.NewPCG(1, 2)))
+		g := Grudge("majorities-ring", nodes, nil, rand.New(rand.NewPCG(1, 2)))
 		symmetric(t, g)
 		seen := map[string]bool{}
 		for _, x := range nodes {
@@ -112,10 +112,34 @@ func TestGrudgeShapes(t *testing.T) {
 func TestGrudgeSameSeedSameCut(t *testing.T) {
 	nodes := nodeNames(5)
 	for _, shape := range Shapes {
-		a := Grudge(shape, nodes, "n1", rand.New(rand.NewPCG(3, 4)))
-		b := Grudge(shape, nodes, "n1", rand.New(rand.NewPCG(3, 4)))
+		a := Grudge(shape, nodes, []string{"n1"}, rand.New(rand.NewPCG(3, 4)))
+		b := Grudge(shape, nodes, []string{"n1"}, rand.New(rand.NewPCG(3, 4)))
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: one seed gave %v and %v", shape, a, b)
 		}
+	}
+}
+
+// TestIsolateTakesServersOfTheLeadersKind: the primary and one replica are
+// cut off, never a sentinel with them; count 1 is the leader alone.
+func TestIsolateTakesServersOfTheLeadersKind(t *testing.T) {
+	nodes := []Process{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}, {Name: "s1", Kind: "sentinel"}, {Name: "s2", Kind: "sentinel"}, {Name: "s3", Kind: "sentinel"}}
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		got := isolate(nodes, nodes[2], 2, rng)
+		if len(got) != 2 || got[0] != "n3" || (got[1] != "n1" && got[1] != "n2") {
+			t.Fatalf("seed %d: isolated %v; want n3 and one of n1, n2", seed, got)
+		}
+		g := Grudge("isolate-leader", names(nodes), got, rng)
+		symmetric(t, g)
+		if s := sees(g, names(nodes), "s1"); slices.Contains(s, "n3") || !slices.Contains(s, "s2") {
+			t.Fatalf("seed %d: s1 hears %v", seed, s)
+		}
+	}
+	if got := isolate(nodes, nodes[0], 1, rand.New(rand.NewPCG(1, 1))); !reflect.DeepEqual(got, []string{"n1"}) {
+		t.Errorf("count 1 isolated %v", got)
+	}
+	if got := isolate(nodes, nodes[0], 9, rand.New(rand.NewPCG(1, 1))); len(got) != 3 {
+		t.Errorf("count 9 of 3 servers isolated %v", got)
 	}
 }

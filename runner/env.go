@@ -29,7 +29,7 @@ func (e *faultEnv) Candidates(role string) []nemesis.Process {
 	switch role {
 	case "nodes":
 		for _, n := range e.nodes {
-			ps = append(ps, process(n.Container))
+			ps = append(ps, node(n))
 		}
 	case "clients":
 		ps = append(ps, e.clients...)
@@ -44,11 +44,24 @@ func (e *faultEnv) Candidates(role string) []nemesis.Process {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			if n, err := l.Leader(ctx, e.nodes); err == nil {
-				ps = append(ps, process(n.Container))
+				ps = append(ps, node(n))
 			}
 		}
 	}
 	return ps
+}
+
+// servers lists the data servers (nodes of kind ""), where they are now.
+func (e *faultEnv) servers() []targets.Node {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var ns []targets.Node
+	for _, n := range e.nodes {
+		if n.Kind == "" {
+			ns = append(ns, n)
+		}
+	}
+	return ns
 }
 
 // Signal sends sig to the process. A process that is not running (a kill
@@ -101,4 +114,8 @@ func (e *faultEnv) Address(p nemesis.Process) string {
 
 func process(c containers.Container) nemesis.Process {
 	return nemesis.Process{Name: c.Name, Container: c}
+}
+
+func node(n targets.Node) nemesis.Process {
+	return nemesis.Process{Name: n.Container.Name, Container: n.Container, Kind: n.Kind}
 }
