@@ -80,7 +80,7 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 	pending := map[int]int{} // process -> position of its invocation in flight
 	for i := range ops {
 		op := &ops[i]
-		if op.Process == history.Nemesis {
+		if op.Process < 0 { // the nemesis or the observer
 			continue
 		}
 		p, inFlight := pending[op.Process]

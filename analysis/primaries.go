@@ -1,0 +1,137 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+func init() { Register(PrimariesChecker{}) }
+
+// PrimariesChecker finds split brain in a primary-replica system from the
+// observer's role polls: two servers that each claimed to be primary and
+// took writes, over an interval they share.
+//
+// A server's span as primary runs from the answer of the first of a run of
+// consecutive polls in which it claimed primary and took the probe write,
+// to the invocation of the last of them: it took a write at or before the
+// span's start and at or after its end, and no poll in between saw it
+// refuse one. Two servers whose spans overlap both acted as primary over
+// the overlap. Clients' adds acknowledged by either in it are counted as
+// further evidence.
+type PrimariesChecker struct{}
+
+func (PrimariesChecker) Name() string { return "primaries" }
+
+// primarySpan is a run of a server's polls that found it acting as primary.
+type primarySpan struct {
+	node        string
+	first, last opPair
+}
+
+func (s primarySpan) from() time.Duration { return s.first.done.Time }
+func (s primarySpan) to() time.Duration   { return s.last.inv.Time }
+
+func (PrimariesChecker) Check(_ context.Context, in Input) Result {
+	var bad errCount
+	polls := 0
+	open := map[string]*primarySpan{}
+	var spans []primarySpan
+	for _, p := range pairs(in.History, func(op *history.Op) bool { return op.Process == history.Observer && op.F == history.FRole }) {
+		var v history.RoleValue
+		if p.done == nil {
+			continue
+		}
+		if err := p.done.Decode(&v); err != nil {
+			bad.add(err)
+			continue
+		}
+		polls++
+		acting := p.done.Type == history.Ok && isPrimary(v.Role) && v.Accepts
+		s := open[v.Node]
+		switch {
+		case acting && s == nil:
+			open[v.Node] = &primarySpan{node: v.Node, first: p, last: p}
+		case acting:
+			s.last = p
+		case s != nil:
+			// A poll that timed out is no evidence either way, but it ends
+			// what the polls can vouch for.
+			spans = append(spans, *s)
+			delete(open, v.Node)
+		}
+	}
+	for _, n := range sortedKeys(open) {
+		spans = append(spans, *open[n])
+	}
+	if polls == 0 {
+		return unknownResult("no role observations: the target's servers were never polled")
+	}
+	acks := acknowledgedBy(in.History)
+	var findings findingList
+	var overlap time.Duration
+	for i, a := range spans {
+		for _, b := range spans[i+1:] {
+			from, to := max(a.from(), b.from()), min(a.to(), b.to())
+			if a.node == b.node || from >= to {
+				continue
+			}
+			overlap += to - from
+			findings.add(func() Finding {
+				return Finding{Kind: "two-primaries", Explanation: fmt.Sprintf(
+					"%s and %s both acted as primary from %s to %s: each took writes before and after, with no refusal seen (%s polls #%d..#%d, %s polls #%d..#%d); clients' adds acknowledged in that time: %s.",
+					a.node, b.node, secs(from), secs(to), a.node, a.first.done.Index, a.last.inv.Index, b.node, b.first.done.Index, b.last.inv.Index,
+					describeAcks(acks, from, to, a.node, b.node)),
+					Ops: []history.Op{*a.first.inv, *a.first.done, *a.last.inv, *a.last.done, *b.first.inv, *b.first.done, *b.last.inv, *b.last.done}}
+			})
+		}
+	}
+	res := Result{Verdict: Valid, Findings: findings.list, FindingsTotal: findings.total,
+		Stats: map[string]any{"role_polls": polls, "primary_spans": len(spans), "two_primaries_s": overlap.Seconds()}}
+	if findings.total > 0 {
+		res.Verdict = Invalid
+	}
+	if bad.n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d entries unreadable, skipped; the first: %v", bad.n, bad.first))
+		res.Verdict = Worst(res.Verdict, Unknown)
+	}
+	return res
+}
+
+func isPrimary(role string) bool { return slices.Contains([]string{"master", "primary", "leader"}, role) }
+
+// ack is a client's add that a server acknowledged, and when.
+type ack struct {
+	node string
+	at   time.Duration
+}
+
+// acknowledgedBy lists the clients' acknowledged adds whose server is known.
+func acknowledgedBy(h []history.Op) []ack {
+	var acks []ack
+	for i := range h {
+		op := &h[i]
+		var v history.SetValue
+		if op.Process >= 0 && op.F == history.FAdd && op.Type == history.Ok && op.Decode(&v) == nil && v.Node != "" {
+			acks = append(acks, ack{v.Node, op.Time})
+		}
+	}
+	return acks
+}
+
+// describeAcks counts the adds each node acknowledged in [from, to].
+func describeAcks(acks []ack, from, to time.Duration, nodes ...string) string {
+	m := map[string]int{}
+	for _, n := range nodes {
+		m[n] = 0
+	}
+	for _, a := range acks {
+		if _, ok := m[a.node]; ok && a.at >= from && a.at <= to {
+			m[a.node]++
+		}
+	}
+	return describeCounts(m)
+}

@@ -1,0 +1,141 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+func init() { Register(SetChecker{}) }
+
+// SetChecker is Jepsen's set check: every add that was acknowledged before
+// a final read began must be in that read (else it was lost), and a read
+// may hold only elements whose add was attempted and not refused (else
+// they are unexpected). Adds with unknown outcome may go either way.
+type SetChecker struct{}
+
+func (SetChecker) Name() string { return "set" }
+
+
+func (SetChecker) Check(_ context.Context, in Input) Result {
+	var (
+		adds  = map[int64]opPair{}
+		reads []opPair
+		bad   errCount
+	)
+	for _, p := range pairs(in.History, func(op *history.Op) bool {
+		return op.Process >= 0 && (op.F == history.FAdd || op.F == history.FRead)
+	}) {
+		var v history.SetValue
+		if err := p.inv.Decode(&v); err != nil {
+			bad.add(err)
+			continue
+		}
+		switch {
+		case p.inv.F == history.FRead:
+			if p.done != nil && p.done.Type == history.Ok {
+				reads = append(reads, p)
+			}
+		case v.Element == nil:
+			bad.add(fmt.Errorf("op #%d add has no element", p.inv.Index))
+		default:
+			adds[*v.Element] = p
+		}
+	}
+	if len(reads) == 0 {
+		r := unknownResult("no final read succeeded, so no add can be judged")
+		r.Stats = map[string]any{"adds": len(adds)}
+		return r
+	}
+	stats := map[string]any{"adds": len(adds), "final_reads": len(reads)}
+	count := func(typ history.Type) int {
+		n := 0
+		for _, a := range adds {
+			if a.done != nil && a.done.Type == typ || a.done == nil && typ == history.Info {
+				n++
+			}
+		}
+		return n
+	}
+	stats["acknowledged"], stats["refused"], stats["unknown"] = count(history.Ok), count(history.Fail), count(history.Info)
+
+	var findings findingList
+	lost := map[int64]bool{}
+	lostBy := map[string]int{}
+	unexpected, recovered := map[int64]bool{}, map[int64]bool{}
+	elements := sortedElements(adds)
+	for _, r := range reads {
+		var rv history.SetValue
+		if err := r.done.Decode(&rv); err != nil {
+			bad.add(err)
+			continue
+		}
+		seen := map[int64]bool{}
+		for _, e := range rv.Read {
+			seen[e] = true
+		}
+		for _, e := range elements {
+			a := adds[e]
+			if lost[e] || a.done == nil || a.done.Type != history.Ok || a.done.Index > r.inv.Index || seen[e] {
+				continue
+			}
+			lost[e] = true
+			var av history.SetValue
+			a.done.Decode(&av)
+			lostBy[cmpOr(av.Node, "an unknown server")]++
+			findings.add(func() Finding {
+				return Finding{Kind: "lost-add", Explanation: fmt.Sprintf(
+					"%s's add of %d was acknowledged by %s at %s (#%d), and is missing from %s's final read from %s, invoked at %s (#%d) and answered at #%d.",
+					history.ProcessName(a.inv.Process), e, cmpOr(av.Node, "an unknown server"), secs(a.done.Time), a.done.Index,
+					history.ProcessName(r.inv.Process), cmpOr(rv.Node, "an unknown server"), secs(r.inv.Time), r.inv.Index, r.done.Index),
+					// The read's completion holds the whole set: its index is
+					// in the explanation, its invocation among the ops.
+					Ops: []history.Op{*a.inv, *a.done, *r.inv}}
+			})
+		}
+		for _, e := range rv.Read {
+			a, attempted := adds[e]
+			switch {
+			case !attempted || a.done != nil && a.done.Type == history.Fail:
+				if unexpected[e] {
+					continue
+				}
+				unexpected[e] = true
+				findings.add(func() Finding {
+					why, ops := "no client ever added it", []history.Op{*r.inv}
+					if attempted {
+						why, ops = fmt.Sprintf("its add was refused (#%d %s)", a.done.Index, a.done.Error), []history.Op{*a.inv, *a.done, *r.inv}
+					}
+					return Finding{Kind: "unexpected-element", Explanation: fmt.Sprintf(
+						"%s's final read (#%d) holds %d, but %s.", history.ProcessName(r.inv.Process), r.done.Index, e, why), Ops: ops}
+				})
+			case a.done == nil || a.done.Type == history.Info:
+				recovered[e] = true
+			}
+		}
+	}
+	stats["lost"], stats["unexpected"], stats["recovered"] = len(lost), len(unexpected), len(recovered)
+	res := Result{Verdict: Valid, Stats: stats, Findings: findings.list, FindingsTotal: findings.total}
+	if findings.total > 0 {
+		res.Verdict = Invalid
+	}
+	if len(lost) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d acknowledged adds lost; acknowledged by %s.", len(lost), describeCounts(lostBy)))
+	}
+	if bad.n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d entries unreadable, skipped; the first: %v", bad.n, bad.first))
+		res.Verdict = Worst(res.Verdict, Unknown)
+	}
+	return res
+}
+
+func sortedElements(m map[int64]opPair) []int64 {
+	es := make([]int64, 0, len(m))
+	for e := range m {
+		es = append(es, e)
+	}
+	slices.Sort(es)
+	return es
+}
