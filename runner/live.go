@@ -26,7 +26,7 @@ func newLive() *live {
 func (l *live) observe(op history.Op) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if op.Process == history.Nemesis {
+	if op.Process < 0 { // the nemesis or the observer
 		return
 	}
 	l.counts[op.Type]++

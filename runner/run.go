@@ -154,6 +154,12 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	followCtx, stopFollow := context.WithCancel(context.Background())
 	defer stopFollow()
 	go history.Follow(followCtx, histPath, env.live.observe)
+	stopObserver, err := observe(env, histPath, clock)
+	if err != nil {
+		return err
+	}
+	// The observer sees the clients' last operations, final reads included.
+	defer stopObserver()
 
 	sched, err = nemesis.NewSchedule(env, h, p.Nemesis, p.Seed)
 	if err != nil {
@@ -181,7 +187,9 @@ func startClients(ctx context.Context, run *containers.Run, image string, binds 
 	nodes []targets.Node, resourceAddr string, clock history.Clock) ([]nemesis.Process, error) {
 	var addrs []string
 	for _, n := range nodes {
-		addrs = append(addrs, n.Addr)
+		if n.Addr != "" {
+			addrs = append(addrs, n.Addr)
+		}
 	}
 	var clients []nemesis.Process
 	for i := 0; i < p.Workload.Clients; i++ {

@@ -28,6 +28,7 @@ import (
 	_ "github.com/chaos-testing/chaos/targets/zookeeper"
 	_ "github.com/chaos-testing/chaos/workloads/lock"
 	_ "github.com/chaos-testing/chaos/workloads/register"
+	_ "github.com/chaos-testing/chaos/workloads/set"
 )
 
 // These tests start real Redis, client and resource containers. They need

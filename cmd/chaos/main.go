@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/chaos-testing/chaos/plans"
 
@@ -22,6 +23,7 @@ import (
 	_ "github.com/chaos-testing/chaos/targets/zookeeper"
 	_ "github.com/chaos-testing/chaos/workloads/lock"
 	_ "github.com/chaos-testing/chaos/workloads/register"
+	_ "github.com/chaos-testing/chaos/workloads/set"
 )
 
 // Exit codes.
@@ -86,6 +88,10 @@ func dispatch(args []string) (code int, err error) {
 	}()
 	if len(args) == 0 {
 		return exitUsage, usageError{usage}
+	}
+	if slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
+		fmt.Println(usage)
+		return exitValid, nil
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
