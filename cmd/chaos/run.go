@@ -121,7 +121,10 @@ func parseOne(fs *flag.FlagSet, args []string, what string) (string, error) {
 	var pos []string
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
-			return "", usageError{fmt.Sprintf("%s: %v", fs.Name(), err)}
+			var flags strings.Builder
+			fs.SetOutput(&flags)
+			fs.PrintDefaults()
+			return "", usageError{fmt.Sprintf("%s: %v\nusage: chaos %s %s [flags]; flags:\n%s", fs.Name(), err, fs.Name(), what, flags.String())}
 		}
 		args = fs.Args()
 		if len(args) > 0 {
