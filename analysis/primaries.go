@@ -101,7 +101,9 @@ func (PrimariesChecker) Check(_ context.Context, in Input) Result {
 	return res
 }
 
-func isPrimary(role string) bool { return slices.Contains([]string{"master", "primary", "leader"}, role) }
+func isPrimary(role string) bool {
+	return slices.Contains([]string{"master", "primary", "leader"}, role)
+}
 
 // ack is a client's add that a server acknowledged, and when.
 type ack struct {

@@ -18,7 +18,6 @@ type SetChecker struct{}
 
 func (SetChecker) Name() string { return "set" }
 
-
 func (SetChecker) Check(_ context.Context, in Input) Result {
 	var (
 		adds  = map[int64]opPair{}

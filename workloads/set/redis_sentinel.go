@@ -105,4 +105,3 @@ func classify(err error) error {
 	}
 	return err
 }
-
