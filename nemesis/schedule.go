@@ -64,7 +64,7 @@ func (s *Schedule) Run(ctx context.Context) error {
 func (s *Schedule) runFault(ctx context.Context, i int) error {
 	f := s.faults[i]
 	n, _ := Nemeses.Lookup(f.Kind)
-	rng := rand.New(rand.NewPCG(uint64(s.seed), uint64(i)))
+	rng := plans.Rand(s.seed, i)
 	next := time.Now().Add(f.FirstAfter.Duration)
 	for {
 		if !sleepUntil(ctx, next) {

@@ -99,7 +99,7 @@ func TestWriteErrors(t *testing.T) {
 		want string
 	}{
 		{history.Op{Type: "done", F: "read"}, `type "done"`},
-		{history.Op{Type: history.Ok, Process: -2, F: "read"}, "process -2"},
+		{history.Op{Type: history.Ok, Process: -3, F: "read"}, "process -3"},
 		{history.Op{Type: history.Ok, F: "x", Value: json.RawMessage("{")}, "value {"},
 		{history.Op{Type: history.Ok, F: "x", Value: json.RawMessage("1 2")}, "trailing data"},
 	} {

@@ -123,7 +123,7 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 	}
 	c := &client{w: w, cfg: cfg, h: h, locker: locker,
 		res: resource.NewClient(cfg.Resource, opTimeout),
-		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Process)))}
+		rng: plans.Rand(cfg.Seed, cfg.Process)}
 	for session := 1; ctx.Err() == nil; {
 		ok, err := c.cycle(session)
 		if err != nil {

@@ -85,7 +85,7 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 		return err
 	}
 	defer store.Close()
-	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Process)))
+	rng := plans.Rand(cfg.Seed, cfg.Process)
 	clock := history.Clock{Start: cfg.ClockStart}
 	period, perPeriod := 5*time.Second, 3
 	for ctx.Err() == nil {
