@@ -18,17 +18,27 @@ var ErrNotRunning = errors.New("container is not running")
 // for this: the harness, root on the host, brings its own. It is how
 // partitions are made: iptables rules in each node's own namespace.
 func (r *Run) NetnsExec(ctx context.Context, c Container, argv ...string) error {
-	info, err := r.cli.ContainerInspect(ctx, c.ID)
+	pid, err := r.HostPID(ctx, c)
 	if err != nil {
-		return fmt.Errorf("inspect %s: %w", c.Name, err)
+		return err
 	}
-	if info.State == nil || !info.State.Running || info.State.Pid == 0 {
-		return fmt.Errorf("%s: %w", c.Name, ErrNotRunning)
-	}
-	args := append([]string{"-t", strconv.Itoa(info.State.Pid), "-n", "--"}, argv...)
+	args := append([]string{"-t", strconv.Itoa(pid), "-n", "--"}, argv...)
 	out, err := exec.CommandContext(ctx, "nsenter", args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%v in the network namespace of %s: %w: %s", argv, c.Name, err, bytes.TrimSpace(out))
 	}
 	return nil
+}
+
+// HostPID is the host's process id of the container's main process, which
+// a fault on the process itself (its clock) acts on from the host.
+func (r *Run) HostPID(ctx context.Context, c Container) (int, error) {
+	info, err := r.cli.ContainerInspect(ctx, c.ID)
+	if err != nil {
+		return 0, fmt.Errorf("inspect %s: %w", c.Name, err)
+	}
+	if info.State == nil || !info.State.Running || info.State.Pid == 0 {
+		return 0, fmt.Errorf("%s: %w", c.Name, ErrNotRunning)
+	}
+	return info.State.Pid, nil
 }

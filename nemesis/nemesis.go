@@ -39,6 +39,12 @@ type Env interface {
 	Address(p Process) string
 }
 
+// ProcessEnv is an Env that can name the host's process id of a process,
+// for faults that act on the process itself (its clock).
+type ProcessEnv interface {
+	HostPID(ctx context.Context, p Process) (int, error)
+}
+
 // Injected is one fault in force: what the history records, and what its
 // nemesis needs to heal it.
 type Injected struct {

@@ -70,7 +70,15 @@ type Fault struct {
 	Count  int    `yaml:"count"`
 	// Shape of a partition: isolate-one, isolate-leader, halves,
 	// majorities-ring or bridge.
-	Shape      string   `yaml:"shape"`
+	Shape string `yaml:"shape"`
+	// Offset is how far a clock fault moves the clocks (negative: back).
+	Offset Duration `yaml:"offset"`
+	// Clocks a clock fault moves: realtime (the wall clock, the default)
+	// or all (the monotonic clocks too, which timeouts and leases use).
+	Clocks string `yaml:"clocks"`
+	// Strobe makes a clock fault flip between no offset and Offset every
+	// Strobe, for the fault's duration; 0 is one jump (a bump).
+	Strobe     Duration `yaml:"strobe"`
 	FirstAfter Duration `yaml:"first_after"`
 	Interval   Duration `yaml:"interval"`
 	Duration   Duration `yaml:"duration"`

@@ -85,6 +85,11 @@ func (e *faultEnv) NetExec(ctx context.Context, p nemesis.Process, argv ...strin
 	return err
 }
 
+// HostPID is the host's process id of the process's main program.
+func (e *faultEnv) HostPID(ctx context.Context, p nemesis.Process) (int, error) {
+	return e.run.HostPID(ctx, p.Container)
+}
+
 // Restart starts a node again and notes its address, which may have changed.
 func (e *faultEnv) Restart(ctx context.Context, p nemesis.Process) error {
 	c, err := e.run.Restart(ctx, p.Container)
