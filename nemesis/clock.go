@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/nemesis/vdsoclock"
 	"github.com/chaos-testing/chaos/plans"
 )
@@ -106,8 +107,10 @@ func (st *clockState) patch(ctx context.Context, env Env) error {
 	var errs []error
 	for _, v := range st.victims {
 		pid, err := penv.HostPID(ctx, v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", v.Name, err))
+		if errors.Is(err, containers.ErrNotRunning) {
+			continue // killed: patched again when it restarts (Reinstall)
+		} else if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		if p := st.patches[v.Name]; p != nil && p.Pid == pid {

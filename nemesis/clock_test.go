@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,6 +136,17 @@ func TestClockCheckFault(t *testing.T) {
 		err := Clock{}.CheckFault(p, 0)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error about %s", c.f, err, c.want)
+		}
+	}
+}
+
+// TestVictimsAmongNodesGiven: a fault with nodes picks only among them.
+func TestVictimsAmongNodesGiven(t *testing.T) {
+	env := &procEnv{pids: map[string]int{"n1": 1, "n2": 2, "n3": 3, "n4": 4, "n5": 5}}
+	for seed := range uint64(20) {
+		vs := pickVictims(context.Background(), env, plans.Fault{Target: "nodes", Count: 2, Nodes: []string{"n4", "n5"}}, rand.New(rand.NewPCG(seed, 0)))
+		if got := names(vs); len(got) != 2 || !slices.Contains(got, "n4") || !slices.Contains(got, "n5") {
+			t.Fatalf("seed %d: victims %v; want n4 and n5", seed, got)
 		}
 	}
 }

@@ -10,12 +10,16 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 )
 
-// pickVictims draws f.Count processes of f's role. A role can be empty for
+// pickVictims draws f.Count processes of f's role (among f.Nodes, if
+// given). A role can be empty for
 // a moment (between two lock holders, during an election), so it waits for
 // one until ctx ends, and returns none if it never fills.
 func pickVictims(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) []Process {
 	for {
 		cands := env.Candidates(f.Target)
+		if len(f.Nodes) > 0 {
+			cands = slices.DeleteFunc(cands, func(p Process) bool { return !slices.Contains(f.Nodes, p.Name) })
+		}
 		if len(cands) > 0 {
 			slices.SortFunc(cands, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
 			rng.Shuffle(len(cands), func(a, b int) { cands[a], cands[b] = cands[b], cands[a] })

@@ -68,6 +68,9 @@ type Fault struct {
 	// says which it accepts.
 	Target string `yaml:"target"`
 	Count  int    `yaml:"count"`
+	// Nodes, if given, are the only nodes (by name: n1, n2, ...) a fault
+	// on nodes may pick its victims from.
+	Nodes []string `yaml:"nodes"`
 	// Shape of a partition: isolate-one, isolate-leader, halves,
 	// majorities-ring or bridge.
 	Shape string `yaml:"shape"`

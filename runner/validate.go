@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/chaos-testing/chaos/nemesis"
@@ -39,11 +40,37 @@ func Validate(p *plans.Plan) error {
 		if (f.Target == "nodes") && f.Count > p.Target.Nodes {
 			return p.Errorf(plans.FaultField(i, "count"), "%d: the target has only %d nodes", f.Count, p.Target.Nodes)
 		}
+		if err := checkFaultNodes(p, i); err != nil {
+			return err
+		}
 		if c, ok := n.(nemesis.FaultChecker); ok {
 			if err := c.CheckFault(p, i); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// checkFaultNodes checks that a fault's nodes are nodes the target has,
+// enough for its count, on a fault whose victims are nodes.
+func checkFaultNodes(p *plans.Plan, i int) error {
+	f := p.Nemesis[i]
+	if len(f.Nodes) == 0 {
+		return nil
+	}
+	at := plans.FaultField(i, "nodes")
+	if f.Target != "nodes" {
+		return p.Errorf(at, "only a fault with target nodes picks among given nodes (target is %q)", f.Target)
+	}
+	for _, n := range f.Nodes {
+		k, err := strconv.Atoi(strings.TrimPrefix(n, "n"))
+		if !strings.HasPrefix(n, "n") || err != nil || k < 1 || k > p.Target.Nodes {
+			return p.Errorf(at, "%q: expected node names n1 to n%d", n, p.Target.Nodes)
+		}
+	}
+	if f.Count > len(f.Nodes) {
+		return p.Errorf(plans.FaultField(i, "count"), "%d: more than the %d nodes given", f.Count, len(f.Nodes))
 	}
 	return nil
 }

@@ -135,6 +135,24 @@ func TestValidateErrors(t *testing.T) {
 			contains: []string{"nemesis[0].count: 4: the target has only 3 nodes"},
 		},
 		{
+			name:     "a node the target does not have",
+			yaml:     validateEdit(t, "    target: holder", "    target: nodes\n    nodes: [n1, n6]"),
+			line:     validateLine(t, "    target: holder") + 1,
+			contains: []string{`nemesis[0].nodes: "n6": expected node names n1 to n5`},
+		},
+		{
+			name:     "more victims than the nodes named",
+			yaml:     validateEdit(t, "    target: holder", "    target: nodes\n    count: 3\n    nodes: [n1, n2]"),
+			line:     validateLine(t, "    target: holder") + 1,
+			contains: []string{"nemesis[0].count: 3: more than the 2 nodes given"},
+		},
+		{
+			name:     "nodes named for a fault on clients",
+			yaml:     validateEdit(t, "    target: holder", "    target: clients\n    nodes: [n1]"),
+			line:     validateLine(t, "    target: holder") + 1,
+			contains: []string{`nemesis[0].nodes: only a fault with target nodes`},
+		},
+		{
 			name:     "unknown role",
 			yaml:     validateEdit(t, "    target: holder", "    target: master"),
 			line:     validateLine(t, "    target: holder"),
