@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/nemesis/vdsoclock"
 	"github.com/chaos-testing/chaos/plans"
 )
@@ -147,6 +149,46 @@ func TestVictimsAmongNodesGiven(t *testing.T) {
 		vs := pickVictims(context.Background(), env, plans.Fault{Target: "nodes", Count: 2, Nodes: []string{"n4", "n5"}}, rand.New(rand.NewPCG(seed, 0)))
 		if got := names(vs); len(got) != 2 || !slices.Contains(got, "n4") || !slices.Contains(got, "n5") {
 			t.Fatalf("seed %d: victims %v; want n4 and n5", seed, got)
+		}
+	}
+}
+
+// TestClockHealedWhenTheRunStops: a run that ends (its time limit, or an
+// interrupt) in the middle of clock faults leaves no process patched.
+func TestClockHealedWhenTheRunStops(t *testing.T) {
+	env := &procEnv{pids: map[string]int{"n1": sleeper(t), "n2": sleeper(t)}}
+	h, err := history.OpenAppender(filepath.Join(t.TempDir(), "history.jsonl"), history.NewClock(), history.Nemesis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	faults := []plans.Fault{
+		{Kind: "clock", Target: "nodes", Count: 1, Nodes: []string{"n1"}, Offset: plans.Duration{Duration: time.Minute}, Clocks: "all",
+			Duration: plans.Duration{Duration: time.Minute}, Interval: plans.Duration{Duration: time.Minute}},
+		{Kind: "clock", Target: "nodes", Count: 1, Nodes: []string{"n2"}, Offset: plans.Duration{Duration: -time.Minute}, Clocks: "realtime",
+			Strobe: plans.Duration{Duration: 10 * time.Millisecond}, Duration: plans.Duration{Duration: time.Minute}, Interval: plans.Duration{Duration: time.Minute}},
+	}
+	s, err := NewSchedule(env, h, faults, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	go func() {
+		// Both are patched while the run lasts.
+		time.Sleep(200 * time.Millisecond)
+		for name, pid := range env.pids {
+			if ok, _ := vdsoclock.Patched(pid); !ok {
+				t.Errorf("%s not patched during its fault", name)
+			}
+		}
+	}()
+	if err := s.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, pid := range env.pids {
+		if patchedNow(t, pid) {
+			t.Errorf("%s still patched after the run", name)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/nemesis/vdsoclock"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runner"
 	"github.com/chaos-testing/chaos/targets"
@@ -110,7 +112,16 @@ func cmdClean(args []string) (int, error) {
 	defer cancel()
 	n, err := containers.Clean(ctx, cli, "")
 	fmt.Printf("removed %d containers and networks of past runs\n", n)
-	if err != nil {
+	// Their processes went with the containers; a clock patch left in any
+	// other process (a killed harness's) is taken out too.
+	pids, serr := vdsoclock.Scan()
+	for _, pid := range pids {
+		serr = errors.Join(serr, vdsoclock.Remove(pid))
+	}
+	if len(pids) > 0 {
+		fmt.Printf("restored the clocks of %d processes a clock fault had patched: %v\n", len(pids), pids)
+	}
+	if err := errors.Join(err, serr); err != nil {
 		return exitCrash, err
 	}
 	return exitValid, nil

@@ -18,6 +18,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -161,4 +163,25 @@ func originals() ([][]byte, error) {
 		out = append(out, img[e-v.start:e-v.start+jumpLen])
 	}
 	return out, nil
+}
+
+// Scan lists the processes of the machine whose vDSO clock entries are
+// patched: what a killed harness may have left.
+func Scan() ([]int, error) {
+	es, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, e := range es {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		// Kernel threads map no vDSO, and processes end as we look.
+		if ok, err := Patched(pid); err == nil && ok {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
 }

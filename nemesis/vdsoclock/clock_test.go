@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -197,5 +198,24 @@ func TestBusyProcess(t *testing.T) {
 		if s := h.skews(t); !near(s.now, 0) {
 			t.Fatalf("round %d: after Remove, skews %+v", i, s)
 		}
+	}
+}
+
+func TestScanFindsPatched(t *testing.T) {
+	h := startHelper(t, "idle")
+	pid := h.cmd.Process.Pid
+	h.skews(t)
+	if _, err := Install(pid); err != nil {
+		t.Fatal(err)
+	}
+	pids, err := Scan()
+	if err != nil || !slices.Contains(pids, pid) {
+		t.Fatalf("Scan: %v, %v; want %d among them", pids, err, pid)
+	}
+	if err := Remove(pid); err != nil {
+		t.Fatal(err)
+	}
+	if pids, _ := Scan(); slices.Contains(pids, pid) {
+		t.Fatalf("Scan after Remove: %v", pids)
 	}
 }
