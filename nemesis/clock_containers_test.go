@@ -154,24 +154,21 @@ func strobeWhileWriting(t *testing.T, run *containers.Run, nodes []chaostargets.
 }
 
 func TestClockStrobeOnEtcd(t *testing.T) {
-	run, nodes := testenv.Cluster(t, etcd.Target{}, "", 3, "clocketcd")
-	leader, err := etcd.Target{}.Leader(context.Background(), nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := nodes[0]
-	if other.Container.Name == leader.Container.Name {
-		other = nodes[1]
-	}
-	store := testenv.Store(t, "etcd-register", net.JoinHostPort(other.Container.IP, strconv.Itoa(etcd.ClientPort)), "linearizable")
-	strobeWhileWriting(t, run, nodes, indexOf(nodes, leader), func(ctx context.Context, i int) error {
-		return store.Write(ctx, "k", int64(i))
-	})
+	strobeLeader(t, etcd.Target{}, "etcd-register", etcd.ClientPort, "linearizable")
 }
 
 func TestClockStrobeOnZooKeeper(t *testing.T) {
-	run, nodes := testenv.Cluster(t, zookeeper.Target{}, "", 3, "clockzk")
-	leader, err := zookeeper.Target{}.Leader(context.Background(), nodes)
+	strobeLeader(t, zookeeper.Target{}, "zookeeper-register", zookeeper.ClientPort, "sync")
+}
+
+// strobeLeader starts a 3-node cluster of target and strobes its leader
+// while a register client writes through another node.
+func strobeLeader(t *testing.T, target interface {
+	chaostargets.Target
+	chaostargets.Leaderer
+}, workload string, port int, readMode string) {
+	run, nodes := testenv.Cluster(t, target, "", 3, "clockstrobe")
+	leader, err := target.Leader(context.Background(), nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +176,7 @@ func TestClockStrobeOnZooKeeper(t *testing.T) {
 	if other.Container.Name == leader.Container.Name {
 		other = nodes[1]
 	}
-	store := testenv.Store(t, "zookeeper-register", net.JoinHostPort(other.Container.IP, strconv.Itoa(zookeeper.ClientPort)), "sync")
+	store := testenv.Store(t, workload, net.JoinHostPort(other.Container.IP, strconv.Itoa(port)), readMode)
 	strobeWhileWriting(t, run, nodes, indexOf(nodes, leader), func(ctx context.Context, i int) error {
 		return store.Write(ctx, "k", int64(i))
 	})

@@ -5,6 +5,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
@@ -54,3 +55,20 @@ type PlanChecker interface {
 
 // Workloads is the registry of workloads, by the name plans use.
 var Workloads = registry.New[Workload]("workload")
+
+// ErrNotApplied marks an error after which an operation certainly did not
+// take effect (the service said so, or the request never left). Any other
+// error leaves its outcome unknown.
+var ErrNotApplied = errors.New("not applied")
+
+// Outcome is how an operation that ended with err is recorded: ok, fail
+// if it certainly did not take effect, info (unknown) otherwise.
+func Outcome(err error) history.Type {
+	switch {
+	case err == nil:
+		return history.Ok
+	case errors.Is(err, ErrNotApplied):
+		return history.Fail
+	}
+	return history.Info
+}

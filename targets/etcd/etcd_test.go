@@ -72,7 +72,7 @@ func TestClassify(t *testing.T) {
 	}
 	l.Close() // nobody listens there now: connections are refused
 	err = openAddr(t, l.Addr().String(), "").Write(ctx, "k", 1)
-	if !errors.Is(err, register.ErrNotApplied) {
+	if !errors.Is(err, workloads.ErrNotApplied) {
 		t.Errorf("write to a closed port: %v, want ErrNotApplied", err)
 	}
 	t.Logf("write to a closed port: %v after %s", err, time.Since(start).Round(time.Millisecond))
@@ -92,7 +92,7 @@ func TestClassify(t *testing.T) {
 	go srv.Serve(l)
 	defer srv.Stop()
 	s := openAddr(t, l.Addr().String(), "")
-	if err := s.Cas(ctx, "k", 1, 2); err == nil || errors.Is(err, register.ErrNotApplied) {
+	if err := s.Cas(ctx, "k", 1, 2); err == nil || errors.Is(err, workloads.ErrNotApplied) {
 		t.Errorf("cas lost after sending: %v, want an unknown outcome", err)
 	} else {
 		t.Logf("cas lost after sending: %v", err)
@@ -160,7 +160,7 @@ func TestCluster3(t *testing.T) {
 	if err := op(func(ctx context.Context) error { return s.Cas(ctx, "k", 1, 2) }); err != nil {
 		t.Fatalf("cas 1→2: %v", err)
 	}
-	if err := op(func(ctx context.Context) error { return s.Cas(ctx, "k", 1, 3) }); !errors.Is(err, register.ErrNotApplied) {
+	if err := op(func(ctx context.Context) error { return s.Cas(ctx, "k", 1, 3) }); !errors.Is(err, workloads.ErrNotApplied) {
 		t.Fatalf("cas 1→3 on 2: %v, want ErrNotApplied", err)
 	}
 
@@ -176,7 +176,7 @@ func TestCluster3(t *testing.T) {
 	}
 	run.Wait(ctx, leader.Container) // exit status 137 is expected
 	// Never sent, since nothing is there to connect to: certainly not applied.
-	if err := op(func(ctx context.Context) error { return vs.Write(ctx, "k", 9) }); !errors.Is(err, register.ErrNotApplied) {
+	if err := op(func(ctx context.Context) error { return vs.Write(ctx, "k", 9) }); !errors.Is(err, workloads.ErrNotApplied) {
 		t.Fatalf("write to the killed member: %v, want ErrNotApplied", err)
 	}
 	others := slices.Delete(slices.Clone(nodes), victim, victim+1)

@@ -181,7 +181,7 @@ func TestEnsemble3(t *testing.T) {
 		t.Fatalf("cas 1→2: %v", err)
 	}
 	for _, c := range []struct{ key string }{{"k"}, {"absent"}} {
-		if err := op(func(ctx context.Context) error { return s.Cas(ctx, c.key, 1, 3) }); !errors.Is(err, register.ErrNotApplied) {
+		if err := op(func(ctx context.Context) error { return s.Cas(ctx, c.key, 1, 3) }); !errors.Is(err, workloads.ErrNotApplied) {
 			t.Fatalf("cas 1→3 on %s: %v, want ErrNotApplied", c.key, err)
 		}
 	}
@@ -246,7 +246,7 @@ func TestEnsemble3(t *testing.T) {
 	testenv.WaitStopped(t, testenv.Docker(t), follower.Container)
 	err = op(func(ctx context.Context) error { return fs.Write(ctx, "k", 7) })
 	t.Logf("write to a paused server: %v", err)
-	if err == nil || errors.Is(err, register.ErrNotApplied) {
+	if err == nil || errors.Is(err, workloads.ErrNotApplied) {
 		t.Errorf("write to a paused server: %v, want an unknown outcome", err)
 	}
 	if err := run.Signal(ctx, follower.Container, "CONT"); err != nil {

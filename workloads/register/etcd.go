@@ -79,7 +79,7 @@ func (s *etcdStore) Cas(ctx context.Context, key string, from, to int64) error {
 		return classify(err)
 	}
 	if !resp.Succeeded {
-		return fmt.Errorf("%w: %s is not %d", ErrNotApplied, key, from)
+		return fmt.Errorf("%w: %s is not %d", workloads.ErrNotApplied, key, from)
 	}
 	return nil
 }
@@ -94,7 +94,7 @@ func classify(err error) error {
 	if err == nil || !notApplied(err) {
 		return err
 	}
-	return fmt.Errorf("%w: %v", ErrNotApplied, err)
+	return fmt.Errorf("%w: %v", workloads.ErrNotApplied, err)
 }
 
 func notApplied(err error) bool {
@@ -120,7 +120,7 @@ func (s *etcdStore) connected(ctx context.Context) error {
 	for st := conn.GetState(); st != connectivity.Ready; st = conn.GetState() {
 		conn.Connect() // an idle connection (none yet) starts connecting
 		if !conn.WaitForStateChange(ctx, st) {
-			return fmt.Errorf("%w: not connected to %s (%s)", ErrNotApplied, s.cli.Endpoints()[0], st)
+			return fmt.Errorf("%w: not connected to %s (%s)", workloads.ErrNotApplied, s.cli.Endpoints()[0], st)
 		}
 	}
 	return nil

@@ -27,16 +27,11 @@ type Store interface {
 	// Read returns the key's value, or nil when the key does not exist.
 	Read(ctx context.Context, key string) (*int64, error)
 	Write(ctx context.Context, key string, v int64) error
-	// Cas sets key to to if its value is from. It returns ErrNotApplied
+	// Cas sets key to to if its value is from. It returns workloads.ErrNotApplied
 	// when the service answered that the value was not from.
 	Cas(ctx context.Context, key string, from, to int64) error
 	Close() error
 }
-
-// ErrNotApplied marks an error after which the operation certainly did not
-// take effect (the service said so, or the request never left). Any other
-// error from a write or cas leaves its outcome unknown.
-var ErrNotApplied = errors.New("not applied")
 
 // BadValue is what a Store's Read returns for a stored value that is not
 // a number: the read succeeded and saw garbage, which the checker must
@@ -143,14 +138,7 @@ func mutate(h *history.Appender, f string, v history.RegisterValue, do func(cont
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	err := do(ctx)
-	typ := history.Ok
-	switch {
-	case errors.Is(err, ErrNotApplied):
-		typ = history.Fail
-	case err != nil:
-		typ = history.Info
-	}
-	_, herr := h.Complete(typ, f, v, err)
+	_, herr := h.Complete(workloads.Outcome(err), f, v, err)
 	return herr
 }
 

@@ -114,13 +114,13 @@ func (s *zkStore) Cas(ctx context.Context, key string, from, to int64) error {
 	r, err := s.get(ctx, p)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return fmt.Errorf("%w: %s does not exist", ErrNotApplied, p)
+		return fmt.Errorf("%w: %s does not exist", workloads.ErrNotApplied, p)
 	case err != nil:
 		// Nothing was written yet.
-		return fmt.Errorf("%w: reading %s: %v", ErrNotApplied, p, err)
+		return fmt.Errorf("%w: reading %s: %v", workloads.ErrNotApplied, p, err)
 	}
 	if string(r.data) != strconv.FormatInt(from, 10) {
-		return fmt.Errorf("%w: %s is %q, not %d", ErrNotApplied, p, r.data, from)
+		return fmt.Errorf("%w: %s is %q, not %d", workloads.ErrNotApplied, p, r.data, from)
 	}
 	_, err = zkclient.Call(ctx, func() (*zk.Stat, error) {
 		return s.conn.Set(p, []byte(strconv.FormatInt(to, 10)), r.stat.Version)
@@ -169,7 +169,7 @@ func (s *zkStore) session(ctx context.Context) error {
 	for s.conn.State() != zk.StateHasSession {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: no session with %s (%s)", ErrNotApplied, s.conn.Server(), s.conn.State())
+			return fmt.Errorf("%w: no session with %s (%s)", workloads.ErrNotApplied, s.conn.Server(), s.conn.State())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -183,13 +183,13 @@ func (s *zkStore) session(ctx context.Context) error {
 // ErrSessionExpired) leaves the outcome unknown, as does a timeout.
 func zkClassify(err error) error {
 	switch {
-	case err == nil, errors.Is(err, ErrNotApplied):
+	case err == nil, errors.Is(err, workloads.ErrNotApplied):
 		return err
 	case errors.Is(err, zkclient.ErrNotSent):
-		return fmt.Errorf("%w: %v", ErrNotApplied, err)
+		return fmt.Errorf("%w: %v", workloads.ErrNotApplied, err)
 	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode),
 		errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoServer):
-		return fmt.Errorf("%w: %v", ErrNotApplied, err)
+		return fmt.Errorf("%w: %v", workloads.ErrNotApplied, err)
 	}
 	return err
 }

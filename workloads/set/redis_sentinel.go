@@ -99,9 +99,9 @@ func classify(err error) error {
 	case err == nil:
 		return nil
 	case strings.HasPrefix(err.Error(), "READONLY"):
-		return fmt.Errorf("%w: %w", ErrNotApplied, err)
+		return fmt.Errorf("%w: %w", workloads.ErrNotApplied, err)
 	case errors.As(err, &op) && op.Op == "dial":
-		return fmt.Errorf("%w: %w", ErrNotApplied, err)
+		return fmt.Errorf("%w: %w", workloads.ErrNotApplied, err)
 	}
 	return err
 }

@@ -6,7 +6,6 @@ package set
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
@@ -35,11 +34,6 @@ type Store interface {
 	Read(ctx context.Context) (vs []int64, node string, err error)
 	Close() error
 }
-
-// ErrNotApplied marks an error after which the add certainly did not take
-// effect (a replica refused it, or it was never sent). Any other error
-// leaves its outcome unknown.
-var ErrNotApplied = errors.New("not applied")
 
 // Workload runs set clients against one backend.
 type Workload struct {
@@ -91,14 +85,7 @@ func add(store Store, h *history.Appender, v int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	node, err := store.Add(ctx, v)
-	typ := history.Ok
-	switch {
-	case errors.Is(err, ErrNotApplied):
-		typ = history.Fail
-	case err != nil:
-		typ = history.Info
-	}
-	_, herr := h.Complete(typ, history.FAdd, history.SetValue{Element: &v, Node: node}, err)
+	_, herr := h.Complete(workloads.Outcome(err), history.FAdd, history.SetValue{Element: &v, Node: node}, err)
 	return herr
 }
 
