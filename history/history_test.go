@@ -173,3 +173,33 @@ func BenchmarkAppend(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "ops/s")
 }
+
+// FuzzRead: any file gives entries or an error naming the file and a
+// line, never a panic.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(`{"time":1,"type":"invoke","process":0,"f":"read","value":{"key":"k"}}` + "\n" +
+		`{"time":2,"type":"ok","process":0,"f":"read","value":{"key":"k","value":1}}` + "\n"))
+	f.Add([]byte(`{"time":1,"type":"info","process":-1,"f":"pause-start","value":["n1"]}` + "\n" + `{"time":2,"ty`))
+	f.Add([]byte(`{"time":1,"type":"ok","process":-2,"f":"role","value":{"node":"n1","role":"master","accepts":true}} x` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "history.jsonl")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ops, trunc, err := Read(path)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), path+":") {
+				t.Fatalf("error without file and line: %v", err)
+			}
+			return
+		}
+		for i, op := range ops {
+			if op.Index != i || !op.Type.Valid() || op.F == "" || op.Process < Observer {
+				t.Fatalf("entry %d accepted: %+v", i, op)
+			}
+		}
+		if trunc != nil && trunc.Line != len(ops)+1 {
+			t.Fatalf("truncated at line %d after %d entries", trunc.Line, len(ops))
+		}
+	})
+}

@@ -61,6 +61,9 @@ func ReadJSONLines[T any](path string, check func(*T) error) ([]T, *Truncated, e
 		if err := dec.Decode(&v); err != nil {
 			return nil, nil, fmt.Errorf("%s:%d: expected a JSON object: %w", path, line, err)
 		}
+		if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) > 0 {
+			return nil, nil, fmt.Errorf("%s:%d: %q after the JSON object; expected one object per line", path, line, rest[:min(len(rest), 20)])
+		}
 		if err := check(&v); err != nil {
 			return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
