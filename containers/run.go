@@ -72,7 +72,7 @@ func NewRun(ctx context.Context, cli *client.Client, runID string) (*Run, error)
 	_, err := cli.NetworkCreate(ctx, name, network.CreateOptions{
 		Driver:   "bridge",
 		Internal: true,
-		Labels:   map[string]string{LabelRun: runID},
+		Labels:   map[string]string{LabelRun: runID, LabelHarness: harness},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create network %s: %w", name, err)
@@ -92,7 +92,7 @@ func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
 		Cmd:      s.Cmd,
 		Env:      s.Env,
 		Hostname: s.Name,
-		Labels:   map[string]string{LabelRun: r.id, LabelRole: s.Role},
+		Labels:   map[string]string{LabelRun: r.id, LabelRole: s.Role, LabelHarness: harness},
 	}
 	host := &container.HostConfig{Binds: s.Binds, Init: new(bool)}
 	net := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
@@ -196,20 +196,29 @@ func (r *Run) Close(ctx context.Context) error {
 	return err
 }
 
-// Leftovers counts the containers of runs other than this process's that
-// still exist: a harness killed with SIGKILL cannot remove its own.
+// Leftovers counts the containers of runs whose harness is gone: a harness
+// killed with SIGKILL cannot remove its own. Runs of a harness still
+// running (in another shell) are not leftovers.
 func Leftovers(ctx context.Context, cli *client.Client) (int, error) {
 	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelRun))})
-	return len(cs), err
+	n := 0
+	for _, c := range cs {
+		if orphaned(c.Labels[LabelHarness]) {
+			n++
+		}
+	}
+	return n, err
 }
 
-// Clean removes every container and network labelled with runID, or of any
-// run when runID is empty. It returns how many it removed.
+// Clean removes every container and network labelled with runID, or, when
+// runID is empty, those of every run whose harness is gone. It returns how
+// many it removed.
 func Clean(ctx context.Context, cli *client.Client, runID string) (int, error) {
 	label := LabelRun
 	if runID != "" {
 		label += "=" + runID
 	}
+	left := func(labels map[string]string) bool { return runID != "" || orphaned(labels[LabelHarness]) }
 	f := filters.NewArgs(filters.Arg("label", label))
 	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
@@ -218,6 +227,9 @@ func Clean(ctx context.Context, cli *client.Client, runID string) (int, error) {
 	var errs []error
 	n := 0
 	for _, c := range cs {
+		if !left(c.Labels) {
+			continue
+		}
 		err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		if err != nil && !client.IsErrNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
@@ -230,6 +242,9 @@ func Clean(ctx context.Context, cli *client.Client, runID string) (int, error) {
 		return n, errors.Join(append(errs, fmt.Errorf("list networks: %w", err))...)
 	}
 	for _, nw := range nets {
+		if !left(nw.Labels) {
+			continue
+		}
 		if err := removeNetwork(ctx, cli, nw.ID); err != nil {
 			errs = append(errs, err)
 			continue

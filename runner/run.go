@@ -94,7 +94,7 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	}
 
 	if n, err := containers.Leftovers(ctx, cli); err == nil && n > 0 {
-		fmt.Fprintf(o.Out, "warning: %d containers of earlier runs still exist (a run was killed?); `chaos clean` removes them\n", n)
+		fmt.Fprintf(o.Out, "warning: %d containers of runs whose harness is gone (killed?) still exist; `chaos clean` removes them\n", n)
 	}
 	run, err := containers.NewRun(ctx, cli, runID)
 	if err != nil {

@@ -111,7 +111,7 @@ func cmdClean(args []string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	n, err := containers.Clean(ctx, cli, "")
-	fmt.Printf("removed %d containers and networks of past runs\n", n)
+	fmt.Printf("removed %d containers and networks of runs whose harness is gone (runs in progress are left alone)\n", n)
 	// Their processes went with the containers; a clock patch left in any
 	// other process (a killed harness's) is taken out too.
 	pids, serr := vdsoclock.Scan()
