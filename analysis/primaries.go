@@ -29,28 +29,28 @@ func (PrimariesChecker) Name() string { return "primaries" }
 // primarySpan is a run of a server's polls that found it acting as primary.
 type primarySpan struct {
 	node        string
-	first, last opPair
+	first, last history.Pair
 }
 
-func (s primarySpan) from() time.Duration { return s.first.done.Time }
-func (s primarySpan) to() time.Duration   { return s.last.inv.Time }
+func (s primarySpan) from() time.Duration { return s.first.Done.Time }
+func (s primarySpan) to() time.Duration   { return s.last.Inv.Time }
 
 func (PrimariesChecker) Check(_ context.Context, in Input) Result {
 	var bad errCount
 	polls := 0
 	open := map[string]*primarySpan{}
 	var spans []primarySpan
-	for _, p := range pairs(in.History, func(op *history.Op) bool { return op.Process == history.Observer && op.F == history.FRole }) {
+	for _, p := range history.Pairs(in.History, func(op *history.Op) bool { return op.Process == history.Observer && op.F == history.FRole }) {
 		var v history.RoleValue
-		if p.done == nil {
+		if p.Done == nil {
 			continue
 		}
-		if err := p.done.Decode(&v); err != nil {
+		if err := p.Done.Decode(&v); err != nil {
 			bad.add(err)
 			continue
 		}
 		polls++
-		acting := p.done.Type == history.Ok && isPrimary(v.Role) && v.Accepts
+		acting := p.Done.Type == history.Ok && isPrimary(v.Role) && v.Accepts
 		s := open[v.Node]
 		switch {
 		case acting && s == nil:
@@ -83,9 +83,9 @@ func (PrimariesChecker) Check(_ context.Context, in Input) Result {
 			findings.add(func() Finding {
 				return Finding{Kind: "two-primaries", Explanation: fmt.Sprintf(
 					"%s and %s both acted as primary from %s to %s: each took writes before and after, with no refusal seen (%s polls #%d..#%d, %s polls #%d..#%d); clients' adds acknowledged in that time: %s.",
-					a.node, b.node, secs(from), secs(to), a.node, a.first.done.Index, a.last.inv.Index, b.node, b.first.done.Index, b.last.inv.Index,
+					a.node, b.node, secs(from), secs(to), a.node, a.first.Done.Index, a.last.Inv.Index, b.node, b.first.Done.Index, b.last.Inv.Index,
 					describeAcks(acks, from, to, a.node, b.node)),
-					Ops: []history.Op{*a.first.inv, *a.first.done, *a.last.inv, *a.last.done, *b.first.inv, *b.first.done, *b.last.inv, *b.last.done}}
+					Ops: []history.Op{*a.first.Inv, *a.first.Done, *a.last.Inv, *a.last.Done, *b.first.Inv, *b.first.Done, *b.last.Inv, *b.last.Done}}
 			})
 		}
 	}

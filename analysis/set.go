@@ -20,25 +20,25 @@ func (SetChecker) Name() string { return "set" }
 
 func (SetChecker) Check(_ context.Context, in Input) Result {
 	var (
-		adds  = map[int64]opPair{}
-		reads []opPair
+		adds  = map[int64]history.Pair{}
+		reads []history.Pair
 		bad   errCount
 	)
-	for _, p := range pairs(in.History, func(op *history.Op) bool {
+	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.Process >= 0 && (op.F == history.FAdd || op.F == history.FRead)
 	}) {
 		var v history.SetValue
-		if err := p.inv.Decode(&v); err != nil {
+		if err := p.Inv.Decode(&v); err != nil {
 			bad.add(err)
 			continue
 		}
 		switch {
-		case p.inv.F == history.FRead:
-			if p.done != nil && p.done.Type == history.Ok {
+		case p.Inv.F == history.FRead:
+			if p.Done != nil && p.Done.Type == history.Ok {
 				reads = append(reads, p)
 			}
 		case v.Element == nil:
-			bad.add(fmt.Errorf("op #%d add has no element", p.inv.Index))
+			bad.add(fmt.Errorf("op #%d add has no element", p.Inv.Index))
 		default:
 			adds[*v.Element] = p
 		}
@@ -52,7 +52,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 	count := func(typ history.Type) int {
 		n := 0
 		for _, a := range adds {
-			if a.done != nil && a.done.Type == typ || a.done == nil && typ == history.Info {
+			if a.Done != nil && a.Done.Type == typ || a.Done == nil && typ == history.Info {
 				n++
 			}
 		}
@@ -67,7 +67,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 	elements := sortedElements(adds)
 	for _, r := range reads {
 		var rv history.SetValue
-		if err := r.done.Decode(&rv); err != nil {
+		if err := r.Done.Decode(&rv); err != nil {
 			bad.add(err)
 			continue
 		}
@@ -77,40 +77,40 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 		}
 		for _, e := range elements {
 			a := adds[e]
-			if lost[e] || a.done == nil || a.done.Type != history.Ok || a.done.Index > r.inv.Index || seen[e] {
+			if lost[e] || a.Done == nil || a.Done.Type != history.Ok || a.Done.Index > r.Inv.Index || seen[e] {
 				continue
 			}
 			lost[e] = true
 			var av history.SetValue
-			a.done.Decode(&av)
+			a.Done.Decode(&av)
 			lostBy[cmpOr(av.Node, "an unknown server")]++
 			findings.add(func() Finding {
 				return Finding{Kind: "lost-add", Explanation: fmt.Sprintf(
 					"%s's add of %d was acknowledged by %s at %s (#%d), and is missing from %s's final read from %s, invoked at %s (#%d) and answered at #%d.",
-					history.ProcessName(a.inv.Process), e, cmpOr(av.Node, "an unknown server"), secs(a.done.Time), a.done.Index,
-					history.ProcessName(r.inv.Process), cmpOr(rv.Node, "an unknown server"), secs(r.inv.Time), r.inv.Index, r.done.Index),
+					history.ProcessName(a.Inv.Process), e, cmpOr(av.Node, "an unknown server"), secs(a.Done.Time), a.Done.Index,
+					history.ProcessName(r.Inv.Process), cmpOr(rv.Node, "an unknown server"), secs(r.Inv.Time), r.Inv.Index, r.Done.Index),
 					// The read's completion holds the whole set: its index is
 					// in the explanation, its invocation among the ops.
-					Ops: []history.Op{*a.inv, *a.done, *r.inv}}
+					Ops: []history.Op{*a.Inv, *a.Done, *r.Inv}}
 			})
 		}
 		for _, e := range rv.Read {
 			a, attempted := adds[e]
 			switch {
-			case !attempted || a.done != nil && a.done.Type == history.Fail:
+			case !attempted || a.Done != nil && a.Done.Type == history.Fail:
 				if unexpected[e] {
 					continue
 				}
 				unexpected[e] = true
 				findings.add(func() Finding {
-					why, ops := "no client ever added it", []history.Op{*r.inv}
+					why, ops := "no client ever added it", []history.Op{*r.Inv}
 					if attempted {
-						why, ops = fmt.Sprintf("its add was refused (#%d %s)", a.done.Index, a.done.Error), []history.Op{*a.inv, *a.done, *r.inv}
+						why, ops = fmt.Sprintf("its add was refused (#%d %s)", a.Done.Index, a.Done.Error), []history.Op{*a.Inv, *a.Done, *r.Inv}
 					}
 					return Finding{Kind: "unexpected-element", Explanation: fmt.Sprintf(
-						"%s's final read (#%d) holds %d, but %s.", history.ProcessName(r.inv.Process), r.done.Index, e, why), Ops: ops}
+						"%s's final read (#%d) holds %d, but %s.", history.ProcessName(r.Inv.Process), r.Done.Index, e, why), Ops: ops}
 				})
-			case a.done == nil || a.done.Type == history.Info:
+			case a.Done == nil || a.Done.Type == history.Info:
 				recovered[e] = true
 			}
 		}
@@ -130,7 +130,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 	return res
 }
 
-func sortedElements(m map[int64]opPair) []int64 {
+func sortedElements(m map[int64]history.Pair) []int64 {
 	es := make([]int64, 0, len(m))
 	for e := range m {
 		es = append(es, e)

@@ -5,13 +5,10 @@ package analysis
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -68,81 +65,24 @@ func fileKey(m *linModel, key string) string {
 	return fmt.Sprintf("_%.60s_%08x", clean, h.Sum32())
 }
 
-// faultWindows reads the nemesis's entries (process -1, "<kind>-start" and
-// "<kind>-end", value the victims' names) as annotations: a fault may act from
-// its start's invocation until its end's completion, or until the history
-// ends when it was never healed.
+// faultWindows draws the nemesis's faults (history.FaultWindows) as
+// annotations.
 func faultWindows(ops []history.Op) []porcupine.Annotation {
-	type window struct {
-		kind         string
-		victims      []string
-		start, end   time.Duration
-		from, to     int // history indices; to = -1 while open
-		ended, named bool
-	}
-	var ws []*window
-	var last time.Duration
-	open := func(kind string, pick func(*window) bool) *window {
-		for _, w := range ws {
-			if w.kind == kind && w.to < 0 && pick(w) {
-				return w
-			}
-		}
-		return nil
-	}
-	for i := range ops {
-		op := &ops[i]
-		last = max(last, op.Time)
-		if op.Process != history.Nemesis {
-			continue
-		}
-		var victims []string
-		if len(op.Value) > 0 {
-			_ = json.Unmarshal(op.Value, &victims) // unreadable victims: the window still counts
-		}
-		if kind, ok := strings.CutSuffix(op.F, "-start"); ok {
-			if op.Type == history.Invoke {
-				ws = append(ws, &window{kind: kind, start: op.Time, from: op.Index, to: -1})
-			} else if w := open(kind, func(w *window) bool { return !w.named }); w != nil {
-				w.victims, w.named = victims, true
-			}
-			continue
-		}
-		kind, ok := strings.CutSuffix(op.F, "-end")
-		if !ok {
-			continue
-		}
-		if op.Type == history.Invoke {
-			w := open(kind, func(w *window) bool { return !w.ended && slices.Equal(w.victims, victims) })
-			if w == nil {
-				w = open(kind, func(w *window) bool { return !w.ended })
-			}
-			if w != nil {
-				w.ended = true
-			}
-			continue
-		}
-		if w := open(kind, func(w *window) bool { return w.ended }); w != nil {
-			w.end, w.to = op.Time, op.Index
-		}
-	}
-	colors := map[string]string{"partition": "#fde2e4", "pause": "#fff1c1", "kill": "#e2e8fd", "clock": "#e3f8e0"}
-	out := make([]porcupine.Annotation, 0, len(ws))
-	for _, w := range ws {
-		details := fmt.Sprintf("from #%d at %s", w.from, secs(w.start))
-		if w.to < 0 {
-			w.end = last
+	var out []porcupine.Annotation
+	for _, w := range history.FaultWindows(ops) {
+		details := fmt.Sprintf("from #%d at %s", w.From, secs(w.Start))
+		if w.To < 0 {
 			details += ", never healed"
 		} else {
-			details += fmt.Sprintf(" to #%d at %s", w.to, secs(w.end))
+			details += fmt.Sprintf(" to #%d at %s", w.To, secs(w.End))
 		}
 		out = append(out, porcupine.Annotation{
-			Tag:             "nemesis " + w.kind,
-			Start:           int64(w.start),
-			End:             int64(w.end),
-			Description:     strings.TrimSpace(w.kind + " " + strings.Join(w.victims, " ")),
+			Tag:             "nemesis " + w.Kind,
+			Start:           int64(w.Start),
+			End:             int64(w.End),
+			Description:     strings.TrimSpace(w.Kind + " " + strings.Join(w.Victims, " ")),
 			Details:         details,
-			BackgroundColor: cmp.Or(colors[w.kind], "#eeeeee"),
+			BackgroundColor: cmp.Or(history.FaultColors[w.Kind], "#eeeeee"),
 		})
 	}
 	return out

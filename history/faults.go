@@ -1,0 +1,86 @@
+package history
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+)
+
+// FaultWindow is one fault as the nemesis recorded it: from its start's
+// invocation until its end's completion, or until the history ends when it
+// was never healed.
+type FaultWindow struct {
+	Kind       string
+	Victims    []string // the start's completion value: who was hit, and how
+	Start, End time.Duration
+	// From and To are the history indices of the start's invocation and
+	// the end's completion; To is -1 when the fault was never healed.
+	From, To int
+}
+
+// FaultWindows reads the nemesis's entries (process -1, "<kind>-start" and
+// "<kind>-end", value the victims) as windows, in order of start.
+func FaultWindows(ops []Op) []FaultWindow {
+	type window struct {
+		FaultWindow
+		ended, named bool
+	}
+	var ws []*window
+	var last time.Duration
+	open := func(kind string, pick func(*window) bool) *window {
+		for _, w := range ws {
+			if w.Kind == kind && w.To < 0 && pick(w) {
+				return w
+			}
+		}
+		return nil
+	}
+	for i := range ops {
+		op := &ops[i]
+		last = max(last, op.Time)
+		if op.Process != Nemesis {
+			continue
+		}
+		var victims []string
+		if len(op.Value) > 0 {
+			_ = json.Unmarshal(op.Value, &victims) // unreadable victims: the window still counts
+		}
+		if kind, ok := strings.CutSuffix(op.F, "-start"); ok {
+			if op.Type == Invoke {
+				ws = append(ws, &window{FaultWindow: FaultWindow{Kind: kind, Start: op.Time, From: op.Index, To: -1}})
+			} else if w := open(kind, func(w *window) bool { return !w.named }); w != nil {
+				w.Victims, w.named = victims, true
+			}
+			continue
+		}
+		kind, ok := strings.CutSuffix(op.F, "-end")
+		if !ok {
+			continue
+		}
+		if op.Type == Invoke {
+			w := open(kind, func(w *window) bool { return !w.ended && slices.Equal(w.Victims, victims) })
+			if w == nil {
+				w = open(kind, func(w *window) bool { return !w.ended })
+			}
+			if w != nil {
+				w.ended = true
+			}
+			continue
+		}
+		if w := open(kind, func(w *window) bool { return w.ended }); w != nil {
+			w.End, w.To = op.Time, op.Index
+		}
+	}
+	out := make([]FaultWindow, len(ws))
+	for i, w := range ws {
+		if w.To < 0 {
+			w.End = last
+		}
+		out[i] = w.FaultWindow
+	}
+	return out
+}
+
+// FaultColors are the colours fault kinds are drawn in.
+var FaultColors = map[string]string{"partition": "#fde2e4", "pause": "#fff1c1", "kill": "#e2e8fd", "clock": "#e3f8e0"}
