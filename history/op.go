@@ -3,6 +3,7 @@
 package history
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -60,7 +61,12 @@ func ProcessName(p int) string {
 func (o Op) String() string {
 	s := fmt.Sprintf("#%d %s %.3fs %s %s", o.Index, ProcessName(o.Process), o.Time.Seconds(), o.Type, o.F)
 	if len(o.Value) > 0 {
-		s += " " + string(o.Value)
+		var b bytes.Buffer
+		if json.Compact(&b, o.Value) == nil {
+			s += " " + b.String() // a value read back from indented JSON
+		} else {
+			s += " " + string(o.Value)
+		}
 	}
 	if o.Error != "" {
 		s += " (" + o.Error + ")"

@@ -16,6 +16,7 @@ import (
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/report"
 	"github.com/chaos-testing/chaos/workloads"
 )
 
@@ -122,5 +123,39 @@ func Analyze(ctx context.Context, dir string) (analysis.Report, error) {
 			rep.Truncated = strings.TrimSpace(rep.Truncated + " " + t.Error())
 		}
 	}
-	return rep, writeJSON(filepath.Join(dir, "analysis.json"), rep)
+	if err := writeJSON(filepath.Join(dir, "analysis.json"), rep); err != nil {
+		return rep, err
+	}
+	return rep, writeReport(dir, info, rep, ops)
+}
+
+// Report writes dir/report.html for a stored run, from its analysis.json,
+// or analyzes the run first if it has none.
+func Report(ctx context.Context, dir string) error {
+	info, err := ReadRunInfo(dir)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "analysis.json"))
+	if os.IsNotExist(err) {
+		_, err = Analyze(ctx, dir)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	var rep analysis.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, "analysis.json"), err)
+	}
+	ops, _, err := history.Read(filepath.Join(dir, "history.jsonl"))
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return writeReport(dir, info, rep, ops)
+}
+
+func writeReport(dir string, info RunInfo, rep analysis.Report, ops []history.Op) error {
+	return report.Write(report.Run{Dir: dir, Plan: info.Plan, Seed: info.Seed, Target: info.Target, Nodes: info.Nodes,
+		Workload: info.Workload, Resource: info.Resource, Started: info.Started, Versions: info.Versions, Report: rep, History: ops})
 }

@@ -81,3 +81,15 @@ func cmdExport(args []string) (int, error) {
 	}
 	return exitValid, nil
 }
+
+// cmdReport writes report.html for a stored run.
+func cmdReport(args []string) (int, error) {
+	if len(args) != 1 {
+		return exitUsage, usageError{"usage: chaos report DIR"}
+	}
+	if err := runner.Report(context.Background(), args[0]); err != nil {
+		return exitCrash, err
+	}
+	fmt.Println(filepath.Join(args[0], "report.html"))
+	return exitValid, nil
+}

@@ -45,6 +45,7 @@ const usage = `usage:
   chaos check DIR                              re-analyze a stored run (e.g. results/latest)
   chaos check FILE [--model M] [--initial V]   check a Jepsen .edn history or a porcupine log
   chaos export --format edn DIR                print a run's history as Jepsen EDN
+  chaos report DIR                             write DIR/report.html (done by run and check too)
   chaos images build [TARGET...]               build the targets' images now
   chaos clean                                  remove containers and networks of past runs`
 
@@ -52,6 +53,7 @@ var commands = map[string]func(args []string) (int, error){
 	"run":      cmdRun,
 	"check":    cmdCheck,
 	"export":   cmdExport,
+	"report":   cmdReport,
 	"images":   cmdImages,
 	"clean":    cmdClean,
 	"client":   cmdClient,   // inside a client container

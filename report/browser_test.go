@@ -1,0 +1,123 @@
+package report_test
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chaos-testing/chaos/internal/testenv"
+	_ "github.com/chaos-testing/chaos/targets/redis"
+	_ "github.com/chaos-testing/chaos/workloads/lock"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// browsersOwn matches the requests Chromium makes for itself, whatever the
+// page (network time, component updates, sign-in), which its flags do not
+// all turn off.
+var browsersOwn = regexp.MustCompile(`^(GET|POST|CONNECT) (http://)?[a-z0-9.-]*\b(google\.com|googleapis\.com|gvt1\.com)[:/]`)
+
+// TestReportInChromium runs a real plan (Redlock, holder paused), renders
+// its report.html in headless Chromium (Debian's package) and saves a
+// screenshot under results/test-screenshots. The browser's every
+// connection goes to a local proxy that records it, so nothing leaves the
+// machine; the page must make none, and log nothing to the console (a
+// failed load is logged there). The detector is first shown to catch a
+// page that does make a request.
+func TestReportInChromium(t *testing.T) {
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (scripts/test installs it)")
+	}
+	probe := filepath.Join(t.TempDir(), "probe.html")
+	os.WriteFile(probe, []byte(`<!DOCTYPE html><img src="http://probe.invalid/x.png">`), 0o644)
+	if requests, _ := render(t, browser, probe, ""); len(requests) == 0 {
+		t.Fatal("a page loading an image over the network made no request the proxy saw")
+	}
+
+	_, dir := testenv.RunPlan(t, testenv.Plan(t, filepath.Join("..", "plans", "redlock-pause.yaml"), 15*time.Second))
+	out, err := filepath.Abs(filepath.Join("..", "results", "test-screenshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(out, 0o755)
+	shot := filepath.Join(out, "redlock-pause-report.png")
+	requests, console := render(t, browser, filepath.Join(dir, "report.html"), shot)
+	for _, r := range requests {
+		t.Errorf("the page made a request (caught by the proxy): %q", r)
+	}
+	for _, c := range console {
+		t.Errorf("console: %s", c)
+	}
+	fi, err := os.Stat(shot)
+	if err != nil || fi.Size() < 10_000 {
+		t.Fatalf("screenshot %s: %v", shot, err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+}
+
+// render opens page in headless Chromium, with every connection sent to a
+// local proxy, and returns the requests the page made (the browser's own
+// are logged and left out) and its console lines; with shot set, it saves
+// a screenshot there.
+func render(t *testing.T, browser, page, shot string) (requests, console []string) {
+	t.Helper()
+	proxy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := proxy.Accept()
+			if err != nil {
+				return
+			}
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			c.Close()
+			line = strings.TrimSpace(line)
+			if browsersOwn.MatchString(line) {
+				t.Logf("the browser's own request, kept on the machine: %q", line)
+				continue
+			}
+			mu.Lock()
+			requests = append(requests, line)
+			mu.Unlock()
+		}
+	}()
+	args := []string{"--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--user-data-dir=" + t.TempDir(), "--proxy-server=" + proxy.Addr().String(),
+		// Most of the browser's own traffic (updates, metrics) is off.
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-domain-reliability", "--disable-client-side-phishing-detection", "--no-pings",
+		"--enable-logging=stderr", "--v=0", "--window-size=1200,2000"}
+	if shot != "" {
+		args = append(args, "--screenshot="+shot)
+	} else {
+		args = append(args, "--dump-dom")
+	}
+	logs, err := exec.Command(browser, append(args, "file://"+page)...).CombinedOutput()
+	proxy.Close()
+	<-done
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, logs)
+	}
+	for _, line := range strings.Split(string(logs), "\n") {
+		if strings.Contains(line, "CONSOLE") {
+			console = append(console, line)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return requests, console
+}

@@ -1,0 +1,302 @@
+// Package report renders a run's results folder as report.html: one page
+// that opens offline (inline CSS and SVG; no script, font or request),
+// showing the verdict and each finding with its operations, what ran, a
+// timeline of every process's operations with the faults shaded, latency
+// and throughput over time, and links to porcupine's visualizations and
+// the nodes' and clients' logs.
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
+)
+
+// Run is what the report shows of one run.
+type Run struct {
+	Dir      string // the run's folder, where report.html is written
+	Plan     string
+	Seed     int64
+	Target   string
+	Nodes    int
+	Workload string
+	Resource string
+	Started  time.Time
+	Versions map[string]string
+	Report   analysis.Report
+	History  []history.Op
+}
+
+// pageOps is how many operations one page of the timeline draws: more
+// would make a page too heavy to scroll.
+const pageOps = 2000
+
+// Write renders r as r.Dir/report.html, and the timeline's further pages,
+// if the run has more operations than one page holds, as
+// r.Dir/timeline/page-N.html.
+func Write(r Run) error {
+	ops := history.Pairs(r.History, func(op *history.Op) bool { return op.Process != history.Nemesis })
+	faults := history.FaultWindows(r.History)
+	whole := span{}
+	if len(r.History) > 0 {
+		whole.to = r.History[len(r.History)-1].Time
+	}
+	procs := processes(ops)
+	pages := paginate(ops, whole)
+	if err := os.RemoveAll(filepath.Join(r.Dir, "timeline")); err != nil {
+		return err
+	}
+	v := view{Run: r, Ops: len(ops), Duration: whole.to.Round(time.Millisecond),
+		Timeline:   template.HTML(timeline(pages[0].span, procs, pages[0].ops, faults)),
+		Latency:    template.HTML(latency(whole, ops, faults)),
+		Throughput: template.HTML(throughput(whole, ops, faults)),
+		Faults:     faults,
+		FaultKinds: map[string]string{},
+		Links:      links(r.Dir)}
+	for _, f := range faults {
+		v.FaultKinds[f.Kind] = color(f.Kind)
+	}
+	drawn := choosePages(pages, r.Report)
+	v.PagesLeftOut = len(pages) - len(drawn)
+	for i, p := range pages {
+		if drawn[i] {
+			v.Pages = append(v.Pages, pageLink{N: i + 1, From: p.span.from.Seconds(), To: p.span.to.Seconds(), Ops: len(p.ops)})
+		}
+	}
+	for k, l := range v.Pages[1:] {
+		p := pages[l.N-1]
+		page := pageView{Plan: r.Plan, N: l.N, Of: len(pages), From: l.From, To: l.To, Prev: v.Pages[k].N,
+			Timeline: template.HTML(timeline(p.span, procs, p.ops, faults))}
+		if k+2 < len(v.Pages) {
+			page.Next = v.Pages[k+2].N
+		}
+		if err := render(filepath.Join(r.Dir, "timeline", fmt.Sprintf("page-%d.html", l.N)), pageTemplate, page); err != nil {
+			return err
+		}
+	}
+	return render(filepath.Join(r.Dir, "report.html"), reportTemplate, v)
+}
+
+// maxPages bounds the timeline pages drawn: a million operations would
+// make 500 pages and hundreds of megabytes.
+const maxPages = 60
+
+// choosePages picks the pages to draw, at most maxPages: the first, those
+// holding a finding's operations, then pages spread evenly over the run.
+func choosePages(pages []page, rep analysis.Report) map[int]bool {
+	drawn := map[int]bool{0: true}
+	pageOf := func(index int) int {
+		return max(0, sort.Search(len(pages), func(i int) bool { return pages[i].ops[0].Inv.Index > index })-1)
+	}
+	if len(pages[0].ops) > 0 {
+		for _, r := range rep.Results {
+			for _, f := range r.Findings {
+				for _, op := range f.Ops {
+					if len(drawn) < maxPages/2 {
+						drawn[pageOf(op.Index)] = true
+					}
+				}
+			}
+		}
+	}
+	for i := 0; i < len(pages) && len(drawn) < maxPages; i += max(1, len(pages)/maxPages) {
+		drawn[i] = true
+	}
+	return drawn
+}
+
+// page is one page of the timeline: pageOps operations by invocation,
+// over the time from the first's invocation to the last's completion.
+type page struct {
+	span span
+	ops  []history.Pair
+}
+
+func paginate(ops []history.Pair, whole span) []page {
+	if len(ops) == 0 {
+		return []page{{span: whole}}
+	}
+	var pages []page
+	for len(ops) > 0 {
+		n := min(len(ops), pageOps)
+		p := page{ops: ops[:n], span: span{from: ops[0].Inv.Time}}
+		for _, o := range p.ops {
+			end := whole.to
+			if o.Done != nil {
+				end = o.Done.Time
+			}
+			p.span.to = max(p.span.to, end)
+		}
+		if len(pages) == 0 {
+			p.span.from = whole.from // the first page starts with the run
+		}
+		pages = append(pages, p)
+		ops = ops[n:]
+	}
+	return pages
+}
+
+// link is a file of the run's folder the report points at.
+type link struct{ Name, Path string }
+
+// links lists porcupine's visualizations, the logs and the raw files.
+func links(dir string) map[string][]link {
+	out := map[string][]link{}
+	add := func(group, pattern string) {
+		files, _ := filepath.Glob(filepath.Join(dir, pattern))
+		slices.Sort(files)
+		for _, f := range files {
+			rel, _ := filepath.Rel(dir, f)
+			out[group] = append(out[group], link{Name: filepath.Base(f), Path: filepath.ToSlash(rel)})
+		}
+	}
+	add("visualizations", "linearizability-*.html")
+	add("logs", "logs/*.log")
+	for _, f := range []string{"history.jsonl", "resource.jsonl", "analysis.json", "run.json", "plan.yaml"} {
+		add("files", f)
+	}
+	return out
+}
+
+type view struct {
+	Run
+	Ops                           int
+	Duration                      time.Duration
+	Timeline, Latency, Throughput template.HTML
+	Faults                        []history.FaultWindow
+	FaultKinds                    map[string]string // kind -> colour, of the kinds in Faults
+	Pages                         []pageLink
+	PagesLeftOut                  int // pages of the timeline not drawn
+	Links                         map[string][]link
+}
+
+type pageLink struct {
+	N        int
+	From, To float64
+	Ops      int
+}
+
+type pageView struct {
+	Plan  string
+	N, Of int
+	// Prev and Next are the drawn pages before and after; Next is 0 at the end.
+	Prev, Next int
+	From, To   float64
+	Timeline   template.HTML
+}
+
+func render(path string, t *template.Template, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := t.Execute(f, v); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}
+
+var funcs = template.FuncMap{
+	"join":   strings.Join,
+	"secs":   func(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) },
+	"op":     func(o history.Op) string { return o.String() },
+	"colour": color,
+	"stat":   func(v any) string { return strings.TrimSuffix(fmt.Sprint(v), ".000") },
+	"sorted": func(m map[string]any) []string {
+		ks := make([]string, 0, len(m))
+		for k := range m {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return ks
+	},
+	"sortedVersions": func(m map[string]string) []string {
+		ks := make([]string, 0, len(m))
+		for k := range m {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return ks
+	},
+}
+
+const style = `<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1160px}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+.verdict{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:600}
+.valid{background:#2e9d4a}.invalid{background:#d64545}.unknown{background:#e8a33d}
+table{border-collapse:collapse} td,th{padding:2px 10px 2px 0;text-align:left;vertical-align:top}
+pre{background:#f6f6f6;padding:6px 8px;overflow-x:auto;font-size:12px;margin:4px 0 12px}
+.finding{margin:10px 0 0} .kind{font-weight:600} .legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
+svg.plot{display:block;max-width:100%;height:auto;border:1px solid #eee;margin:6px 0}
+</style>`
+
+var reportTemplate = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>chaos: {{.Plan}} (seed {{.Seed}})</title>` + style + `</head><body>
+<h1>{{.Plan}} <span class="verdict {{.Report.Verdict}}">{{.Report.Verdict}}</span></h1>
+<div>seed {{.Seed}} · {{.Nodes}} {{.Target}} nodes · workload {{.Workload}}{{with .Resource}} · resource {{.}}{{end}} · started {{.Started.Format "2006-01-02 15:04:05 MST"}} · {{.Duration}} · {{.Report.Ops}} history entries</div>
+{{with .Report.Truncated}}<p><b>History truncated:</b> {{.}}</p>{{end}}
+
+<h2>Verdict</h2>
+<table><tr><th>checker</th><th>verdict</th><th>findings</th></tr>
+{{range .Report.Results}}<tr><td><a href="#{{.Checker}}">{{.Checker}}</a></td><td><span class="verdict {{.Verdict}}">{{.Verdict}}</span></td><td>{{.FindingsTotal}}</td></tr>{{end}}
+</table>
+
+<h2>Timeline</h2>
+<div class="legend">operations:<span style="background:#2e9d4a"></span>ok<span style="background:#d64545"></span>fail<span style="background:#e8a33d"></span>info (unknown)<span style="background:#999"></span>never completed
+&nbsp; faults:{{range $k, $c := .FaultKinds}}<span style="background:{{$c}}"></span>{{$k}}{{end}}</div>
+{{.Timeline}}
+{{if gt (len .Pages) 1}}<p>Pages of the timeline ({{len .Pages}} drawn{{with .PagesLeftOut}}, {{.}} more not drawn: drawn are the first, those with findings, and pages spread over the run{{end}}; {{.Ops}} operations in all):
+{{range .Pages}}{{if eq .N 1}}1 (above){{else}} · <a href="timeline/page-{{.N}}.html">{{.N}}</a>{{end}} <small>({{printf "%.1f" .From}}–{{printf "%.1f" .To}}s)</small>{{end}}</p>{{end}}
+
+<h2>Latency</h2>
+<p>Each completed operation at its completion time, its latency on a log scale; faults shaded.</p>
+{{.Latency}}
+<h2>Throughput</h2>
+<p>Completions per second by outcome; faults shaded.</p>
+{{.Throughput}}
+
+<h2>Findings</h2>
+{{range .Report.Results}}
+<h3 id="{{.Checker}}">{{.Checker}}: <span class="verdict {{.Verdict}}">{{.Verdict}}</span>{{if .FindingsTotal}} {{.FindingsTotal}} findings{{if gt .FindingsTotal (len .Findings)}}, the first {{len .Findings}} listed{{end}}{{end}}</h3>
+{{range .Notes}}<p>{{.}}</p>{{end}}
+{{if .Stats}}<details><summary>statistics</summary><table>{{$s := .Stats}}{{range sorted .Stats}}<tr><td>{{.}}</td><td>{{stat (index $s .)}}</td></tr>{{end}}</table></details>{{end}}
+{{range $i, $f := .Findings}}<details class="finding"{{if lt $i 3}} open{{end}}><summary><span class="kind">{{$f.Kind}}</span>: {{$f.Explanation}}</summary>
+<pre>{{range $f.Ops}}{{op .}}
+{{end}}{{with $f.ResourceLines}}resource.jsonl lines {{.}}{{end}}</pre></details>{{end}}
+{{end}}
+
+<h2>Faults</h2>
+{{if .Faults}}<table><tr><th>kind</th><th>what was hit</th><th>from</th><th>to</th></tr>
+{{range .Faults}}<tr><td><span style="background:{{colour .Kind}}">&nbsp;{{.Kind}}&nbsp;</span></td><td>{{join .Victims ", "}}</td><td>{{secs .Start}} (#{{.From}})</td><td>{{secs .End}}{{if lt .To 0}} (never healed){{else}} (#{{.To}}){{end}}</td></tr>
+{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}
+
+<h2>Software</h2>
+<table>{{$v := .Versions}}{{range sortedVersions .Versions}}<tr><td>{{.}}</td><td>{{index $v .}}</td></tr>{{end}}</table>
+
+<h2>Files</h2>
+{{with index .Links "visualizations"}}<p>porcupine's visualization of each illegal key: {{range .}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</p>{{end}}
+{{with index .Links "logs"}}<p>logs: {{range .}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</p>{{end}}
+{{with index .Links "files"}}<p>raw: {{range .}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</p>{{end}}
+</body></html>
+`))
+
+var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>chaos: {{.Plan}}, timeline {{.N}}/{{.Of}}</title>` + style + `</head><body>
+<h1>{{.Plan}}: timeline, page {{.N}} of {{.Of}}</h1>
+<p>{{printf "%.3f" .From}}s to {{printf "%.3f" .To}}s · <a href="../report.html">back to the report</a>{{if gt .Prev 1}} · <a href="page-{{.Prev}}.html">previous</a>{{else}} · <a href="../report.html">previous</a>{{end}}{{with .Next}} · <a href="page-{{.}}.html">next</a>{{end}}</p>
+{{.Timeline}}
+</body></html>
+`))

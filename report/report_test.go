@@ -1,0 +1,123 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
+)
+
+// synthetic is a run of procs clients making n operations each, one in
+// every ten failing and one in every hundred unknown, with a pause of p1
+// from 1 s to 2 s.
+func synthetic(t testing.TB, procs, n int) Run {
+	var ops []history.Op
+	add := func(at time.Duration, proc int, typ history.Type, f string, v any) {
+		ops = append(ops, history.Op{Index: len(ops), Time: at, Process: proc, Type: typ, F: f, Value: history.MustValue(v)})
+	}
+	add(time.Second, history.Nemesis, history.Invoke, "pause-start", nil)
+	add(time.Second, history.Nemesis, history.Info, "pause-start", []string{"p1"})
+	for i := range n {
+		for p := range procs {
+			at := time.Duration(i)*time.Millisecond + time.Duration(p)*time.Microsecond + 2*time.Second
+			add(at, p, history.Invoke, "write", map[string]any{"key": "k", "value": i})
+			typ := history.Ok
+			switch {
+			case i%100 == 7:
+				typ = history.Info
+			case i%10 == 3:
+				typ = history.Fail
+			}
+			add(at+500*time.Microsecond, p, typ, "write", map[string]any{"key": "k", "value": i})
+		}
+	}
+	add(3*time.Second, history.Nemesis, history.Invoke, "pause-end", []string{"p1"})
+	add(3*time.Second, history.Nemesis, history.Info, "pause-end", []string{"p1"})
+	rep := analysis.Report{Verdict: analysis.Invalid, Ops: len(ops), Results: []analysis.Result{{
+		Checker: "lock", Verdict: analysis.Invalid, FindingsTotal: 1, Notes: []string{"a note <b>escaped</b>"},
+		Stats:    map[string]any{"acquisitions": 3},
+		Findings: []analysis.Finding{{Kind: "stale-write", Explanation: "p1 wrote after p0", Ops: ops[2:4]}},
+	}}}
+	return Run{Dir: t.TempDir(), Plan: "synthetic", Seed: 7, Target: "redis", Nodes: 5, Workload: "redlock",
+		Started: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Versions: map[string]string{"go": "go1.26"}, Report: rep, History: ops}
+}
+
+func TestWriteReport(t *testing.T) {
+	r := synthetic(t, 3, 1000) // 3000 operations: two timeline pages
+	os.MkdirAll(filepath.Join(r.Dir, "logs"), 0o755)
+	os.WriteFile(filepath.Join(r.Dir, "logs", "n1.log"), []byte("log"), 0o644)
+	os.WriteFile(filepath.Join(r.Dir, "linearizability-r1.html"), []byte("vis"), 0o644)
+	if err := Write(r); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(r.Dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{"synthetic", `class="verdict invalid"`, "stale-write", "p1 wrote after p0", "<svg", "pause p1",
+		"a note &lt;b&gt;escaped&lt;/b&gt;", `href="logs/n1.log"`, `href="linearizability-r1.html"`, `href="timeline/page-2.html"`,
+		`fill="#d64545"`, `fill="#e8a33d"`, "go1.26"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	selfContained(t, page)
+	p2, err := os.ReadFile(filepath.Join(r.Dir, "timeline", "page-2.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	selfContained(t, string(p2))
+	if !strings.Contains(string(p2), `href="../report.html"`) {
+		t.Error("page 2 does not link back to the report")
+	}
+}
+
+// selfContained fails t if page could make a request: no script, no
+// external stylesheet, font or image, and no URL but SVG's namespace.
+func selfContained(t *testing.T, page string) {
+	t.Helper()
+	for _, bad := range []string{"<script", "<link", "@import", "url(", "<img", "<iframe"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page holds %q", bad)
+		}
+	}
+	for _, u := range regexp.MustCompile(`[a-z]+://[^"' )<]*`).FindAllString(page, -1) {
+		if u != "http://www.w3.org/2000/svg" {
+			t.Errorf("page holds the URL %s", u)
+		}
+	}
+}
+
+func TestWriteEmptyHistory(t *testing.T) {
+	r := Run{Dir: t.TempDir(), Plan: "empty", Report: analysis.Report{Verdict: analysis.Unknown}}
+	if err := Write(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkReport1M renders the report of a history of 1,000,000
+// operations (2,000,000 entries) from 10 processes.
+func BenchmarkReport1M(b *testing.B) {
+	r := synthetic(b, 10, 100_000)
+	b.ResetTimer()
+	for range b.N {
+		if err := Write(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	var size int64
+	filepath.Walk(r.Dir, func(_ string, fi os.FileInfo, _ error) error {
+		if fi != nil && !fi.IsDir() {
+			size += fi.Size()
+		}
+		return nil
+	})
+	b.ReportMetric(float64(size)/1e6, "MB-written")
+}
