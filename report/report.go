@@ -7,6 +7,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"html/template"
 	"os"
@@ -39,7 +40,8 @@ type Run struct {
 // would make a page too heavy to scroll.
 const pageOps = 2000
 
-// Write renders r as r.Dir/report.html, and the timeline's further pages,
+// Write renders r as r.Dir/report.html, with junit.xml (a test case per
+// checker) and summary.md (for a CI job summary) beside it, and the timeline's further pages,
 // if the run has more operations than one page holds, as
 // r.Dir/timeline/page-N.html.
 func Write(r Run) error {
@@ -81,6 +83,9 @@ func Write(r Run) error {
 		if err := render(filepath.Join(r.Dir, "timeline", fmt.Sprintf("page-%d.html", l.N)), pageTemplate, page); err != nil {
 			return err
 		}
+	}
+	if err := errors.Join(writeJUnit(r, whole.to.Seconds()), writeSummary(r)); err != nil {
+		return err
 	}
 	return render(filepath.Join(r.Dir, "report.html"), reportTemplate, v)
 }
@@ -160,7 +165,7 @@ func links(dir string) map[string][]link {
 	}
 	add("visualizations", "linearizability-*.html")
 	add("logs", "logs/*.log")
-	for _, f := range []string{"history.jsonl", "resource.jsonl", "analysis.json", "run.json", "plan.yaml"} {
+	for _, f := range []string{"history.jsonl", "resource.jsonl", "analysis.json", "run.json", "plan.yaml", "junit.xml", "summary.md"} {
 		add("files", f)
 	}
 	return out

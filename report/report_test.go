@@ -68,6 +68,18 @@ func TestWriteReport(t *testing.T) {
 		}
 	}
 	selfContained(t, page)
+	junit, _ := os.ReadFile(filepath.Join(r.Dir, "junit.xml"))
+	for _, want := range []string{`<testsuite name="synthetic seed 7" tests="1" failures="1"`, `<testcase name="lock" classname="chaos.synthetic">`, `<failure message="1 findings">stale-write: p1 wrote after p0`} {
+		if !strings.Contains(string(junit), want) {
+			t.Errorf("junit.xml lacks %q:\n%s", want, junit)
+		}
+	}
+	summary, _ := os.ReadFile(filepath.Join(r.Dir, "summary.md"))
+	for _, want := range []string{"### synthetic (seed 7): invalid", "| lock | invalid | 1 |", "- **stale-write** (lock): p1 wrote after p0"} {
+		if !strings.Contains(string(summary), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, summary)
+		}
+	}
 	p2, err := os.ReadFile(filepath.Join(r.Dir, "timeline", "page-2.html"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,97 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/chaos-testing/chaos/analysis"
+)
+
+// junitSuite is JUnit's XML report, as CI systems read it: the run is a
+// suite, each checker a test case that fails when it found an anomaly and
+// is skipped when it could not decide.
+type junitSuite struct {
+	XMLName  xml.Name    `xml:"testsuite"`
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     float64     `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	Output    string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// writeJUnit writes r.Dir/junit.xml.
+func writeJUnit(r Run, seconds float64) error {
+	s := junitSuite{Name: fmt.Sprintf("%s seed %d", r.Plan, r.Seed), Time: seconds}
+	for _, res := range r.Report.Results {
+		c := junitCase{Name: res.Checker, ClassName: "chaos." + r.Plan, Output: strings.Join(res.Notes, "\n")}
+		switch res.Verdict {
+		case analysis.Invalid:
+			s.Failures++
+			c.Failure = &junitMessage{Message: fmt.Sprintf("%d findings", res.FindingsTotal), Text: findingsText(res)}
+		case analysis.Unknown:
+			s.Skipped++
+			c.Skipped = &junitMessage{Message: "undecided: " + strings.Join(res.Notes, "; ")}
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	s.Tests = len(s.Cases)
+	b, err := xml.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(r.Dir, "junit.xml"), append([]byte(xml.Header), append(b, '\n')...), 0o644)
+}
+
+func findingsText(res analysis.Result) string {
+	var b strings.Builder
+	for _, f := range res.Findings {
+		fmt.Fprintf(&b, "%s: %s\n", f.Kind, f.Explanation)
+		for _, op := range f.Ops {
+			fmt.Fprintf(&b, "  %s\n", op)
+		}
+	}
+	if res.FindingsTotal > len(res.Findings) {
+		fmt.Fprintf(&b, "... %d more\n", res.FindingsTotal-len(res.Findings))
+	}
+	return b.String()
+}
+
+// writeSummary writes r.Dir/summary.md, a few lines for a CI job summary.
+func writeSummary(r Run) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### %s (seed %d): %s\n\n", r.Plan, r.Seed, r.Report.Verdict)
+	fmt.Fprintf(&b, "%d %s nodes, workload %s, %d history entries.\n\n", r.Nodes, r.Target, r.Workload, r.Report.Ops)
+	b.WriteString("| checker | verdict | findings |\n|---|---|---|\n")
+	for _, res := range r.Report.Results {
+		fmt.Fprintf(&b, "| %s | %s | %d |\n", res.Checker, res.Verdict, res.FindingsTotal)
+	}
+	for _, res := range r.Report.Results {
+		for _, f := range res.Findings[:min(len(res.Findings), 3)] {
+			fmt.Fprintf(&b, "\n- **%s** (%s): %s", f.Kind, res.Checker, mdEscape(f.Explanation))
+		}
+	}
+	b.WriteString("\n\nDetails: report.html in the run's folder.\n")
+	return os.WriteFile(filepath.Join(r.Dir, "summary.md"), []byte(b.String()), 0o644)
+}
+
+// mdEscape keeps an explanation from being read as Markdown.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;").Replace(s)
+}
