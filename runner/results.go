@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -158,4 +159,29 @@ func Report(ctx context.Context, dir string) error {
 func writeReport(dir string, info RunInfo, rep analysis.Report, ops []history.Op) error {
 	return report.Write(report.Run{Dir: dir, Plan: info.Plan, Seed: info.Seed, Target: info.Target, Nodes: info.Nodes,
 		Workload: info.Workload, Resource: info.Resource, Started: info.Started, Versions: info.Versions, Report: rep, History: ops})
+}
+
+// WriteIndex rebuilds results/index.html from the run folders under
+// results: every run with a run.json, newest first; a run not analyzed
+// yet (or interrupted before it was) shows as "not analyzed".
+func WriteIndex(results string) error {
+	infos, _ := filepath.Glob(filepath.Join(results, "*", "*", "run.json"))
+	var runs []report.IndexEntry
+	for _, f := range infos {
+		dir := filepath.Dir(f)
+		info, err := ReadRunInfo(dir)
+		if err != nil {
+			continue // not a run of ours
+		}
+		e := report.IndexEntry{Plan: info.Plan, Seed: info.Seed, Started: info.Started, Verdict: "not analyzed"}
+		e.Path, _ = filepath.Rel(results, dir)
+		e.Path = filepath.ToSlash(e.Path)
+		var rep struct{ Verdict string }
+		if b, err := os.ReadFile(filepath.Join(dir, "analysis.json")); err == nil && json.Unmarshal(b, &rep) == nil && rep.Verdict != "" {
+			e.Verdict = rep.Verdict
+		}
+		runs = append(runs, e)
+	}
+	slices.SortFunc(runs, func(a, b report.IndexEntry) int { return b.Started.Compare(a.Started) })
+	return report.WriteIndex(results, runs)
 }

@@ -65,8 +65,9 @@ func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
 		err = fmt.Errorf("%w: %w", errInterrupted, err)
 	}
 	rep, aerr := Analyze(context.Background(), dir)
+	ierr := WriteIndex(filepath.Dir(filepath.Dir(dir)))
 	if err == nil {
-		err = aerr
+		err = errors.Join(aerr, ierr)
 	}
 	return rep, dir, err
 }

@@ -1,0 +1,34 @@
+package report
+
+import (
+	"html/template"
+	"path/filepath"
+	"time"
+)
+
+// IndexEntry is one run in the results index.
+type IndexEntry struct {
+	Path    string // the run's folder, relative to the results folder
+	Plan    string
+	Seed    int64
+	Started time.Time
+	Verdict string
+}
+
+// WriteIndex writes results/index.html, listing runs (newest first, as
+// given) with their verdicts and links to their reports.
+func WriteIndex(results string, runs []IndexEntry) error {
+	return render(filepath.Join(results, "index.html"), indexTemplate, runs)
+}
+
+var indexTemplate = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>chaos: results</title>` + style + `</head><body>
+<h1>chaos: results</h1>
+<p>{{len .}} runs, newest first.</p>
+<table><tr><th>started</th><th>plan</th><th>seed</th><th>verdict</th><th></th></tr>
+{{range .}}<tr><td>{{.Started.Format "2006-01-02 15:04:05"}}</td><td>{{.Plan}}</td><td>{{.Seed}}</td>
+<td><span class="verdict {{.Verdict}}">{{.Verdict}}</span></td>
+<td><a href="{{.Path}}/report.html">report</a> · <a href="{{.Path}}/summary.md">summary</a> · <a href="{{.Path}}/">files</a></td></tr>
+{{end}}</table>
+</body></html>
+`))
