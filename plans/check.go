@@ -10,6 +10,9 @@ import (
 // targets, workloads and nemeses, and the fields only some of them use, are
 // checked by the runner against the plug-ins, which know them.
 func (p *Plan) check() error {
+	if err := p.checkComparison(); err != nil {
+		return err
+	}
 	if p.Name == "" {
 		return p.Errorf("name", "missing; every plan needs a name (it names the results folder)")
 	}

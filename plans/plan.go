@@ -24,6 +24,8 @@ type Plan struct {
 	Target      Target   `yaml:"target"`
 	Workload    Workload `yaml:"workload"`
 	Nemesis     []Fault  `yaml:"nemesis"`
+	// Compare makes this a comparison plan, for chaos compare.
+	Compare *Comparison `yaml:"compare"`
 
 	// File is where the plan was read from; lines maps a field's path
 	// ("workload.lease", "nemesis[0].duration") to its line there.

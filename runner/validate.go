@@ -13,6 +13,9 @@ import (
 // Validate checks the names a plan uses against the registries and fills
 // the target's default size, before anything is started.
 func Validate(p *plans.Plan) error {
+	if p.Compare != nil {
+		return p.Errorf("compare", "this is a comparison plan: run it with chaos compare")
+	}
 	t, ok := targets.Targets.Lookup(p.Target.Kind)
 	if !ok {
 		return p.Errorf("target.kind", "unknown target %q; expected one of %s", p.Target.Kind, strings.Join(targets.Targets.Names(), ", "))

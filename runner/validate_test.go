@@ -271,8 +271,14 @@ func TestValidateShippedPlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := runner.Validate(p); err != nil {
-			t.Errorf("%s: %v", f, err)
+		ps := []*plans.Plan{p}
+		if p.Compare != nil {
+			ps = p.Variants() // a comparison plan runs as its variants
+		}
+		for _, p := range ps {
+			if err := runner.Validate(p); err != nil {
+				t.Errorf("%s (as %s): %v", f, p.Name, err)
+			}
 		}
 	}
 }

@@ -46,6 +46,7 @@ const usage = `usage:
   chaos check FILE [--model M] [--initial V]   check a Jepsen .edn history or a porcupine log
   chaos export --format edn DIR                print a run's history as Jepsen EDN
   chaos report DIR                             write DIR/report.html (done by run and check too)
+  chaos compare PLAN | chaos compare DIR...    run a comparison plan, or compare stored lock runs
   chaos serve [--addr 127.0.0.1:8080]          serve the results folder on a loopback address
   chaos images build [TARGET...]               build the targets' images now
   chaos clean                                  remove containers and networks of past runs`
@@ -56,6 +57,7 @@ var commands = map[string]func(args []string) (int, error){
 	"export":   cmdExport,
 	"report":   cmdReport,
 	"serve":    cmdServe,
+	"compare":  cmdCompare,
 	"images":   cmdImages,
 	"clean":    cmdClean,
 	"client":   cmdClient,   // inside a client container
