@@ -26,7 +26,7 @@ func TestWriteIndex(t *testing.T) {
 	mk("redlock-pause", "a", "invalid", t0)
 	mk("etcd-register-mixed", "b", "valid", t0.Add(time.Hour))
 	mk("zookeeper-lock-pause", "c", "", t0.Add(2*time.Hour)) // interrupted before its analysis
-	os.MkdirAll(filepath.Join(results, "latest"), 0o755)   // not a run
+	os.MkdirAll(filepath.Join(results, "latest"), 0o755)     // not a run
 	if err := runner.WriteIndex(results); err != nil {
 		t.Fatal(err)
 	}
