@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -14,13 +15,16 @@ import (
 // the status line shows, and who holds the lock or leads right now (the
 // "holder" role that a pause can target).
 type live struct {
-	mu      sync.Mutex
-	counts  map[history.Type]int
+	mu     sync.Mutex
+	counts map[history.Type]int
+	// last and lastAt are the counts at the previous status line, for rates.
+	last    map[history.Type]int
+	lastAt  time.Duration
 	holding map[int]bool
 }
 
 func newLive() *live {
-	return &live{counts: map[history.Type]int{}, holding: map[int]bool{}}
+	return &live{counts: map[history.Type]int{}, last: map[history.Type]int{}, holding: map[int]bool{}}
 }
 
 func (l *live) observe(op history.Op) {
@@ -49,6 +53,9 @@ func (l *live) holders() []int {
 	return ps
 }
 
+// status is the status line: elapsed time against the limit as a bar,
+// operations completed per second by outcome since the last call, the
+// total, and the faults in force.
 func (l *live) status(elapsed, limit time.Duration, faults []string) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -56,9 +63,15 @@ func (l *live) status(elapsed, limit time.Duration, faults []string) string {
 	if len(faults) > 0 {
 		f = strings.Join(faults, ", ")
 	}
-	return fmt.Sprintf("[%3.0fs/%.0fs] ops %d: ok %d, fail %d, info %d | faults: %s",
-		elapsed.Seconds(), limit.Seconds(), l.counts[history.Invoke],
-		l.counts[history.Ok], l.counts[history.Fail], l.counts[history.Info], f)
+	const width = 20
+	done := min(width, int(float64(width)*elapsed.Seconds()/max(limit.Seconds(), 1)))
+	bar := strings.Repeat("=", done) + strings.Repeat(" ", width-done)
+	secs := max(elapsed-l.lastAt, time.Millisecond).Seconds()
+	rate := func(t history.Type) float64 { return float64(l.counts[t]-l.last[t]) / secs }
+	line := fmt.Sprintf("[%s] %3.0fs/%.0fs | per second: ok %.0f, fail %.0f, info %.0f | %d ops | faults: %s",
+		bar, elapsed.Seconds(), limit.Seconds(), rate(history.Ok), rate(history.Fail), rate(history.Info), l.counts[history.Invoke], f)
+	l.last, l.lastAt = maps.Clone(l.counts), elapsed
+	return line
 }
 
 // statusLine rewrites one terminal line in place; on a log (not a
