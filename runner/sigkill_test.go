@@ -1,0 +1,83 @@
+package runner_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/nemesis/vdsoclock"
+)
+
+// killPlan has a fault of every kind a run can leave behind: clients
+// paused (SIGSTOP), a partition (iptables rules), a node killed, and a
+// node's clock patched, each lasting long enough to be in force when the
+// harness dies.
+const killPlan = `name: sigkill-test
+seed: 1
+time_limit: 30s
+target: {kind: redis, nodes: 5}
+workload: {kind: redlock, clients: 3, lease: 2s, hold_min: 200ms, hold_max: 800ms, resource: unfenced}
+nemesis:
+  - {kind: pause,     target: holder, first_after: 1s, interval: 6s, duration: 4s}
+  - {kind: partition, shape: isolate-one, first_after: 2s, interval: 6s, duration: 4s}
+  - {kind: clock,     target: nodes, offset: 30s, first_after: 1500ms, interval: 6s, duration: 4s}
+  - {kind: kill,      target: nodes, first_after: 3s, interval: 6s, duration: 2s}
+`
+
+// TestSIGKILLThenClean kills the harness (chaos run) with SIGKILL at a
+// random moment of a real run, CHAOS_SIGKILL_ROUNDS times (default 1),
+// then runs chaos clean, and checks that the machine is as it was: no
+// container, network or process of the run, no process patched, and the
+// history written so far readable by chaos check.
+func TestSIGKILLThenClean(t *testing.T) {
+	cli := testenv.Docker(t)
+	chaos := testenv.ChaosBinary(t)
+	plan := filepath.Join(t.TempDir(), "sigkill.yaml")
+	if err := os.WriteFile(plan, []byte(killPlan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rounds, _ := strconv.Atoi(os.Getenv("CHAOS_SIGKILL_ROUNDS"))
+	for round := range max(rounds, 1) {
+		results := t.TempDir()
+		run := exec.Command(chaos, "run", "--results", results, plan)
+		if err := run.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for !historyStarted(results) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		after := rand.N(12 * time.Second)
+		time.Sleep(after)
+		pids := runPIDs(t, cli, results)
+		run.Process.Signal(syscall.SIGKILL)
+		run.Wait()
+		matches, _ := filepath.Glob(filepath.Join(results, "*", "*", "run.json"))
+		if len(matches) != 1 {
+			t.Fatalf("round %d: runs under %s: %v", round, results, matches)
+		}
+		dir := filepath.Dir(matches[0])
+
+		out, err := exec.Command(chaos, "clean").CombinedOutput()
+		if err != nil {
+			t.Fatalf("round %d: chaos clean: %v\n%s", round, err, out)
+		}
+		t.Logf("round %d: killed %s after the first operation; chaos clean: %s", round, after, strings.TrimSpace(string(out)))
+		assertNothingLeft(t, cli, runID(t, dir), pids)
+		if patched, _ := vdsoclock.Scan(); len(patched) > 0 {
+			t.Errorf("round %d: processes still patched: %v", round, patched)
+		}
+		check := exec.CommandContext(context.Background(), chaos, "check", dir)
+		out, _ = check.CombinedOutput()
+		if code := check.ProcessState.ExitCode(); code != 0 && code != 1 && code != 2 {
+			t.Errorf("round %d: chaos check of the history left: exit %d\n%s", round, code, out)
+		}
+	}
+}
