@@ -23,6 +23,11 @@ func Validate(p *plans.Plan) error {
 	if p.Target.Nodes == 0 {
 		p.Target.Nodes = t.DefaultNodes()
 	}
+	if c, ok := t.(targets.SizeChecker); ok {
+		if err := c.CheckNodes(p.Target.Nodes); err != nil {
+			return p.Errorf("target.nodes", "%v", err)
+		}
+	}
 	w, ok := workloads.Workloads.Lookup(p.Workload.Kind)
 	if !ok {
 		return p.Errorf("workload.kind", "unknown workload %q; expected one of %s", p.Workload.Kind, strings.Join(workloads.Workloads.Names(), ", "))

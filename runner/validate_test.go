@@ -135,6 +135,12 @@ func TestValidateErrors(t *testing.T) {
 			contains: []string{"nemesis[0].count: 4: the target has only 3 nodes"},
 		},
 		{
+			name:     "a cluster size the target does not run",
+			yaml:     validateEdit(t, "  kind: redis", "  kind: etcd\n  nodes: 4"),
+			line:     validateLine(t, "  kind: redis") + 1,
+			contains: []string{"target.nodes: etcd: 4 nodes asked for; an etcd cluster here has 3 or 5 members"},
+		},
+		{
 			name:     "a node the target does not have",
 			yaml:     validateEdit(t, "    target: holder", "    target: nodes\n    nodes: [n1, n6]"),
 			line:     validateLine(t, "    target: holder") + 1,

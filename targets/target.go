@@ -53,6 +53,12 @@ type Leaderer interface {
 	Leader(ctx context.Context, nodes []Node) (Node, error)
 }
 
+// SizeChecker is a target that runs only some cluster sizes; the plan is
+// refused before anything starts, and Start asks again.
+type SizeChecker interface {
+	CheckNodes(n int) error
+}
+
 // RoleReporter is a target whose data servers can each be asked which
 // role they claim (primary or replica) and whether they take a write:
 // the observer polls it to see two primaries at once.

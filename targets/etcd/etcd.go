@@ -41,12 +41,20 @@ type Target struct{}
 // DefaultNodes is the smallest cluster that survives losing a member.
 func (Target) DefaultNodes() int { return 3 }
 
+// CheckNodes accepts 3 or 5 members.
+func (Target) CheckNodes(n int) error {
+	if n != 3 && n != 5 {
+		return fmt.Errorf("etcd: %d nodes asked for; an etcd cluster here has 3 or 5 members", n)
+	}
+	return nil
+}
+
 // Start runs one member per node, etcd itself as PID 1 (so a signal to the
 // container is a signal to etcd), and returns once every member answers and
 // all agree on a leader.
 func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	if spec.Nodes != 3 && spec.Nodes != 5 {
-		return nil, fmt.Errorf("etcd: %d nodes asked for; an etcd cluster here has 3 or 5 members", spec.Nodes)
+	if err := (Target{}).CheckNodes(spec.Nodes); err != nil {
+		return nil, err
 	}
 	// Started together: each member waits for the others anyway, and one
 	// container start takes a good fraction of a second.

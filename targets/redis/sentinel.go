@@ -47,12 +47,20 @@ func (Sentinel) Image(ctx context.Context, cli *client.Client, _ string, progres
 	return images.Ensure(ctx, cli, images.Node, progress)
 }
 
+// CheckNodes accepts a primary and at least one replica.
+func (Sentinel) CheckNodes(n int) error {
+	if n < 2 {
+		return fmt.Errorf("redis-sentinel: %d nodes asked for; a primary needs at least one replica", n)
+	}
+	return nil
+}
+
 // Start runs the servers, then the sentinels (a sentinel refuses to start
 // when the primary's name does not resolve yet), and returns once every
 // replica is in sync and every sentinel sees the others and every replica.
 func (Sentinel) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	if spec.Nodes < 2 {
-		return nil, fmt.Errorf("redis-sentinel: %d nodes asked for; a primary needs at least one replica", spec.Nodes)
+	if err := (Sentinel{}).CheckNodes(spec.Nodes); err != nil {
+		return nil, err
 	}
 	servers := make([]targets.Node, spec.Nodes)
 	err := targets.Each(spec.Nodes, func(i int) error {

@@ -52,11 +52,19 @@ func (Target) Image(ctx context.Context, cli *client.Client, version string, pro
 	return images.Ensure(ctx, cli, images.ZooKeeper, progress)
 }
 
+// CheckNodes accepts 3 or 5 servers.
+func (Target) CheckNodes(n int) error {
+	if n != 3 && n != 5 {
+		return fmt.Errorf("zookeeper: %d nodes asked for; an ensemble here has 3 or 5 servers", n)
+	}
+	return nil
+}
+
 // Start runs one server per node and returns once every one of them is
 // serving as leader or follower.
 func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	if spec.Nodes != 3 && spec.Nodes != 5 {
-		return nil, fmt.Errorf("zookeeper: %d nodes asked for; an ensemble here has 3 or 5 servers", spec.Nodes)
+	if err := (Target{}).CheckNodes(spec.Nodes); err != nil {
+		return nil, err
 	}
 	// Containers are started at once: one by one, Docker took 1.5 s each
 	// on a busy machine.
