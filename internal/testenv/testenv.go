@@ -153,15 +153,18 @@ func Main(m *testing.M) int {
 	return code
 }
 
-// Plan loads the plan file at path and cuts its time limit to limit.
+// Plan loads the plan file at path and cuts its time limit to limit (0
+// keeps the plan's).
 func Plan(t testing.TB, path string, limit time.Duration) *plans.Plan {
 	t.Helper()
 	p, err := plans.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.WithTimeLimit(limit); err != nil {
-		t.Fatal(err)
+	if limit > 0 {
+		if err := p.WithTimeLimit(limit); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return p
 }
