@@ -214,27 +214,23 @@ func render(path string, t *template.Template, v any) error {
 }
 
 var funcs = template.FuncMap{
-	"join":   strings.Join,
-	"secs":   func(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) },
-	"op":     func(o history.Op) string { return o.String() },
-	"colour": color,
-	"stat":   func(v any) string { return strings.TrimSuffix(fmt.Sprint(v), ".000") },
-	"sorted": func(m map[string]any) []string {
-		ks := make([]string, 0, len(m))
-		for k := range m {
-			ks = append(ks, k)
-		}
-		slices.Sort(ks)
-		return ks
-	},
-	"sortedVersions": func(m map[string]string) []string {
-		ks := make([]string, 0, len(m))
-		for k := range m {
-			ks = append(ks, k)
-		}
-		slices.Sort(ks)
-		return ks
-	},
+	"join":           strings.Join,
+	"secs":           func(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) },
+	"op":             func(o history.Op) string { return o.String() },
+	"colour":         color,
+	"stat":           func(v any) string { return strings.TrimSuffix(fmt.Sprint(v), ".000") },
+	"sorted":         sortedKeys[any],
+	"sortedVersions": sortedKeys[string],
+}
+
+// sortedKeys lists a map's keys in order, for templates to range over.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }
 
 const style = `<style>
