@@ -19,6 +19,9 @@ const (
 	eventStop       = 128 // PTRACE_EVENT_STOP
 )
 
+// errGone is a thread that ended while the harness held it.
+var errGone = errors.New("thread ended")
+
 // stopTimeout bounds the wait for one thread to stop.
 const stopTimeout = 5 * time.Second
 
@@ -87,7 +90,10 @@ func (s *stopped) stop(tid int) error {
 		return err
 	}
 	ws, err := wait(tid)
-	if err != nil {
+	if errors.Is(err, errGone) {
+		delete(s.threads, tid)
+		return syscall.ESRCH // the thread ended as it was being stopped
+	} else if err != nil {
 		return err
 	}
 	if sig := ws.StopSignal(); !(sig == syscall.SIGTRAP && ws.TrapCause() == eventStop) && sig != syscall.SIGSTOP {
@@ -206,7 +212,7 @@ func wait(tid int) (syscall.WaitStatus, error) {
 		case got == tid && ws.Stopped():
 			return ws, nil
 		case got == tid:
-			return ws, fmt.Errorf("thread %d ended (%v)", tid, ws)
+			return ws, fmt.Errorf("thread %d: %w (%v)", tid, errGone, ws)
 		case time.Now().After(deadline):
 			return ws, fmt.Errorf("thread %d did not stop within %s", tid, stopTimeout)
 		}
