@@ -44,15 +44,19 @@ var columns = []string{
 	"backend", "resource",
 	"runs with stale writes accepted / runs", "runs with two holders at once / runs",
 	"fencing token", "stale writes accepted / rejected",
-	"failover after the holder is hit, p50 / p99 (count)", "acquire latency p50 / p99",
+	"failover after the holder is hit, p50 / p99 (count)", "acquire latency, waiting included, p50 / p99",
 	"acquisitions per second", "acquisitions ok during faults",
 }
 
 func ms(d time.Duration) string {
-	if d == 0 {
+	v := float64(d) / float64(time.Millisecond)
+	switch {
+	case d == 0:
 		return "–"
+	case v < 10:
+		return fmt.Sprintf("%.1f ms", v)
 	}
-	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+	return fmt.Sprintf("%.0f ms", v)
 }
 
 // Write writes compare.md and compare.html into dir, with run folders

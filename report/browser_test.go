@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/compare"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	_ "github.com/chaos-testing/chaos/targets/redis"
 	_ "github.com/chaos-testing/chaos/workloads/lock"
@@ -61,6 +62,25 @@ func TestReportInChromium(t *testing.T) {
 		t.Fatalf("screenshot %s: %v", shot, err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+
+	// The comparison table of that run, as chaos compare DIR writes it.
+	rows, err := compare.Build([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp := filepath.Join(t.TempDir(), "compare")
+	if err := compare.Write(cmp, "redlock-pause", rows); err != nil {
+		t.Fatal(err)
+	}
+	shot = filepath.Join(out, "redlock-pause-compare.png")
+	requests, console = render(t, browser, filepath.Join(cmp, "compare.html"), shot)
+	if len(requests) > 0 || len(console) > 0 {
+		t.Errorf("compare.html: requests %q, console %q", requests, console)
+	}
+	if fi, err := os.Stat(shot); err != nil || fi.Size() < 5_000 {
+		t.Fatalf("screenshot %s: %v", shot, err)
+	}
+	t.Logf("screenshot: %s", shot)
 }
 
 // render opens page in headless Chromium, with every connection sent to a
