@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/chaos-testing/chaos/history"
@@ -64,7 +65,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 	lost := map[int64]bool{}
 	lostBy := map[string]int{}
 	unexpected, recovered := map[int64]bool{}, map[int64]bool{}
-	elements := sortedElements(adds)
+	elements := slices.Sorted(maps.Keys(adds))
 	for _, r := range reads {
 		var rv history.SetValue
 		if err := r.Done.Decode(&rv); err != nil {
@@ -128,13 +129,4 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 		res.Verdict = Worst(res.Verdict, Unknown)
 	}
 	return res
-}
-
-func sortedElements(m map[int64]history.Pair) []int64 {
-	es := make([]int64, 0, len(m))
-	for e := range m {
-		es = append(es, e)
-	}
-	slices.Sort(es)
-	return es
 }
