@@ -60,6 +60,7 @@ func Write(r Run) error {
 		Timeline:   template.HTML(timeline(pages[0].span, procs, pages[0].ops, faults)),
 		Latency:    template.HTML(latency(whole, ops, faults)),
 		Throughput: template.HTML(throughput(whole, ops, faults)),
+		Clocks:     template.HTML(clocks(whole, faults)),
 		Faults:     faults,
 		FaultKinds: map[string]string{},
 		Links:      links(r.Dir)}
@@ -176,6 +177,7 @@ type view struct {
 	Ops                           int
 	Duration                      time.Duration
 	Timeline, Latency, Throughput template.HTML
+	Clocks                        template.HTML // empty when no clock fault ran
 	Faults                        []history.FaultWindow
 	FaultKinds                    map[string]string // kind -> colour, of the kinds in Faults
 	Pages                         []pageLink
@@ -268,6 +270,9 @@ var reportTemplate = template.Must(template.New("report").Funcs(funcs).Parse(`<!
 <h2>Throughput</h2>
 <p>Completions per second by outcome; faults shaded.</p>
 {{.Throughput}}
+{{with .Clocks}}<h2>Clock offsets</h2>
+<p>Each process a clock fault hit: its offset while the fault was in force (pale: a strobe, flipping between 0 and the offset).</p>
+{{.}}{{end}}
 
 <h2>Findings</h2>
 {{range .Report.Results}}

@@ -36,6 +36,10 @@ func synthetic(t testing.TB, procs, n int) Run {
 			add(at+500*time.Microsecond, p, typ, "write", map[string]any{"key": "k", "value": i})
 		}
 	}
+	add(2500*time.Millisecond, history.Nemesis, history.Invoke, "clock-start", nil)
+	add(2500*time.Millisecond, history.Nemesis, history.Info, "clock-start", []string{"n2 strobe 0/+3s every 100ms (all)"})
+	add(3*time.Second, history.Nemesis, history.Invoke, "clock-end", []string{"n2 strobe 0/+3s every 100ms (all)"})
+	add(3*time.Second, history.Nemesis, history.Info, "clock-end", []string{"n2 strobe 0/+3s every 100ms (all)"})
 	add(3*time.Second, history.Nemesis, history.Invoke, "pause-end", []string{"p1"})
 	add(3*time.Second, history.Nemesis, history.Info, "pause-end", []string{"p1"})
 	rep := analysis.Report{Verdict: analysis.Invalid, Ops: len(ops), Results: []analysis.Result{{
@@ -62,7 +66,7 @@ func TestWriteReport(t *testing.T) {
 	page := string(b)
 	for _, want := range []string{"synthetic", `class="verdict invalid"`, "stale-write", "p1 wrote after p0", "<svg", "pause p1",
 		"a note &lt;b&gt;escaped&lt;/b&gt;", `href="logs/n1.log"`, `href="linearizability-r1.html"`, `href="timeline/page-2.html"`,
-		`fill="#d64545"`, `fill="#e8a33d"`, "go1.26"} {
+		`fill="#d64545"`, `fill="#e8a33d"`, "go1.26", "Clock offsets", ">strobe 0/+3s every 100ms (all)</text>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -234,4 +235,72 @@ func processes(ops []history.Pair) []int {
 	}
 	slices.Sort(ps)
 	return ps
+}
+
+// clockFault is what a clock fault window says it did to one process:
+// "n2 +30s (realtime)", "n1 strobe 0/+3s every 100ms (all)".
+var clockFault = regexp.MustCompile(`^(\S+) (strobe 0/)?([+-]?[0-9][^ ]*)`)
+
+// clocks plots, for each process a clock fault hit, its clock offset over
+// the run: 0, then the offset while the fault was in force (a strobe, which
+// flips between 0 and the offset, is drawn as a band between the two).
+func clocks(s span, faults []history.FaultWindow) string {
+	type shift struct {
+		from, to time.Duration
+		offset   time.Duration
+		strobe   bool
+		label    string
+	}
+	byProc := map[string][]shift{}
+	var procs []string
+	peak := time.Second
+	for _, f := range faults {
+		if f.Kind != "clock" {
+			continue
+		}
+		for _, v := range f.Victims {
+			m := clockFault.FindStringSubmatch(v)
+			if m == nil {
+				continue
+			}
+			d, err := time.ParseDuration(m[3])
+			if err != nil {
+				continue
+			}
+			if _, ok := byProc[m[1]]; !ok {
+				procs = append(procs, m[1])
+			}
+			byProc[m[1]] = append(byProc[m[1]], shift{f.Start, f.End, d, m[2] != "", v})
+			peak = max(peak, d.Abs())
+		}
+	}
+	if len(procs) == 0 {
+		return ""
+	}
+	slices.Sort(procs)
+	const rowH = 60.0
+	h := float64(len(procs))*rowH + axisH
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="plot" viewBox="0 0 %d %.0f" width="%d" height="%.0f" xmlns="http://www.w3.org/2000/svg">`, plotWidth, h, plotWidth, h)
+	for i, p := range procs {
+		top := float64(i) * rowH
+		zero := top + rowH/2
+		y := func(d time.Duration) float64 { return zero - (rowH/2-6)*d.Seconds()/peak.Seconds() }
+		fmt.Fprintf(&b, `<text x="2" y="%.0f" font-size="10">%s</text><line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#bbb"/>`,
+			zero+3, html.EscapeString(p), labelW, zero, plotWidth-10, zero)
+		for _, sh := range byProc[p] {
+			x0, x1 := s.x(sh.from), s.x(sh.to)
+			top, bottom := min(y(sh.offset), zero), max(y(sh.offset), zero)
+			opacity := "0.9"
+			if sh.strobe {
+				opacity = "0.35"
+			}
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#3b7dd8" opacity="%s"><title>%s, %.3fs to %.3fs</title></rect><text x="%.1f" y="%.1f" font-size="10">%s</text>`,
+				x0, top, max(x1-x0, 1), max(bottom-top, 1), opacity, html.EscapeString(sh.label), sh.from.Seconds(), sh.to.Seconds(),
+				x1+3, zero-3, html.EscapeString(strings.TrimPrefix(sh.label, p+" ")))
+		}
+	}
+	timeAxis(&b, s, h-axisH)
+	b.WriteString(`</svg>`)
+	return b.String()
 }
