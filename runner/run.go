@@ -64,6 +64,10 @@ func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
 	if err != nil && ctx.Err() != nil && !errors.Is(err, errInterrupted) {
 		err = fmt.Errorf("%w: %w", errInterrupted, err)
 	}
+	if st, err := os.Stat(filepath.Join(dir, "history.jsonl")); err == nil && st.Size() > 10<<20 {
+		// A long history takes seconds to check: say what is going on.
+		fmt.Fprintf(o.Out, "analyzing %d MB of history\n", st.Size()>>20)
+	}
 	rep, aerr := Analyze(context.Background(), dir)
 	ierr := WriteIndex(filepath.Dir(filepath.Dir(dir)))
 	if err == nil {
