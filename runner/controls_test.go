@@ -1,7 +1,9 @@
 package runner_test
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"os"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/runner"
 )
 
 // control is a plan that must stay clean, and what clean means for it.
@@ -70,7 +73,8 @@ var controls = []control{
 // skipped: CI runs the short TestRegisterNegativeControls instead), each
 // cut to CHAOS_CONTROL_LIMIT (default: the plan's), and prints a table of
 // plan, seeds and findings. Every finding fails the test, named with its
-// run folder, to be investigated to its operations.
+// run folder (kept under results/controls), to be investigated to its
+// operations.
 func TestNegativeControlTable(t *testing.T) {
 	seeds, _ := strconv.Atoi(os.Getenv("CHAOS_CONTROL_SEEDS"))
 	if seeds == 0 {
@@ -88,7 +92,14 @@ func TestNegativeControlTable(t *testing.T) {
 			if c.adjust != nil {
 				c.adjust(p)
 			}
-			rep, dir := testenv.RunPlan(t, p)
+			// The runs stay in results/controls: a finding must be
+			// investigated to its operations after the test has ended.
+			o := testenv.Options(t, p)
+			o.Results = filepath.Join("..", "results", "controls")
+			rep, dir, err := runner.Run(context.Background(), o)
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", c.plan, seed, err)
+			}
 			if u := c.unexpected(rep); len(u) > 0 {
 				found = append(found, fmt.Sprintf("seed %d (%s): %s", seed, dir, strings.Join(u, "; ")))
 				t.Errorf("%s seed %d: %s (in %s)", c.plan, seed, strings.Join(u, "; "), dir)
