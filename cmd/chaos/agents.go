@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/resource"
@@ -28,7 +25,7 @@ func cmdClient([]string) (int, error) {
 	if err != nil {
 		return exitCrash, err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	err = w.Run(ctx, cfg, h)
 	if cerr := h.Close(); err == nil {
@@ -51,7 +48,7 @@ func cmdResource([]string) (int, error) {
 		return exitCrash, err
 	}
 	defer log.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	store := resource.NewStore(cfg.Fenced, history.Clock{Start: cfg.ClockStart}, log)
 	if err := resource.Serve(ctx, fmt.Sprintf(":%d", resource.Port), store); err != nil {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/chaos-testing/chaos/compare"
@@ -55,16 +52,16 @@ func runComparison(file, results string, limit time.Duration) (int, error) {
 			return exitUsage, fmt.Errorf("%s (as %s): %w", file, v.Name, err)
 		}
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return exitCrash, err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	var dirs []string
 	for i, v := range variants {
 		fmt.Fprintf(os.Stderr, "compare: run %d of %d: %s, seed %d\n", i+1, len(variants), v.Name, v.Seed)
-		rep, dir, err := runner.Run(ctx, runner.Options{Plan: v, Results: results, Binary: self, Out: os.Stderr, Terminal: isTerminal(os.Stderr)})
+		o, err := runOptions(v, results)
+		if err != nil {
+			return exitCrash, err
+		}
+		rep, dir, err := runner.Run(ctx, o)
 		if err != nil {
 			return exitCrash, fmt.Errorf("%s seed %d: %w (runs so far: %s)", v.Name, v.Seed, err, strings.Join(dirs, " "))
 		}

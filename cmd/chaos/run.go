@@ -43,14 +43,13 @@ func cmdRun(args []string) (int, error) {
 			return exitUsage, err
 		}
 	}
-	self, err := os.Executable()
+	ctx, stop := interruptible()
+	defer stop()
+	o, err := runOptions(p, *results)
 	if err != nil {
 		return exitCrash, err
 	}
-	// Ctrl-C and SIGTERM cancel the run; its teardown still runs to the end.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rep, dir, err := runner.Run(ctx, runner.Options{Plan: p, Results: *results, Binary: self, Out: os.Stderr, Terminal: isTerminal(os.Stderr)})
+	rep, dir, err := runner.Run(ctx, o)
 	if dir == "" {
 		return exitCrash, err // main makes a bad plan exit 254
 	}
@@ -87,7 +86,7 @@ func cmdImages(args []string) (int, error) {
 		return exitCrash, err
 	}
 	defer cli.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	for i, t := range ts {
 		tag, err := t.Image(ctx, cli, "", os.Stderr)
@@ -125,6 +124,22 @@ func cmdClean(args []string) (int, error) {
 		return exitCrash, err
 	}
 	return exitValid, nil
+}
+
+// interruptible is a context that Ctrl-C and SIGTERM cancel: a run stops,
+// and its teardown still runs to the end.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// runOptions runs p with this executable as the client and resource
+// binary, its runs in results, progress on stderr.
+func runOptions(p *plans.Plan, results string) (runner.Options, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return runner.Options{}, err
+	}
+	return runner.Options{Plan: p, Results: results, Binary: self, Out: os.Stderr, Terminal: isTerminal(os.Stderr)}, nil
 }
 
 // parseOne parses flags around exactly one positional argument.

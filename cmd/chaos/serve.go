@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/chaos-testing/chaos/runner"
@@ -41,7 +37,7 @@ func cmdServe(args []string) (int, error) {
 	}
 	fmt.Printf("serving %s at http://%s/ (Ctrl-C stops)\n", *results, l.Addr())
 	srv := &http.Server{Handler: http.FileServer(http.Dir(*results)), ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	go func() {
 		<-ctx.Done()
