@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -221,18 +222,8 @@ var funcs = template.FuncMap{
 	"op":             func(o history.Op) string { return o.String() },
 	"colour":         color,
 	"stat":           func(v any) string { return strings.TrimSuffix(fmt.Sprint(v), ".000") },
-	"sorted":         sortedKeys[any],
-	"sortedVersions": sortedKeys[string],
-}
-
-// sortedKeys lists a map's keys in order, for templates to range over.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
+	"sorted":         func(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) },
+	"sortedVersions": func(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) },
 }
 
 const style = `<style>
