@@ -7,15 +7,6 @@ import (
 	"time"
 )
 
-// Clocks is a set of clock ids, bit i for clock id i.
-type Clocks uint64
-
-// The sets of clocks a fault moves.
-const (
-	Realtime  Clocks = 1<<0 | 1<<5 | 1<<11
-	Monotonic Clocks = 1<<1 | 1<<4 | 1<<6 | 1<<7
-)
-
 // errUnsupported: the injected code is x86-64 and the mechanism Linux's.
 var errUnsupported = errors.New("clock faults are made on Linux on x86-64 only")
 
