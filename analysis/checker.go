@@ -114,6 +114,18 @@ type Input struct {
 	// NilReadsUnknown makes a read that returned JSON null mean "value
 	// unknown" (always legal), as in Knossos, instead of "key absent".
 	NilReadsUnknown bool
+	// Progress, if set, hears how far a long analysis has come.
+	Progress Progress
+}
+
+// Progress is told which checker runs, and how many of its parts (keys)
+// are done of total (0 when it does not count them).
+type Progress func(checker string, done, total int)
+
+func (in Input) progress(checker string, done, total int) {
+	if in.Progress != nil {
+		in.Progress(checker, done, total)
+	}
 }
 
 // unknownResult is the result of a check that could not decide, and why.
@@ -154,6 +166,7 @@ func Run(ctx context.Context, names []string, in Input) Report {
 			rep.Results = append(rep.Results, Result{Checker: n, Verdict: Unknown, Notes: []string{"no such checker"}})
 			continue
 		}
+		in.progress(n, 0, 0)
 		rep.Results = append(rep.Results, safeCheck(ctx, c, in))
 	}
 	for _, r := range rep.Results {

@@ -116,7 +116,7 @@ func checkLinear(parent context.Context, in Input, m *linModel, limit time.Durat
 	}
 
 	res := Result{Verdict: Valid, Stats: map[string]any{}}
-	results, late := runParts(ctx, spec.model, sc.parts, limit/30)
+	results, late := runParts(ctx, spec.model, sc.parts, limit/30, func(done int) { in.progress(m.name, done, len(sc.parts)) })
 	var illegal []int
 	undecided := 0
 	for i, r := range results {

@@ -3,10 +3,12 @@ package analysis
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -407,5 +409,21 @@ func TestCanonicalJSON(t *testing.T) {
 	}
 	if _, err := vt.id(json.RawMessage("1 2")); err == nil {
 		t.Error("two values accepted as one")
+	}
+}
+
+func TestProgressCountsKeys(t *testing.T) {
+	h := new(lh).write(0, 0, 1, history.Ok, "x", "1").write(1, 0, 1, history.Ok, "y", "2").write(2, 0, 1, history.Ok, "z", "3")
+	var mu sync.Mutex
+	var calls []string
+	in := Input{History: h.ops, Progress: func(checker string, done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, fmt.Sprintf("%s %d/%d", checker, done, total))
+	}}
+	Run(context.Background(), []string{"register"}, in)
+	// The checker is named as it starts, then each of its three keys counts.
+	if got := strings.Join(calls, ", "); got != "register 0/0, register 1/3, register 2/3, register 3/3" {
+		t.Errorf("progress calls: %s", got)
 	}
 }

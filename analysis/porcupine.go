@@ -28,8 +28,9 @@ type partResult struct {
 // yet to start gets at most grace more: enough for most further findings,
 // while one intractable key cannot hold the report up to the time limit
 // (porcupine alone stops at the first illegal partition). late reports that
-// some part was cut short by the grace rather than by ctx.
-func runParts(ctx context.Context, model porcupine.Model, parts []*linPart, grace time.Duration) (results []partResult, late bool) {
+// some part was cut short by the grace rather than by ctx. partDone hears
+// how many parts are done as each one ends.
+func runParts(ctx context.Context, model porcupine.Model, parts []*linPart, grace time.Duration, partDone func(int)) (results []partResult, late bool) {
 	results = make([]partResult, len(parts))
 	order := make([]int, len(parts))
 	for i := range order {
@@ -37,7 +38,7 @@ func runParts(ctx context.Context, model porcupine.Model, parts []*linPart, grac
 	}
 	sort.SliceStable(order, func(a, b int) bool { return len(parts[order[a]].ops) > len(parts[order[b]].ops) })
 	r := &runner{model: model, grace: grace, running: map[int]func(){}}
-	var next atomic.Int64
+	var next, done atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(parts)) {
 		wg.Go(func() {
@@ -47,6 +48,7 @@ func runParts(ctx context.Context, model porcupine.Model, parts []*linPart, grac
 					return
 				}
 				results[order[j]] = r.check(ctx, j, parts[order[j]])
+				partDone(int(done.Add(1)))
 			}
 		})
 	}

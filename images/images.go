@@ -7,7 +7,6 @@
 package images
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -21,13 +20,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
+
+	"github.com/chaos-testing/chaos/internal/progress"
 )
 
 // recipeVersion is hashed into every tag. Bump it whenever the build
@@ -95,7 +95,7 @@ func Ensure(ctx context.Context, cli *client.Client, r Recipe, progress io.Write
 	if progress == nil {
 		progress = io.Discard
 	}
-	if err := build(ctx, cli, r, tag, &syncWriter{w: progress}); err != nil {
+	if err := build(ctx, cli, r, tag, progress); err != nil {
 		return "", fmt.Errorf("building image %s: %w", tag, err)
 	}
 	return tag, nil
@@ -173,7 +173,7 @@ func mmdebstrapArgs(r Recipe, mirrors []string) []string {
 	return append(append(args, r.Suite, "-"), mirrors...)
 }
 
-func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out *syncWriter) error {
+func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out io.Writer) error {
 	if _, err := exec.LookPath("mmdebstrap"); err != nil {
 		return errors.New("mmdebstrap not found: install the mmdebstrap package (the project's setup script does)")
 	}
@@ -182,7 +182,10 @@ func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out *s
 		return err
 	}
 	start := time.Now()
-	out.printf("images: building %s (%s: %s) from %s\n", tag, r.Suite, strings.Join(r.Packages, " "), strings.Join(mirrors, "; "))
+	task := progress.Start(out, "images: building "+tag)
+	task.Print(fmt.Sprintf("images: building %s (%s: %s) from %s", tag, r.Suite, strings.Join(r.Packages, " "), strings.Join(mirrors, "; ")))
+	built := ""
+	defer func() { task.Stop(built) }()
 
 	// mmdebstrap's temp files go in a directory of our own: a signalled
 	// mmdebstrap leaves its gpg home behind, and this way we can remove it.
@@ -203,7 +206,7 @@ func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out *s
 	cmd := exec.CommandContext(ctx, "mmdebstrap", mmdebstrapArgs(r, mirrors)...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Stdout = pw
-	stderr := &lineWriter{out: out, prefix: "images: mmdebstrap: "}
+	stderr := newLineWriter(task)
 	cmd.Stderr = stderr
 	// Its own process group, because when writing the tarball fails
 	// mmdebstrap sends SIGHUP to its whole group, which would otherwise
@@ -227,13 +230,13 @@ func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out *s
 	src := &tarStream{r: pr, done: done, err: &waitErr}
 	stopTick := make(chan struct{})
 	go func() {
-		t := time.NewTicker(5 * time.Second)
+		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				out.printf("images: building %s: %ds, %.1f MB streamed\n",
-					tag, int(time.Since(start).Seconds()), float64(src.n.Load())/1e6)
+				stage := stderr.stage.Load()
+				task.Set(int64(stage), int64(len(stages)), fmt.Sprintf("%s, %.1f MB streamed", stages[max(0, stage-1)], float64(src.n.Load())/1e6))
 			case <-stopTick:
 				return
 			}
@@ -266,7 +269,7 @@ func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out *s
 		}
 		return err
 	}
-	out.printf("images: built %s in %ds, %.1f MB\n", tag, int(time.Since(start).Seconds()), float64(src.n.Load())/1e6)
+	built = fmt.Sprintf("images: built %s in %ds, %.1f MB", tag, int(time.Since(start).Seconds()), float64(src.n.Load())/1e6)
 	return nil
 }
 
@@ -357,52 +360,51 @@ func readMessages(r io.Reader, f func(message)) error {
 	}
 }
 
-// syncWriter serialises whole lines from the ticker and mmdebstrap's stderr.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// stages are mmdebstrap's stage messages ("I: ..."), in the order a build
+// reaches them: how far it has come.
+var stages = []string{
+	"running apt-get update",
+	"downloading packages",
+	"extracting archives",
+	"installing essential packages",
+	"installing remaining packages",
+	"cleaning package lists",
+	"creating tarball",
+	"success",
 }
 
-func (s *syncWriter) printf(format string, a ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fmt.Fprintf(s.w, format, a...)
-}
-
-// lineWriter shows mmdebstrap's own stage messages ("I: ...", "W: ...",
-// "E: ...") and keeps the last lines of everything, including the chatter of
-// apt and dpkg, for the error message if the build fails.
+// lineWriter shows mmdebstrap's own messages ("I: ...", "W: ...", "E: ..."),
+// counts the stages reached, and keeps the last lines of everything,
+// including the chatter of apt and dpkg, for the error message if the build
+// fails.
 type lineWriter struct {
-	out    *syncWriter
-	prefix string
-	buf    []byte
-	tail   []string
+	*progress.Lines
+	task  *progress.Task
+	stage atomic.Int32 // stages reached
+	tail  []string
 }
 
 const tailLines = 30
 
-func (l *lineWriter) Write(p []byte) (int, error) {
-	l.buf = append(l.buf, p...)
-	for {
-		i := bytes.IndexAny(l.buf, "\r\n")
-		if i < 0 {
-			return len(p), nil
-		}
-		line := string(l.buf[:i])
-		l.buf = l.buf[i+1:]
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
+func newLineWriter(task *progress.Task) *lineWriter {
+	l := &lineWriter{task: task}
+	l.Lines = progress.NewLines(func(line string) {
 		if len(line) > 2 && strings.Contains("IWE", line[:1]) && line[1] == ':' {
-			l.out.printf("%s%s\n", l.prefix, line)
+			task.Print("images: mmdebstrap: " + line)
+		}
+		for i, s := range stages {
+			if strings.HasPrefix(line, "I: "+s) {
+				l.stage.Store(int32(max(int(l.stage.Load()), i+1)))
+			}
 		}
 		if l.tail = append(l.tail, line); len(l.tail) > tailLines {
 			l.tail = l.tail[1:]
 		}
-	}
+	})
+	return l
 }
 
 // String is the last lines written, for error messages.
 func (l *lineWriter) String() string {
-	return strings.Join(append(l.tail, string(l.buf)), "\n")
+	return strings.Join(append(l.tail, l.Partial()), "\n")
 }

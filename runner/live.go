@@ -2,13 +2,13 @@ package runner
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/progress"
 )
 
 // live is the harness's view of the history as clients append to it: what
@@ -63,41 +63,10 @@ func (l *live) status(elapsed, limit time.Duration, faults []string) string {
 	if len(faults) > 0 {
 		f = strings.Join(faults, ", ")
 	}
-	const width = 20
-	done := min(width, int(float64(width)*elapsed.Seconds()/max(limit.Seconds(), 1)))
-	bar := strings.Repeat("=", done) + strings.Repeat(" ", width-done)
 	secs := max(elapsed-l.lastAt, time.Millisecond).Seconds()
 	rate := func(t history.Type) float64 { return float64(l.counts[t]-l.last[t]) / secs }
-	line := fmt.Sprintf("[%s] %3.0fs/%.0fs | per second: ok %.0f, fail %.0f, info %.0f | %d ops | faults: %s",
-		bar, elapsed.Seconds(), limit.Seconds(), rate(history.Ok), rate(history.Fail), rate(history.Info), l.counts[history.Invoke], f)
+	line := fmt.Sprintf("%s %3.0fs/%.0fs | per second: ok %.0f, fail %.0f, info %.0f | %d ops | faults: %s",
+		progress.Bar(elapsed.Seconds()/max(limit.Seconds(), 1)), elapsed.Seconds(), limit.Seconds(), rate(history.Ok), rate(history.Fail), rate(history.Info), l.counts[history.Invoke], f)
 	l.last, l.lastAt = maps.Clone(l.counts), elapsed
 	return line
-}
-
-// statusLine rewrites one terminal line in place; on a log (not a
-// terminal) it writes a line every few seconds instead.
-type statusLine struct {
-	w        io.Writer
-	terminal bool
-	last     time.Time
-	width    int
-}
-
-func (s *statusLine) show(line string) {
-	if s.terminal {
-		pad := max(0, s.width-len(line))
-		fmt.Fprintf(s.w, "\r%s%s", line, strings.Repeat(" ", pad))
-		s.width = len(line)
-		return
-	}
-	if time.Since(s.last) >= 10*time.Second {
-		fmt.Fprintln(s.w, line)
-		s.last = time.Now()
-	}
-}
-
-func (s *statusLine) done() {
-	if s.terminal && s.width > 0 {
-		fmt.Fprintln(s.w)
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/progress"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/report"
 	"github.com/chaos-testing/chaos/workloads"
@@ -98,8 +100,9 @@ func updateRunInfo(dir string, change func(*RunInfo)) error {
 }
 
 // Analyze judges the run stored in dir and writes dir/analysis.json. It
-// reads what is on disk, so it works on a run that was interrupted.
-func Analyze(ctx context.Context, dir string) (analysis.Report, error) {
+// reads what is on disk, so it works on a run that was interrupted. How far
+// a long analysis has come is shown on out (nil: nowhere).
+func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, error) {
 	info, err := ReadRunInfo(dir)
 	if err != nil {
 		return analysis.Report{}, err
@@ -108,11 +111,23 @@ func Analyze(ctx context.Context, dir string) (analysis.Report, error) {
 	if !ok {
 		return analysis.Report{}, fmt.Errorf("%s: unknown workload %q", dir, info.Workload)
 	}
-	ops, trunc, err := history.Read(filepath.Join(dir, "history.jsonl"))
+	if out == nil {
+		out = io.Discard
+	}
+	start := time.Now()
+	task := progress.Start(out, "analysis:")
+	final := ""
+	defer func() { task.Stop(final) }()
+	histPath := filepath.Join(dir, "history.jsonl")
+	if st, err := os.Stat(histPath); err == nil {
+		task.Set(0, 0, fmt.Sprintf("reading %.1f MB of history", float64(st.Size())/1e6))
+	}
+	ops, trunc, err := history.Read(histPath)
 	if err != nil && !os.IsNotExist(err) {
 		return analysis.Report{}, err
 	}
-	in := analysis.Input{History: ops, ResourceMode: info.Resource, Dir: dir}
+	in := analysis.Input{History: ops, ResourceMode: info.Resource, Dir: dir,
+		Progress: func(checker string, done, total int) { task.Set(int64(done), int64(total), "checking "+checker) }}
 	res, rtrunc, err := history.ReadResourceLog(filepath.Join(dir, "resource.jsonl"))
 	if err != nil && !os.IsNotExist(err) {
 		return analysis.Report{}, err
@@ -127,7 +142,13 @@ func Analyze(ctx context.Context, dir string) (analysis.Report, error) {
 	if err := writeJSON(filepath.Join(dir, "analysis.json"), rep); err != nil {
 		return rep, err
 	}
-	return rep, writeReport(dir, info, rep, ops)
+	task.Set(0, 0, "writing the report")
+	err = writeReport(dir, info, rep, ops)
+	if took := time.Since(start); took >= time.Second {
+		// A quick analysis needs no word; a long one says what it took.
+		final = fmt.Sprintf("analysis: %d entries in %.1fs", len(ops), took.Seconds())
+	}
+	return rep, err
 }
 
 // Report writes dir/report.html for a stored run, from its analysis.json,
@@ -139,7 +160,7 @@ func Report(ctx context.Context, dir string) error {
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "analysis.json"))
 	if os.IsNotExist(err) {
-		_, err = Analyze(ctx, dir)
+		_, err = Analyze(ctx, dir, nil)
 		return err
 	}
 	if err != nil {

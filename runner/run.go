@@ -19,6 +19,7 @@ import (
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/images"
+	"github.com/chaos-testing/chaos/internal/progress"
 	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/resource"
@@ -64,11 +65,7 @@ func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
 	if err != nil && ctx.Err() != nil && !errors.Is(err, errInterrupted) {
 		err = fmt.Errorf("%w: %w", errInterrupted, err)
 	}
-	if st, err := os.Stat(filepath.Join(dir, "history.jsonl")); err == nil && st.Size() > 10<<20 {
-		// A long history takes seconds to check: say what is going on.
-		fmt.Fprintf(o.Out, "analyzing %d MB of history\n", st.Size()>>20)
-	}
-	rep, aerr := Analyze(context.Background(), dir)
+	rep, aerr := Analyze(context.Background(), dir, o.Out)
 	ierr := WriteIndex(filepath.Dir(filepath.Dir(dir)))
 	if err == nil {
 		err = errors.Join(aerr, ierr)
@@ -213,7 +210,7 @@ func startClients(ctx context.Context, run *containers.Run, image string, binds 
 // showStatus refreshes the status line every second until the returned
 // function is called, which ends the line.
 func showStatus(o Options, env *faultEnv, sched *nemesis.Schedule, started time.Time) (stop func()) {
-	status := &statusLine{w: o.Out, terminal: o.Terminal}
+	status := progress.NewLine(o.Out, o.Terminal, 10*time.Second)
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -224,14 +221,14 @@ func showStatus(o Options, env *faultEnv, sched *nemesis.Schedule, started time.
 			case <-quit:
 				return
 			case <-t.C:
-				status.show(env.live.status(time.Since(started), o.Plan.TimeLimit.Duration, sched.Active()))
+				status.Show(env.live.status(time.Since(started), o.Plan.TimeLimit.Duration, sched.Active()))
 			}
 		}
 	}()
 	return func() {
 		close(quit)
 		<-done
-		status.done()
+		status.Done()
 	}
 }
 

@@ -144,7 +144,7 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 		t.Fatalf("run error %v, want interrupted", err)
 	}
 	assertNothingLeft(t, cli, runID(t, dir), <-pids)
-	again, aerr := runner.Analyze(context.Background(), dir)
+	again, aerr := runner.Analyze(context.Background(), dir, nil)
 	if aerr != nil {
 		t.Fatalf("check of the partial history: %v", aerr)
 	}

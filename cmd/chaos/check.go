@@ -33,7 +33,7 @@ func cmdCheck(args []string) (int, error) {
 		return exitUsage, fmt.Errorf("%s is not a run folder or a history file: %w", path, err)
 	}
 	if st.IsDir() {
-		rep, err := runner.Analyze(context.Background(), path)
+		rep, err := runner.Analyze(context.Background(), path, os.Stderr)
 		if err != nil {
 			return exitUsage, err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/internal/progress"
 	"github.com/chaos-testing/chaos/nemesis/vdsoclock"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runner"
@@ -139,7 +140,7 @@ func runOptions(p *plans.Plan, results string) (runner.Options, error) {
 	if err != nil {
 		return runner.Options{}, err
 	}
-	return runner.Options{Plan: p, Results: results, Binary: self, Out: os.Stderr, Terminal: isTerminal(os.Stderr)}, nil
+	return runner.Options{Plan: p, Results: results, Binary: self, Out: os.Stderr, Terminal: progress.IsTerminal(os.Stderr)}, nil
 }
 
 // parseOne parses flags around exactly one positional argument.
@@ -215,9 +216,4 @@ func printFindings(w io.Writer, fs []analysis.Finding, dir string) {
 	if hidden > 0 {
 		fmt.Fprintf(w, "  ... %d more listed in %s\n", hidden, filepath.Join(dir, "analysis.json"))
 	}
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

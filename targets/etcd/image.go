@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/pkg/jsonmessage"
 
 	"github.com/chaos-testing/chaos/images"
+	"github.com/chaos-testing/chaos/internal/progress"
 )
 
 // DefaultVersion is the etcd release built when a plan names none: the
@@ -149,7 +150,7 @@ func buildImage(ctx context.Context, cli *client.Client, base, tag, version, bin
 // `go install go.etcd.io/etcd/server/v3@v` is refused (its go.mod has
 // replace directives), so a throwaway module whose main calls etcdmain.Main
 // depends on the server module instead.
-func binary(ctx context.Context, version string, progress io.Writer) (string, error) {
+func binary(ctx context.Context, version string, out io.Writer) (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()
@@ -170,28 +171,56 @@ func binary(ctx context.Context, version string, progress io.Writer) (string, er
 	}
 	defer os.RemoveAll(tmp)
 	start := time.Now()
-	fmt.Fprintf(progress, "etcd: building etcd %s from the Go module proxy\n", version)
+	task := progress.Start(out, "etcd: building etcd "+version)
+	task.Print(fmt.Sprintf("etcd: building etcd %s from the Go module proxy", version))
+	built := ""
+	defer func() { task.Stop(built) }()
 	main := "package main\n\nimport (\n\t\"os\"\n\n\t\"go.etcd.io/etcd/server/v3/etcdmain\"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n"
 	if err := os.WriteFile(filepath.Join(tmp, "main.go"), []byte(main), 0o644); err != nil {
 		return "", err
 	}
-	for _, args := range [][]string{
-		{"mod", "init", "chaos-etcd"},
-		{"get", "go.etcd.io/etcd/server/v3@" + version},
-		{"build", "-trimpath", "-ldflags=-s -w", "-o", "etcd", "."},
-	} {
+	goCmd := func(args ...string) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = tmp
 		// The host's go environment (proxy, caches, GOFLAGS), but static, and
 		// never part of a workspace the caller happens to be in.
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("building etcd %s: go %s: %w\n%s", version, strings.Join(args, " "), err, bytes.TrimSpace(out))
+		return cmd
+	}
+	var packages int64
+	for _, step := range []struct {
+		note string
+		args []string
+	}{
+		{"creating the module", []string{"mod", "init", "chaos-etcd"}},
+		{"downloading go.etcd.io/etcd/server/v3@" + version, []string{"get", "go.etcd.io/etcd/server/v3@" + version}},
+		{"listing packages", []string{"list", "-deps", "."}},
+		// -v names each package as it is compiled: the bar counts them
+		// against the list (packages already in the build cache are not named).
+		{"compiling", []string{"build", "-v", "-trimpath", "-ldflags=-s -w", "-o", "etcd", "."}},
+	} {
+		task.Set(0, packages, step.note)
+		cmd := goCmd(step.args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout = &stdout
+		cmd.Stderr = &stderr
+		if step.args[0] == "build" {
+			var n int64
+			cmd.Stderr = io.MultiWriter(&stderr, progress.NewLines(func(pkg string) {
+				n++
+				task.Set(min(n, packages), packages, "compiling "+pkg)
+			}))
+		}
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("building etcd %s: go %s: %w\n%s", version, strings.Join(step.args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+		}
+		if step.args[0] == "list" {
+			packages = int64(bytes.Count(stdout.Bytes(), []byte("\n")))
 		}
 	}
 	if err := os.Rename(filepath.Join(tmp, "etcd"), bin); err != nil {
 		return "", err
 	}
-	fmt.Fprintf(progress, "etcd: built %s in %.1fs\n", bin, time.Since(start).Seconds())
+	built = fmt.Sprintf("etcd: built %s in %.1fs", bin, time.Since(start).Seconds())
 	return bin, nil
 }
