@@ -50,5 +50,6 @@ func (r *Run) Restart(ctx context.Context, c Container) (Container, error) {
 	if ep := info.NetworkSettings.Networks[r.network]; ep != nil {
 		c.IP = ep.IPAddress
 	}
+	r.track(c, info)
 	return c, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
+	"golang.org/x/sys/unix"
 )
 
 // Labels on everything a run creates.
@@ -63,6 +64,9 @@ type Run struct {
 
 	mu         sync.Mutex
 	containers []Container
+	// pidfds holds a handle on each running container's main process, by
+	// container ID, for signals from the host.
+	pidfds map[string]int
 }
 
 // NewRun creates the run's network. The network is internal: containers
@@ -77,7 +81,7 @@ func NewRun(ctx context.Context, cli *client.Client, runID string) (*Run, error)
 	if err != nil {
 		return nil, fmt.Errorf("create network %s: %w", name, err)
 	}
-	return &Run{cli: cli, id: runID, network: name}, nil
+	return &Run{cli: cli, id: runID, network: name, pidfds: map[string]int{}}, nil
 }
 
 // ID is the run's id.
@@ -120,15 +124,8 @@ func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
 	if c.IP == "" {
 		return c, fmt.Errorf("container %s has no address on %s", s.Name, r.network)
 	}
+	r.track(c, info)
 	return c, nil
-}
-
-// Signal sends sig (e.g. "STOP", "CONT", "TERM", "KILL") to the container's PID 1.
-func (r *Run) Signal(ctx context.Context, c Container, sig string) error {
-	if err := r.cli.ContainerKill(ctx, c.ID, sig); err != nil {
-		return fmt.Errorf("SIG%s to %s: %w", sig, c.Name, err)
-	}
-	return nil
 }
 
 // Running says whether the container's main process runs (stopped by
@@ -193,6 +190,12 @@ func (r *Run) saveLog(ctx context.Context, c Container, path string) error {
 // processes, including any a pause left stopped.
 func (r *Run) Close(ctx context.Context) error {
 	_, err := Clean(ctx, r.cli, r.id)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, fd := range r.pidfds {
+		unix.Close(fd)
+		delete(r.pidfds, id)
+	}
 	return err
 }
 

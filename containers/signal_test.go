@@ -1,0 +1,107 @@
+package containers_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/targets/redis"
+)
+
+// state is the process state letter of pid (R, S, T for stopped, ...).
+func state(t *testing.T, pid int) byte {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stat[bytes.LastIndexByte(stat, ')')+2]
+}
+
+// TestSignalReachesTheProcess: STOP and CONT, sent from the host through
+// the run's handle on the process, stop and resume the container's main
+// process at once; after a KILL and a restart the new process is the one
+// signalled, and a signal to a process that has exited says so.
+func TestSignalReachesTheProcess(t *testing.T) {
+	cli := testenv.Docker(t)
+	ctx := context.Background()
+	run := testenv.NewRun(t, cli, "signal")
+	img := testenv.Image(t, cli, redis.Target{}, "")
+	c, err := run.Start(ctx, containers.Spec{Name: "p", Role: "test", Image: img, Cmd: []string{"sleep", "600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := run.HostPID(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if err := run.Signal(ctx, c, "STOP"); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitStopped(t, cli, c)
+	t.Logf("stopped %s after the call", time.Since(began))
+	if err := run.Signal(ctx, c, "CONT"); err != nil {
+		t.Fatal(err)
+	}
+	for state(t, pid) == 'T' {
+		if time.Since(began) > 3*time.Second {
+			t.Fatal("still stopped 3 s after SIGCONT")
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	if err := run.Signal(ctx, c, "KILL"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for run.Running(ctx, c) {
+		if time.Now().After(deadline) {
+			t.Fatal("still running 10 s after SIGKILL")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := run.Signal(ctx, c, "STOP"); !errors.Is(err, containers.ErrNotRunning) {
+		t.Fatalf("SIGSTOP to an exited process: %v, want ErrNotRunning", err)
+	}
+	if c, err = run.Restart(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Signal(ctx, c, "STOP"); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitStopped(t, cli, c)
+}
+
+// BenchmarkSignal is what a STOP and a CONT cost from the host through the
+// run's pidfd, against the Engine's kill endpoint: the time a lock holder
+// has to release before its pause lands.
+func BenchmarkSignal(b *testing.B) {
+	cli := testenv.Docker(b)
+	ctx := context.Background()
+	run := testenv.NewRun(b, cli, "signal")
+	img := testenv.Image(b, cli, redis.Target{}, "")
+	c, err := run.Start(ctx, containers.Spec{Name: "p", Role: "test", Image: img, Cmd: []string{"sleep", "600"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("pidfd", func(b *testing.B) {
+		for b.Loop() {
+			if err := errors.Join(run.Signal(ctx, c, "STOP"), run.Signal(ctx, c, "CONT")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("engine", func(b *testing.B) {
+		for b.Loop() {
+			if err := errors.Join(cli.ContainerKill(ctx, c.ID, "STOP"), cli.ContainerKill(ctx, c.ID, "CONT")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
