@@ -206,7 +206,16 @@ func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out io
 	cmd := exec.CommandContext(ctx, "mmdebstrap", mmdebstrapArgs(r, mirrors)...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Stdout = pw
+	done := make(chan struct{})
+	var waitErr error
+	src := &tarStream{r: pr, done: done, err: &waitErr}
 	stderr := newLineWriter(task)
+	// The bar moves as mmdebstrap reaches a stage and as the tarball streams.
+	show := func() {
+		stage := stderr.stage.Load()
+		task.Set(int64(stage), int64(len(stages)), fmt.Sprintf("%s, %.1f MB streamed", stages[max(0, stage-1)], float64(src.n.Load())/1e6))
+	}
+	stderr.onStage, src.onRead = show, show
 	cmd.Stderr = stderr
 	// Its own process group, because when writing the tarball fails
 	// mmdebstrap sends SIGHUP to its whole group, which would otherwise
@@ -223,27 +232,8 @@ func build(ctx context.Context, cli *client.Client, r Recipe, tag string, out io
 	if err != nil {
 		return fmt.Errorf("starting mmdebstrap: %w", err)
 	}
-	done := make(chan struct{})
-	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(done) }()
-
-	src := &tarStream{r: pr, done: done, err: &waitErr}
-	stopTick := make(chan struct{})
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				stage := stderr.stage.Load()
-				task.Set(int64(stage), int64(len(stages)), fmt.Sprintf("%s, %.1f MB streamed", stages[max(0, stage-1)], float64(src.n.Load())/1e6))
-			case <-stopTick:
-				return
-			}
-		}
-	}()
 	id, err := importImage(ctx, cli, src, r)
-	close(stopTick)
 	pr.Close() // unblocks mmdebstrap if the import gave up early
 	<-done
 
@@ -318,15 +308,17 @@ func importImage(ctx context.Context, cli *client.Client, tar io.Reader, r Recip
 // it failed, the read fails too, so the upload is aborted instead of ending
 // like a complete (but truncated) tarball.
 type tarStream struct {
-	r    io.Reader
-	n    atomic.Int64
-	done <-chan struct{}
-	err  *error
+	r      io.Reader
+	n      atomic.Int64
+	onRead func()
+	done   <-chan struct{}
+	err    *error
 }
 
 func (s *tarStream) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	s.n.Add(int64(n))
+	s.onRead()
 	if err == io.EOF {
 		<-s.done
 		if *s.err != nil {
@@ -379,9 +371,10 @@ var stages = []string{
 // fails.
 type lineWriter struct {
 	*progress.Lines
-	task  *progress.Task
-	stage atomic.Int32 // stages reached
-	tail  []string
+	task    *progress.Task
+	stage   atomic.Int32 // stages reached
+	onStage func()
+	tail    []string
 }
 
 const tailLines = 30
@@ -393,8 +386,9 @@ func newLineWriter(task *progress.Task) *lineWriter {
 			task.Print("images: mmdebstrap: " + line)
 		}
 		for i, s := range stages {
-			if strings.HasPrefix(line, "I: "+s) {
-				l.stage.Store(int32(max(int(l.stage.Load()), i+1)))
+			if strings.HasPrefix(line, "I: "+s) && int32(i+1) > l.stage.Load() {
+				l.stage.Store(int32(i + 1))
+				l.onStage()
 			}
 		}
 		if l.tail = append(l.tail, line); len(l.tail) > tailLines {

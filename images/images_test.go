@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 )
 
@@ -124,6 +125,43 @@ func TestFailedBuildLeavesNoImage(t *testing.T) {
 	}
 	if ok, err := exists(context.Background(), cli, r.Tag()); err != nil || ok {
 		t.Errorf("image %s exists after a failed build (err %v)", r.Tag(), err)
+	}
+}
+
+// TestBuildShowsItsStages: the build's bar counts mmdebstrap's stages as
+// it reports them (a stand-in mmdebstrap that says each stage, dawdles
+// while "creating the tarball" and writes a tiny one).
+func TestBuildShowsItsStages(t *testing.T) {
+	bin := t.TempDir()
+	script := "#!/bin/sh\n"
+	for _, s := range stages[:len(stages)-1] {
+		script += "echo 'I: " + s + "...' >&2\n"
+	}
+	script += "sleep 1.5\ntar -C /etc -cf - hostname\necho 'I: success in 1.5 seconds' >&2\n"
+	if err := os.WriteFile(filepath.Join(bin, "mmdebstrap"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cli := engine(t)
+	if _, err := Sources(Node.Suite); err != nil {
+		t.Skipf("no host apt sources: %v", err)
+	}
+	r := Recipe{Name: "stages-test", Suite: Node.Suite, Packages: []string{"stand-in"}}
+	var out strings.Builder
+	tag, err := Ensure(context.Background(), cli, r, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, image.RemoveOptions{}) })
+	t.Logf("output:\n%s", out.String())
+	for _, want := range []string{
+		"images: mmdebstrap: I: creating tarball...\n",
+		"images: building " + tag + " [=================   ] 7/8 creating tarball, 0.0 MB streamed, 1s\n",
+		"images: built " + tag + " in ",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
 	}
 }
 

@@ -32,6 +32,8 @@ type fakeEnv struct {
 	roles     map[string][]string
 	failSig   string        // a signal that fails
 	healDelay time.Duration // how long CONT takes
+	// onSignal, if set, changes roles as a signal lands (under mu).
+	onSignal func(roles map[string][]string, p, sig string)
 
 	mu     sync.Mutex
 	events []event
@@ -45,11 +47,11 @@ func newEnv(roles map[string][]string) *fakeEnv {
 func (e *fakeEnv) Candidates(role string) []nemesis.Process {
 	e.mu.Lock()
 	e.asked[role]++
-	e.mu.Unlock()
 	var ps []nemesis.Process
 	for _, n := range e.roles[role] {
 		ps = append(ps, nemesis.Process{Name: n})
 	}
+	e.mu.Unlock()
 	rand.Shuffle(len(ps), func(a, b int) { ps[a], ps[b] = ps[b], ps[a] })
 	return ps
 }
@@ -58,6 +60,9 @@ func (e *fakeEnv) record(p nemesis.Process, action string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.events = append(e.events, event{time.Now(), p.Name, action})
+	if e.onSignal != nil {
+		e.onSignal(e.roles, p.Name, action)
+	}
 }
 
 func (e *fakeEnv) Signal(_ context.Context, p nemesis.Process, sig string) error {
@@ -552,5 +557,27 @@ func TestNemesesRegistered(t *testing.T) {
 		if _, ok := nemesis.Nemeses.Lookup(k); !ok {
 			t.Errorf("fault kind %q is not registered; have %v", k, nemesis.Nemeses.Names())
 		}
+	}
+}
+
+// A holder that released just before its stop landed is resumed at once,
+// and the pause goes to a client that holds the lock.
+func TestPauseMissedHolderIsResumed(t *testing.T) {
+	env := newEnv(map[string][]string{"clients": {"c0", "c1", "c2"}, "holder": {"c1"}})
+	env.onSignal = func(roles map[string][]string, p, sig string) {
+		if p == "c1" && sig == "STOP" {
+			roles["holder"] = []string{"c2"} // c1's release was still unread
+		}
+	}
+	in, err := nemesis.Pause{}.Start(context.Background(), env, fault("pause", "holder", 0, 0, 100), plans.Rand(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range env.Events() {
+		got = append(got, e.action+" "+e.proc)
+	}
+	if strings.Join(got, ", ") != "STOP c1, CONT c1, STOP c2" || !slices.Equal(in.Targets, []string{"c2"}) {
+		t.Errorf("signals %v, paused %v; want c1 stopped and resumed, then c2 paused", got, in.Targets)
 	}
 }
