@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os/exec"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrNotRunning is returned for a container whose main process is dead
@@ -25,9 +27,20 @@ func (r *Run) NetnsExec(ctx context.Context, c Container, argv ...string) error 
 	args := append([]string{"-t", strconv.Itoa(pid), "-n", "--"}, argv...)
 	out, err := exec.CommandContext(ctx, "nsenter", args...).CombinedOutput()
 	if err != nil {
+		if r.Exited(ctx, c, pid) {
+			// A kill took the node meanwhile, and its namespace with it.
+			err = ErrNotRunning
+		}
 		return fmt.Errorf("%v in the network namespace of %s: %w: %s", argv, c.Name, err, bytes.TrimSpace(out))
 	}
 	return nil
+}
+
+// Exited reports whether the process pid, which was the container's main
+// process, is gone: the container is down or runs another process now.
+func (r *Run) Exited(ctx context.Context, c Container, pid int) bool {
+	now, err := r.HostPID(ctx, c)
+	return errors.Is(err, ErrNotRunning) || (err == nil && now != pid)
 }
 
 // HostPID is the host's process id of the container's main process, which
@@ -37,7 +50,9 @@ func (r *Run) HostPID(ctx context.Context, c Container) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("inspect %s: %w", c.Name, err)
 	}
-	if info.State == nil || !info.State.Running || info.State.Pid == 0 {
+	// The Engine learns of a death a moment late: a pid that no longer
+	// exists is a process gone.
+	if info.State == nil || !info.State.Running || info.State.Pid == 0 || unix.Kill(info.State.Pid, 0) == unix.ESRCH {
 		return 0, fmt.Errorf("%s: %w", c.Name, ErrNotRunning)
 	}
 	return info.State.Pid, nil

@@ -69,8 +69,18 @@ func TestSignalReachesTheProcess(t *testing.T) {
 	if err := run.Signal(ctx, c, "STOP"); !errors.Is(err, containers.ErrNotRunning) {
 		t.Fatalf("SIGSTOP to an exited process: %v, want ErrNotRunning", err)
 	}
+	if err := run.NetnsExec(ctx, c, "true"); !errors.Is(err, containers.ErrNotRunning) {
+		t.Fatalf("a command in the namespace of an exited process: %v, want ErrNotRunning", err)
+	}
 	if c, err = run.Restart(ctx, c); err != nil {
 		t.Fatal(err)
+	}
+	now, err := run.HostPID(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Exited(ctx, c, pid) || run.Exited(ctx, c, now) {
+		t.Errorf("after a restart: Exited(old pid) = %v, Exited(new pid) = %v; want true, false", run.Exited(ctx, c, pid), run.Exited(ctx, c, now))
 	}
 	if err := run.Signal(ctx, c, "STOP"); err != nil {
 		t.Fatal(err)

@@ -121,6 +121,13 @@ func (st *clockState) patch(ctx context.Context, env Env) error {
 			errs = append(errs, vdsoclock.Remove(p.Pid))
 		}
 		p, err := vdsoclock.Install(pid)
+		if vdsoclock.Gone(err) {
+			// Killed as it was being patched? Then Reinstall patches its
+			// successor; a process still there is an error.
+			if now, perr := penv.HostPID(ctx, v); errors.Is(perr, containers.ErrNotRunning) || (perr == nil && now != pid) {
+				continue
+			}
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", v.Name, err))
 			continue

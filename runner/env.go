@@ -68,7 +68,7 @@ func (e *faultEnv) servers() []targets.Node {
 // fault took it while a pause was on) has nothing to stop or resume.
 func (e *faultEnv) Signal(ctx context.Context, p nemesis.Process, sig string) error {
 	err := e.run.Signal(ctx, p.Container, sig)
-	if err != nil && (sig == "STOP" || sig == "CONT") && !e.run.Running(ctx, p.Container) {
+	if err != nil && (sig == "STOP" || sig == "CONT") && (errors.Is(err, containers.ErrNotRunning) || !e.run.Running(ctx, p.Container)) {
 		return nil
 	}
 	return err

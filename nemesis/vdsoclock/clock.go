@@ -86,13 +86,19 @@ func (p *Patch) Set(offset time.Duration, clocks Clocks) error {
 	return nil
 }
 
+// Gone reports whether err says that the process has exited (a kill can
+// take it while it is being patched).
+func Gone(err error) bool {
+	return errors.Is(err, syscall.ESRCH) || errors.Is(err, syscall.ENOENT)
+}
+
 // Remove puts the vDSO entries of pid back as the kernel made them (the
 // harness's own vDSO has them), if they were patched. A process that is
 // gone has nothing to remove.
 func Remove(pid int) error {
 	v, img, err := findVDSO(pid)
 	if err != nil {
-		if errors.Is(err, syscall.ESRCH) || errors.Is(err, syscall.ENOENT) {
+		if Gone(err) {
 			return nil
 		}
 		return err
