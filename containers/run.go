@@ -66,7 +66,7 @@ type Run struct {
 	containers []Container
 	// pidfds holds a handle on each running container's main process, by
 	// container ID, for signals from the host.
-	pidfds map[string]int
+	pidfds map[string]pidfd
 }
 
 // NewRun creates the run's network. The network is internal: containers
@@ -81,7 +81,7 @@ func NewRun(ctx context.Context, cli *client.Client, runID string) (*Run, error)
 	if err != nil {
 		return nil, fmt.Errorf("create network %s: %w", name, err)
 	}
-	return &Run{cli: cli, id: runID, network: name, pidfds: map[string]int{}}, nil
+	return &Run{cli: cli, id: runID, network: name, pidfds: map[string]pidfd{}}, nil
 }
 
 // ID is the run's id.
@@ -192,8 +192,8 @@ func (r *Run) Close(ctx context.Context) error {
 	_, err := Clean(ctx, r.cli, r.id)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for id, fd := range r.pidfds {
-		unix.Close(fd)
+	for id, p := range r.pidfds {
+		unix.Close(p.fd)
 		delete(r.pidfds, id)
 	}
 	return err

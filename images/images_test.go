@@ -104,19 +104,25 @@ func TestEnsureCancel(t *testing.T) {
 	}
 }
 
-// TestFailedBuildLeavesNoImage fakes an mmdebstrap that writes a complete
-// tarball and then fails: the build must fail and tag nothing.
-func TestFailedBuildLeavesNoImage(t *testing.T) {
+// fakeMmdebstrap puts a shell script named mmdebstrap first on PATH, for a
+// build that needs no Debian mirror, and returns an Engine client.
+func fakeMmdebstrap(t *testing.T, script string) *client.Client {
 	bin := t.TempDir()
-	script := "#!/bin/sh\ntar -C /etc -cf - hostname passwd\necho 'E: simulated failure' >&2\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(bin, "mmdebstrap"), []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, "mmdebstrap"), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	cli := dockerClient(t)
+	cli := engine(t)
 	if _, err := Sources(Node.Suite); err != nil {
 		t.Skipf("no host apt sources: %v", err)
 	}
+	return cli
+}
+
+// TestFailedBuildLeavesNoImage fakes an mmdebstrap that writes a complete
+// tarball and then fails: the build must fail and tag nothing.
+func TestFailedBuildLeavesNoImage(t *testing.T) {
+	cli := fakeMmdebstrap(t, "tar -C /etc -cf - hostname passwd\necho 'E: simulated failure' >&2\nexit 1\n")
 	r := Recipe{Suite: Node.Suite, Packages: []string{"simulated-failure"}}
 	_, err := Ensure(context.Background(), cli, r, t.Output())
 	t.Logf("Ensure error: %v", err)
@@ -132,20 +138,11 @@ func TestFailedBuildLeavesNoImage(t *testing.T) {
 // it reports them (a stand-in mmdebstrap that says each stage, dawdles
 // while "creating the tarball" and writes a tiny one).
 func TestBuildShowsItsStages(t *testing.T) {
-	bin := t.TempDir()
-	script := "#!/bin/sh\n"
+	script := ""
 	for _, s := range stages[:len(stages)-1] {
 		script += "echo 'I: " + s + "...' >&2\n"
 	}
-	script += "sleep 1.5\ntar -C /etc -cf - hostname\necho 'I: success in 1.5 seconds' >&2\n"
-	if err := os.WriteFile(filepath.Join(bin, "mmdebstrap"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	cli := engine(t)
-	if _, err := Sources(Node.Suite); err != nil {
-		t.Skipf("no host apt sources: %v", err)
-	}
+	cli := fakeMmdebstrap(t, script+"sleep 1.5\ntar -C /etc -cf - hostname\necho 'I: success in 1.5 seconds' >&2\n")
 	r := Recipe{Name: "stages-test", Suite: Node.Suite, Packages: []string{"stand-in"}}
 	var out strings.Builder
 	tag, err := Ensure(context.Background(), cli, r, &out)
