@@ -11,6 +11,19 @@ import (
 	"google.golang.org/grpc/backoff"
 )
 
+// warnings is a logger of warnings and errors to stderr, or none if it
+// cannot be built.
+func warnings() *zap.Logger {
+	cfg := zap.NewProductionConfig()
+	cfg.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
+	cfg.Sampling = nil
+	lg, err := cfg.Build()
+	if err != nil {
+		return zap.NewNop()
+	}
+	return lg
+}
+
 // Connect makes a client of the one member a client process is bound to.
 func Connect(node string) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{
@@ -18,8 +31,10 @@ func Connect(node string) (*clientv3.Client, error) {
 		// to another member, or a fault on its node would go unobserved.
 		Endpoints:   []string{node},
 		DialTimeout: time.Second,
-		// The client logs every retry; the history records what matters.
-		Logger: zap.NewNop(),
+		// Warnings go to the client's log (logs/cN.log of the run): they
+		// include each retry the client makes on its own, which the history
+		// cannot show: a write it sends twice is applied twice.
+		Logger: warnings(),
 		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
 			// gRPC's default reconnect backoff grows to 2 minutes: a client
 			// of a member killed for a while would miss it coming back.
