@@ -106,36 +106,47 @@ func (st *clockState) patch(ctx context.Context, env Env) error {
 	defer st.mu.Unlock()
 	var errs []error
 	for _, v := range st.victims {
-		pid, err := penv.HostPID(ctx, v)
-		if errors.Is(err, containers.ErrNotRunning) {
-			continue // killed: patched again when it restarts (Reinstall)
-		} else if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if p := st.patches[v.Name]; p != nil && p.Pid == pid {
-			continue
-		} else if p != nil {
-			// The victim restarted; its old process, if any is left,
-			// must not stay patched.
-			errs = append(errs, vdsoclock.Remove(p.Pid))
-		}
-		p, err := vdsoclock.Install(pid)
-		if vdsoclock.Gone(err) {
-			// Killed as it was being patched? Then Reinstall patches its
-			// successor; a process still there is an error.
-			if now, perr := penv.HostPID(ctx, v); errors.Is(perr, containers.ErrNotRunning) || (perr == nil && now != pid) {
-				continue
+		// A kill can take the victim while it is being patched; then its
+		// successor, if already up, is patched instead.
+		for range 3 {
+			pid, err := penv.HostPID(ctx, v)
+			if errors.Is(err, containers.ErrNotRunning) {
+				break // killed: patched again when it restarts (Reinstall)
+			} else if err != nil {
+				errs = append(errs, err)
+				break
 			}
+			if err := st.install(v, pid); err != nil {
+				if now, perr := penv.HostPID(ctx, v); errors.Is(perr, containers.ErrNotRunning) || (perr == nil && now != pid) {
+					continue // killed meanwhile
+				}
+				errs = append(errs, fmt.Errorf("%s: %w", v.Name, err))
+			}
+			break
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", v.Name, err))
-			continue
-		}
-		st.patches[v.Name] = p
-		errs = append(errs, st.set(p))
 	}
 	return errors.Join(errs...)
+}
+
+// install patches the victim's process pid, unless it is patched already,
+// and sets the offset in force; st.mu is held.
+func (st *clockState) install(v Process, pid int) error {
+	if p := st.patches[v.Name]; p != nil && p.Pid == pid {
+		return nil
+	} else if p != nil {
+		// The victim restarted; its old process, if any is left, must not
+		// stay patched.
+		if err := vdsoclock.Remove(p.Pid); err != nil {
+			return err
+		}
+		delete(st.patches, v.Name)
+	}
+	p, err := vdsoclock.Install(pid)
+	if err != nil {
+		return err
+	}
+	st.patches[v.Name] = p
+	return st.set(p)
 }
 
 // set applies the offset in force to one patch; st.mu is held.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +23,11 @@ import (
 type procEnv struct {
 	mu   sync.Mutex
 	pids map[string]int
+	// successors take over from a victim whose process is gone, as a
+	// restarted container's process does, from the second time its pid
+	// is asked for (the Engine learns of a death a moment late).
+	successors map[string]int
+	asked      map[string]int
 }
 
 func (e *procEnv) Candidates(string) []Process {
@@ -40,6 +46,14 @@ func (e *procEnv) Address(p Process) string                          { return p.
 func (e *procEnv) HostPID(_ context.Context, p Process) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.asked == nil {
+		e.asked = map[string]int{}
+	}
+	e.asked[p.Name]++
+	if next, ok := e.successors[p.Name]; ok && e.asked[p.Name] > 1 && syscall.Kill(e.pids[p.Name], 0) == syscall.ESRCH {
+		e.pids[p.Name] = next
+		delete(e.successors, p.Name)
+	}
 	return e.pids[p.Name], nil
 }
 
@@ -190,5 +204,27 @@ func TestClockHealedWhenTheRunStops(t *testing.T) {
 		if patchedNow(t, pid) {
 			t.Errorf("%s still patched after the run", name)
 		}
+	}
+}
+
+// A victim killed as it is being patched (here: gone, though its pid is
+// still given once) is not an error: its successor is patched instead.
+func TestClockPatchesTheSuccessorOfAKilledVictim(t *testing.T) {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	next := sleeper(t)
+	env := &procEnv{pids: map[string]int{"n1": gone.Process.Pid}, successors: map[string]int{"n1": next}}
+	f := plans.Fault{Kind: "clock", Target: "nodes", Count: 1, Offset: plans.Duration{Duration: 20 * time.Second}, Clocks: "realtime"}
+	in, err := Clock{}.Start(context.Background(), env, f, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if !patchedNow(t, next) {
+		t.Error("the successor is not patched")
+	}
+	if err := (Clock{}).Stop(context.Background(), env, in); err != nil || patchedNow(t, next) {
+		t.Errorf("Stop: %v; still patched: %v", err, patchedNow(t, next))
 	}
 }

@@ -86,9 +86,9 @@ func (p *Patch) Set(offset time.Duration, clocks Clocks) error {
 	return nil
 }
 
-// Gone reports whether err says that the process has exited (a kill can
+// gone reports whether err says that the process has exited (a kill can
 // take it while it is being patched).
-func Gone(err error) bool {
+func gone(err error) bool {
 	return errors.Is(err, syscall.ESRCH) || errors.Is(err, syscall.ENOENT)
 }
 
@@ -98,7 +98,7 @@ func Gone(err error) bool {
 func Remove(pid int) error {
 	v, img, err := findVDSO(pid)
 	if err != nil {
-		if Gone(err) {
+		if gone(err) {
 			return nil
 		}
 		return err

@@ -16,6 +16,5 @@ type Patch struct{ Pid int }
 func Install(int) (*Patch, error)              { return nil, errUnsupported }
 func (*Patch) Set(time.Duration, Clocks) error { return errUnsupported }
 func Remove(int) error                         { return nil }
-func Gone(error) bool                          { return false }
 func Patched(int) (bool, error)                { return false, nil }
 func Scan() ([]int, error)                     { return nil, nil }
