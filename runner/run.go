@@ -174,13 +174,12 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	stopStatus := showStatus(o, env, sched, started)
 	err = sched.Run(limitCtx)
 	stopStatus()
-	if err != nil {
-		return err
-	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+		return errors.Join(err, fmt.Errorf("%w: %w", errInterrupted, ctx.Err()))
 	}
-	return stopClients(ctx, run, env.clients, p.Workload)
+	// Even after a fault failed, the clients finish their operations: an
+	// operation cut short would be one more of unknown outcome.
+	return errors.Join(err, stopClients(ctx, run, env.clients, p.Workload))
 }
 
 // startClients starts one client process per client of the plan, each in
