@@ -203,3 +203,22 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestReadProgressCountsBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	var b strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&b, `{"time":%d,"type":"invoke","process":0,"f":"read"}`+"\n", i)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	ops, _, err := ReadProgress(path, func(n int64) { last = n })
+	if err != nil || len(ops) != 1000 {
+		t.Fatalf("ReadProgress: %d ops, %v", len(ops), err)
+	}
+	if last != int64(b.Len()) {
+		t.Errorf("progress ended at %d bytes, want the file's %d", last, b.Len())
+	}
+}

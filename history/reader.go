@@ -26,13 +26,23 @@ func (t *Truncated) Error() string {
 // line, except a last line without its newline: that is a cut-off write,
 // reported as *Truncated next to the entries before it.
 func ReadJSONLines[T any](path string, check func(*T) error) ([]T, *Truncated, error) {
+	return readJSONLines(path, check, nil)
+}
+
+// readJSONLines is ReadJSONLines, telling progress (if not nil) how many
+// bytes it has read as it goes.
+func readJSONLines[T any](path string, check func(*T) error, progress func(read int64)) ([]T, *Truncated, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
 	var out []T
-	r := bufio.NewReaderSize(f, 1<<20)
+	var src io.Reader = f
+	if progress != nil {
+		src = &counter{r: f, progress: progress}
+	}
+	r := bufio.NewReaderSize(src, 1<<20)
 	for line := 1; ; line++ {
 		b, err := r.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
@@ -71,9 +81,27 @@ func ReadJSONLines[T any](path string, check func(*T) error) ([]T, *Truncated, e
 	}
 }
 
+// counter tells how many bytes have been read through it.
+type counter struct {
+	r        io.Reader
+	n        int64
+	progress func(int64)
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.progress(c.n)
+	return n, err
+}
+
 // Read loads a history file. Entries get Index = their 0-based line number.
-func Read(path string) ([]Op, *Truncated, error) {
-	ops, trunc, err := ReadJSONLines(path, checkOp)
+func Read(path string) ([]Op, *Truncated, error) { return ReadProgress(path, nil) }
+
+// ReadProgress is Read, telling progress (if not nil) how many bytes it
+// has read as it goes: reading a long history takes seconds.
+func ReadProgress(path string, progress func(read int64)) ([]Op, *Truncated, error) {
+	ops, trunc, err := readJSONLines(path, checkOp, progress)
 	for i := range ops {
 		ops[i].Index = i
 	}

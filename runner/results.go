@@ -119,10 +119,13 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	final := ""
 	defer func() { task.Stop(final) }()
 	histPath := filepath.Join(dir, "history.jsonl")
+	var size int64
 	if st, err := os.Stat(histPath); err == nil {
-		task.Set(0, 0, fmt.Sprintf("reading %.1f MB of history", float64(st.Size())/1e6))
+		size = st.Size()
 	}
-	ops, trunc, err := history.Read(histPath)
+	ops, trunc, err := history.ReadProgress(histPath, func(read int64) {
+		task.Set(read>>20, size>>20, "MB of history read")
+	})
 	if err != nil && !os.IsNotExist(err) {
 		return analysis.Report{}, err
 	}
