@@ -117,7 +117,7 @@ func (st *clockState) patch(ctx context.Context, env Env) error {
 				break
 			}
 			if err := st.install(v, pid); err != nil {
-				if now, perr := penv.HostPID(ctx, v); errors.Is(perr, containers.ErrNotRunning) || (perr == nil && now != pid) {
+				if exited(ctx, penv, v, pid) {
 					continue // killed meanwhile
 				}
 				errs = append(errs, fmt.Errorf("%s: %w", v.Name, err))
@@ -126,6 +126,24 @@ func (st *clockState) patch(ctx context.Context, env Env) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// exited waits up to a second for the victim's process pid to be gone. A
+// process being killed fails a patch in many ways (no vDSO left in its
+// maps, a thread that never stops, no /proc entry) a moment before the
+// Engine says it has gone.
+func exited(ctx context.Context, penv ProcessEnv, v Process, pid int) bool {
+	deadline := time.Now().Add(time.Second)
+	for {
+		now, err := penv.HostPID(ctx, v)
+		if errors.Is(err, containers.ErrNotRunning) || (err == nil && now != pid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // install patches the victim's process pid, unless it is patched already,
