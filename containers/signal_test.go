@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/client"
+
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/targets/redis"
@@ -23,19 +25,25 @@ func state(t *testing.T, pid int) byte {
 	return stat[bytes.LastIndexByte(stat, ')')+2]
 }
 
+// sleeper starts a container whose main process sleeps, in a run of its own.
+func sleeper(t testing.TB) (*client.Client, *containers.Run, containers.Container) {
+	cli := testenv.Docker(t)
+	run := testenv.NewRun(t, cli, "signal")
+	img := testenv.Image(t, cli, redis.Target{}, "")
+	c, err := run.Start(context.Background(), containers.Spec{Name: "p", Role: "test", Image: img, Cmd: []string{"sleep", "600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cli, run, c
+}
+
 // TestSignalReachesTheProcess: STOP and CONT, sent from the host through
 // the run's handle on the process, stop and resume the container's main
 // process at once; after a KILL and a restart the new process is the one
 // signalled, and a signal to a process that has exited says so.
 func TestSignalReachesTheProcess(t *testing.T) {
-	cli := testenv.Docker(t)
+	cli, run, c := sleeper(t)
 	ctx := context.Background()
-	run := testenv.NewRun(t, cli, "signal")
-	img := testenv.Image(t, cli, redis.Target{}, "")
-	c, err := run.Start(ctx, containers.Spec{Name: "p", Role: "test", Image: img, Cmd: []string{"sleep", "600"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pid, err := run.HostPID(ctx, c)
 	if err != nil {
 		t.Fatal(err)
@@ -92,14 +100,8 @@ func TestSignalReachesTheProcess(t *testing.T) {
 // run's pidfd, against the Engine's kill endpoint: the time a lock holder
 // has to release before its pause lands.
 func BenchmarkSignal(b *testing.B) {
-	cli := testenv.Docker(b)
+	cli, run, c := sleeper(b)
 	ctx := context.Background()
-	run := testenv.NewRun(b, cli, "signal")
-	img := testenv.Image(b, cli, redis.Target{}, "")
-	c, err := run.Start(ctx, containers.Spec{Name: "p", Role: "test", Image: img, Cmd: []string{"sleep", "600"}})
-	if err != nil {
-		b.Fatal(err)
-	}
 	b.Run("pidfd", func(b *testing.B) {
 		for b.Loop() {
 			if err := errors.Join(run.Signal(ctx, c, "STOP"), run.Signal(ctx, c, "CONT")); err != nil {
