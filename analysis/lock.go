@@ -16,10 +16,37 @@ import (
 
 // LockChecker judges histories of the lock workload, where clients loop
 // acquire -> write to a protected resource -> release. It finds two kinds of
-// anomaly: "mutual-exclusion" (two processes holding the lock at once, by
-// their own account) and "stale-write" (the resource accepting a write made
-// under an acquisition older than one whose holder had already written), and
-// checks that fencing tokens grow ("token-order").
+// anomaly, "mutual-exclusion" and "stale-write", and checks that fencing
+// tokens grow ("token-order"). Every relation in time is decided by the
+// recorded times (Op.Time); line order counts only within one process's
+// entries and within the resource's log, whose order is the resource's.
+//
+//   - A hold is a process's tenure of the lock by its own account: from an
+//     acquire's ok completion, included, to the process's next acquire or
+//     release invocation (a release naming another session does not end
+//     it), excluded; with neither, to the process's last entry, included.
+//     An acquire that failed, is info or never completed starts no hold.
+//   - mutual-exclusion: two holds of different processes overlap (one holds
+//     the lock at the other's start). One finding per hold that overlaps a
+//     hold coming before it (earlier start, or the same start and a lower
+//     process number), naming the two.
+//   - A write's acquisition is the latest acquire ok of its process before
+//     it with the write's session (an absent session is session 0) or, if
+//     there is none, the hold the process is in when it invokes the write.
+//     An acquisition is newer than another if its ok is later.
+//   - stale-write: with a resource log, an accepted write whose acquisition
+//     is older than that of an accepted write of another process on an
+//     earlier line (log entries are tied to acquisitions by client and
+//     session). Without one, an ok write whose acquisition is older than
+//     that of an ok write of another process that completed before it was
+//     invoked. One finding per stale write.
+//   - A grant is an acquire ok with a token; acquire oks of one process,
+//     lock, session and token report one grant, whose first report counts.
+//     token-order: per lock, a grant whose token is lower than that of a
+//     grant completed before it was invoked, or equal to that of another
+//     grant that came first (earlier ok, then lower process number). One
+//     finding per such grant.
+//
 // The zero value judges locks; registered as "split-brain", it judges
 // leader elections with the words of elections (lock_vocab.go).
 type LockChecker struct{ v *vocab }
@@ -86,13 +113,16 @@ func (c LockChecker) Check(ctx context.Context, in Input) Result {
 			res.Stats[f+"s_"+string(t)] = lh.counts[f+"s_"+string(t)]
 		}
 	}
+	res.Lock = &LockFigures{Holds: len(lh.holds), StaleWritesAccepted: stale.total, StaleWritesRejected: rejected,
+		ExclusionViolations: me.total, TokensSeen: len(lh.grants), TokensStrictlyIncreasing: order.total == 0}
 	res.Stats["holds"] = len(lh.holds)
 	res.Stats["stale_writes_accepted"] = stale.total
 	res.Stats["stale_writes_rejected"] = rejected
 	res.Stats[strings.ReplaceAll(v.exclusion, "-", "_")+"_violations"] = me.total
 	res.Stats["tokens_seen"] = len(lh.grants)
 	if len(lh.grants) > 0 {
-		// Per lock, each token greater than every token granted before it was asked for.
+		// Per lock, each token greater than every token granted before it
+		// was asked for, and no token handed to two grants.
 		res.Stats["tokens_strictly_increasing"] = order.total == 0
 	}
 	holdTimes := make([]time.Duration, len(lh.holds))

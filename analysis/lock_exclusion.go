@@ -10,23 +10,28 @@ import (
 	"github.com/chaos-testing/chaos/history"
 )
 
-// mutualExclusion sweeps the holds by start time, keeping the one that
-// reaches furthest. A process's own holds never overlap (scanLock ends one
-// before the next begins), so a hold that overlaps any earlier-starting
-// hold overlaps the furthest-reaching one unless that is its own process's,
-// in which case it overlaps nothing. One finding per overlapping hold, not
-// per pair: O(n log n) however long a paused holder's tenure.
+// mutualExclusion finds the holds that overlap a hold of another process
+// that comes before them (earlier start, or the same start and a lower
+// process number). Two holds overlap when one holds the lock at the other's
+// start. It sweeps the holds in that order, keeping the one that reaches
+// furthest. A process's own holds never overlap (scanLock ends one before
+// the next begins), so a hold that overlaps any earlier hold overlaps the
+// furthest-reaching one unless that is its own process's, in which case it
+// overlaps nothing. One finding per overlapping hold, not per pair:
+// O(n log n) however long a paused holder's tenure.
 func mutualExclusion(lh *lockHistory) findingList {
 	hs := slices.Clone(lh.holds)
-	slices.SortStableFunc(hs, func(a, b hold) int { return cmp.Compare(a.start, b.start) })
+	slices.SortFunc(hs, func(a, b hold) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.proc, b.proc), cmp.Compare(a.acq, b.acq))
+	})
 	var found findingList
 	var reach *hold
 	for i := range hs {
 		h := &hs[i]
-		if reach != nil && h.start < reach.stop && h.proc != reach.proc {
+		if reach != nil && h.proc != reach.proc && reach.holdsAt(h.start) && h.holdsAt(h.start) {
 			found.add(func() Finding { return lh.overlapFinding(reach, h) })
 		}
-		if reach == nil || h.stop > reach.stop {
+		if reach == nil || h.stop > reach.stop || h.stop == reach.stop && h.kept {
 			reach = h
 		}
 	}

@@ -11,13 +11,20 @@ import (
 )
 
 // hold is one process's tenure of the lock by its own account: from its
-// acquire's ok completion to the entry that ends it. Positions (acq, end)
-// index the history slice.
+// acquire's ok completion (start, included) to the entry that ends it (stop,
+// excluded), which is the process's next acquire invocation or its release
+// invocation; or, if none comes, to the process's last entry, included
+// (kept: it held the lock then still). Positions (acq, end) index the
+// history slice.
 type hold struct {
 	proc        int
 	acq, end    int
 	start, stop time.Duration
+	kept        bool
 }
+
+// holdsAt reports whether the hold had the lock at t, t not before its start.
+func (h *hold) holdsAt(t time.Duration) bool { return t < h.stop || h.kept && t == h.stop }
 
 // write is one write op. done is the position of its completion (-1 if it
 // never completed) and acq that of the acquire ok it relied on (-1 if unknown).
@@ -52,9 +59,10 @@ type lockHistory struct {
 	byValue   map[writeKey]int   // index into writes
 	acquires  map[sessionKey]int // position of the acquire ok
 	counts    map[string]int
-	latencies []time.Duration // of ok acquires
-	grants    []tokenGrant    // successful acquires that carried a token
-	bad       errCount        // unreadable values
+	latencies []time.Duration   // of ok acquires
+	grants    []tokenGrant      // successful acquires that carried a token
+	granted   map[grantKey]bool // the grants in grants that have a session
+	bad       errCount          // unreadable values
 }
 
 // scanLock makes one pass over the history in file order, which is each
@@ -67,6 +75,7 @@ func scanLock(ops []history.Op, v *vocab) *lockHistory {
 		byValue:  map[writeKey]int{},
 		acquires: map[sessionKey]int{},
 		counts:   map[string]int{},
+		granted:  map[grantKey]bool{},
 	}
 	procs := map[int]*procState{}
 	var order []int // processes in order of first appearance, for determinism
@@ -97,6 +106,9 @@ func scanLock(ops []history.Op, v *vocab) *lockHistory {
 	}
 	for _, p := range order {
 		ps := procs[p]
+		if ps.open >= 0 {
+			lh.holds[ps.open].kept = true
+		}
 		lh.endHold(ps, ps.last)
 		if ps.pending >= 0 { // never completed: its outcome is unknown
 			lh.counts[ops[ps.pending].F+"s_info"]++
@@ -145,7 +157,7 @@ func (lh *lockHistory) complete(ps *procState, inv, i int) {
 		var v history.LockValue
 		lh.decode(op, &v)
 		if v.Token != nil {
-			lh.grants = append(lh.grants, tokenGrant{inv: inv, ok: i, lock: v.Lock, token: *v.Token})
+			lh.addGrant(inv, i, v)
 		}
 		lh.acquires[sessionKey{op.Process, v.Session}] = i
 		lh.latencies = append(lh.latencies, op.Time-lh.ops[inv].Time)

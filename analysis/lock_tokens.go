@@ -1,25 +1,55 @@
 // Fencing-token order: a lock service that hands a later holder a token no
-// greater than an earlier holder's makes fencing useless.
+// greater than an earlier holder's, or one token to two grants, makes
+// fencing useless.
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
 	"github.com/chaos-testing/chaos/history"
 )
 
-// tokenGrant is a successful acquire that carried a token.
+// tokenGrant is a grant that carried a token: a successful acquire. A client
+// numbers its grants (sessions 1, 2, ...), so a second acquire ok of the same
+// process, lock, session and token reports the same grant again.
 type tokenGrant struct {
-	inv, ok int // positions of the acquire's invocation and completion
-	lock    string
-	token   int64
+	inv, ok       int // positions of the acquire's invocation and completion
+	proc, session int
+	lock          string
+	token         int64
 }
 
-// tokenOrder finds grants whose token is not greater than that of a grant
-// on the same lock that completed before they were even asked for. Grants
-// that overlap in time are not compared: a holder whose answer was delayed
-// (paused while it was in flight) may observe an older token later.
+type grantKey struct {
+	lock          string
+	proc, session int
+	token         int64
+}
+
+// addGrant records the grant of the acquire ok at i, invoked at inv, unless
+// it reports a grant already recorded: a grant is judged by its first report.
+// Without a session two reports cannot be told apart from two grants.
+func (lh *lockHistory) addGrant(inv, i int, v history.LockValue) {
+	g := tokenGrant{inv: inv, ok: i, proc: lh.ops[i].Process, session: v.Session, lock: v.Lock, token: *v.Token}
+	if v.Session != 0 {
+		k := grantKey{g.lock, g.proc, g.session, g.token}
+		if lh.granted[k] {
+			return
+		}
+		lh.granted[k] = true
+	}
+	lh.grants = append(lh.grants, g)
+}
+
+// tokenOrder finds, per lock, the grants whose token (1) is lower than that
+// of a grant that completed before they were even asked for, or (2) is the
+// token of another grant that came first (earlier ok, then lower process,
+// then the process's own order): etcd create revisions and ZooKeeper
+// sequence numbers name one grant each, whatever the timing. One finding
+// per such grant. Grants that overlap in time are not compared for (1): a
+// holder whose answer was delayed (paused while it was in flight) may
+// observe an older token later.
 func tokenOrder(lh *lockHistory) findingList {
 	var out findingList
 	byLock := map[string][]tokenGrant{}
@@ -29,8 +59,14 @@ func tokenOrder(lh *lockHistory) findingList {
 	for _, lock := range sortedKeys(byLock) {
 		gs := byLock[lock]
 		byOk := slices.Clone(gs)
-		slices.SortStableFunc(byOk, func(a, b tokenGrant) int { return cmpTime(lh.ops[a.ok], lh.ops[b.ok]) })
-		slices.SortStableFunc(gs, func(a, b tokenGrant) int { return cmpTime(lh.ops[a.inv], lh.ops[b.inv]) })
+		slices.SortFunc(byOk, func(a, b tokenGrant) int {
+			return cmp.Or(cmp.Compare(lh.ops[a.ok].Time, lh.ops[b.ok].Time), cmp.Compare(a.proc, b.proc), cmp.Compare(a.ok, b.ok))
+		})
+		first := map[int64]tokenGrant{} // the grant that came first with each token
+		for _, g := range slices.Backward(byOk) {
+			first[g.token] = g
+		}
+		slices.SortStableFunc(gs, func(a, b tokenGrant) int { return cmp.Compare(lh.ops[a.inv].Time, lh.ops[b.inv].Time) })
 		best, next := -1, 0 // best: the highest-token grant completed so far
 		for _, g := range gs {
 			for ; next < len(byOk) && lh.ops[byOk[next].ok].Time < lh.ops[g.inv].Time; next++ {
@@ -38,30 +74,30 @@ func tokenOrder(lh *lockHistory) findingList {
 					best = next
 				}
 			}
-			if best >= 0 && g.token <= byOk[best].token {
-				prev := byOk[best]
-				out.add(func() Finding {
-					return Finding{
-						Kind: "token-order",
-						Explanation: fmt.Sprintf("%s was granted %q with token %d at %s (#%d), not greater than token %d that %s had been granted at %s (#%d), before %s asked.",
-							history.ProcessName(lh.ops[g.ok].Process), lock, g.token, secs(lh.ops[g.ok].Time), lh.ops[g.ok].Index,
-							prev.token, history.ProcessName(lh.ops[prev.ok].Process), secs(lh.ops[prev.ok].Time), lh.ops[prev.ok].Index,
-							history.ProcessName(lh.ops[g.ok].Process)),
-						Ops: opsAt(lh.ops, []int{prev.inv, prev.ok, g.inv, g.ok}),
-					}
-				})
+			switch {
+			case best >= 0 && g.token < byOk[best].token:
+				out.add(func() Finding { return lh.tokenFinding(g, byOk[best], false) })
+			case first[g.token].ok != g.ok:
+				out.add(func() Finding { return lh.tokenFinding(g, first[g.token], true) })
 			}
 		}
 	}
 	return out
 }
 
-func cmpTime(a, b history.Op) int {
-	switch {
-	case a.Time < b.Time:
-		return -1
-	case a.Time > b.Time:
-		return 1
+// tokenFinding says that g's token is lower than prev's, which was granted
+// before g was asked for, or the same as prev's.
+func (lh *lockHistory) tokenFinding(g, prev tokenGrant, same bool) Finding {
+	o := lh.ops
+	gp, pp := history.ProcessName(g.proc), history.ProcessName(prev.proc)
+	why := fmt.Sprintf("lower than token %d that %s had been granted at %s (#%d), before %s asked",
+		prev.token, pp, secs(o[prev.ok].Time), o[prev.ok].Index, gp)
+	if same {
+		why = fmt.Sprintf("the same token as %s's grant at %s (#%d): a token must name one grant", pp, secs(o[prev.ok].Time), o[prev.ok].Index)
 	}
-	return 0
+	return Finding{
+		Kind:        "token-order",
+		Explanation: fmt.Sprintf("%s was granted %q with token %d at %s (#%d), %s.", gp, g.lock, g.token, secs(o[g.ok].Time), o[g.ok].Index, why),
+		Ops:         opsAt(o, []int{prev.inv, prev.ok, g.inv, g.ok}),
+	}
 }

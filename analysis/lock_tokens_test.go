@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
@@ -48,5 +49,40 @@ func TestOverlappingGrantsAreNotCompared(t *testing.T) {
 	r := check(t, h, nil, "fenced")
 	if len(findingsOf(r, "token-order")) != 0 || r.Stats["tokens_strictly_increasing"] != true {
 		t.Fatalf("late-observed grant: findings %v, stats %v", r.Findings, r.Stats)
+	}
+}
+
+// etcd create revisions and ZooKeeper sequence numbers name one grant each:
+// two grants with one token are a finding even when they overlap in time.
+func TestEqualTokensOfOverlappingGrants(t *testing.T) {
+	h := &hist{}
+	a := h.acquire(0, 0, 0.1, 1, tok(9))
+	h.add(0.05, 1, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
+	h.release(0, 0.5, 0.6, history.Ok, 1)
+	b := h.add(0.2, 1, history.Ok, history.FAcquire, history.LockValue{Lock: "l", Session: 1, Token: tok(9)})
+	r := check(t, h, nil, "fenced")
+	fs := findingsOf(r, "token-order")
+	if len(fs) != 1 || r.Verdict != Invalid || r.Stats["tokens_strictly_increasing"] != false {
+		t.Fatalf("one token for two overlapping grants: findings %v, verdict %s, stats %v", r.Findings, r.Verdict, r.Stats)
+	}
+	if got := opIndices(fs[0].Ops); !slices.Contains(got, a) || !slices.Contains(got, b) || !strings.Contains(fs[0].Explanation, "same token") {
+		t.Errorf("finding %q names %v; want both grants #%d and #%d, and the same token", fs[0].Explanation, got, a, b)
+	}
+}
+
+// One grant reported twice (the same process and session, with its token)
+// is not two grants, however much later the second report comes, and even
+// when a higher token was granted in between.
+func TestGrantReportedTwice(t *testing.T) {
+	h := &hist{}
+	h.acquire(0, 0, 0.1, 1, tok(5))
+	h.release(0, 0.5, 0.6, history.Ok, 1)
+	h.acquire(1, 1, 1.1, 1, tok(7))
+	h.release(1, 1.5, 1.6, history.Ok, 1)
+	h.acquire(0, 2, 2.1, 1, tok(5))
+	h.release(0, 2.5, 2.6, history.Ok, 1)
+	r := check(t, h, nil, "fenced")
+	if r.Verdict != Valid || r.Stats["tokens_seen"] != 2 {
+		t.Fatalf("a grant reported twice: findings %v, stats %v", r.Findings, r.Stats)
 	}
 }

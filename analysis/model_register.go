@@ -18,7 +18,10 @@ type regIn struct {
 
 type regOut struct {
 	unknown bool
-	v       int32 // what a read returned
+	// mismatch: a cas ran and found a value other than its from, so it
+	// changed nothing (history.RegisterValue.Mismatch).
+	mismatch bool
+	v        int32 // what a read returned
 }
 
 // Outputs of writes and cases, boxed once.
@@ -66,7 +69,10 @@ func prepareRegister(in Input, cas bool) (*linSpec, error) {
 			case opWrite:
 				return true, in.a
 			}
-			if st == in.a { // a cas that applies, whether or not we heard back
+			switch {
+			case out.mismatch: // as porcupine's etcd model: legal only if the value differed
+				return st != in.a, s
+			case st == in.a: // a cas that applies, whether or not we heard back
 				return true, in.b
 			}
 			return out.unknown, s // one of unknown outcome may simply have failed
@@ -80,7 +86,14 @@ func prepareRegister(in Input, cas bool) (*linSpec, error) {
 			case opWrite:
 				return "write(" + vals.text(in.a) + ")" + unknownMark(out.unknown)
 			}
-			return "cas(" + vals.text(in.a) + ", " + vals.text(in.b) + ")" + cmpOr(unknownMark(out.unknown), " → ok")
+			result := " → ok"
+			switch {
+			case out.unknown:
+				result = unknownMark(true)
+			case out.mismatch:
+				result = " → did not match"
+			}
+			return "cas(" + vals.text(in.a) + ", " + vals.text(in.b) + ")" + result
 		},
 		DescribeState: func(s any) string { return state(s.(int32)) },
 	}}, nil
@@ -139,6 +152,15 @@ func convertRegister(vals *valueTable, nilUnknown, cas bool, inv, done *history.
 		to, err := vals.id(v.To)
 		if err != nil {
 			return linOp{}, fmt.Errorf("op #%d cas: %w", inv.Index, err)
+		}
+		if done != nil && len(done.Value) > 0 {
+			var d history.RegisterValue
+			if err := done.Decode(&d); err != nil {
+				return linOp{}, err
+			}
+			if d.Mismatch {
+				out = regOut{mismatch: true}
+			}
 		}
 		return linOp{key: v.Key, input: regIn{f: opCas, a: from, b: to}, output: out}, nil
 	}

@@ -55,6 +55,13 @@ func (h *lh) cas(proc int, t1, t2 float64, typ history.Type, key, from, to strin
 	return h.add(t1, proc, history.Invoke, history.FCas, casv(key, from, to)).add(t2, proc, typ, history.FCas, casv(key, from, to))
 }
 
+// mismatch adds a cas that completed without applying: the value was not from.
+func (h *lh) mismatch(proc int, t1, t2 float64, key, from, to string) *lh {
+	done := casv(key, from, to)
+	done.Mismatch = true
+	return h.add(t1, proc, history.Invoke, history.FCas, casv(key, from, to)).add(t2, proc, history.Ok, history.FCas, done)
+}
+
 func runChecker(t *testing.T, name string, in Input) Result {
 	t.Helper()
 	c, ok := Checkers.Lookup(name)
@@ -104,6 +111,11 @@ func TestRegister(t *testing.T) {
 		{"initial 0 is not absent", new(lh).read(1, 0, 1, "x", "null"), Input{Initial: json.RawMessage("0")}, Invalid},
 		{"values compared canonically", new(lh).write(0, 0, 1, history.Ok, "x", `1.0`).read(1, 2, 3, "x", "1").
 			write(0, 4, 5, history.Ok, "y", `{"b": [1, 2], "a": "s"}`).read(1, 6, 7, "y", `{"a":"s","b":[1,2.0]}`), Input{}, Valid},
+		// Numbers are mathematical values, compared exactly.
+		{"1e22 is 10^22", new(lh).write(0, 0, 1, history.Ok, "x", `1e22`).read(1, 2, 3, "x", "10000000000000000000000"), Input{}, Valid},
+		{"2^53 written two ways", new(lh).write(0, 0, 1, history.Ok, "x", `9007199254740992`).read(1, 2, 3, "x", "9007199254740992.0"), Input{}, Valid},
+		{"no rounding to float64", new(lh).write(0, 0, 1, history.Ok, "x", `0.1`).read(1, 2, 3, "x", "0.10000000000000001"), Input{}, Invalid},
+		{"no rounding of big integers", new(lh).write(0, 0, 1, history.Ok, "x", `9007199254740993`).read(1, 2, 3, "x", "9007199254740992"), Input{}, Invalid},
 		{"keys are independent", new(lh).write(0, 0, 1, history.Ok, "x", "1").read(1, 2, 3, "y", "null"), Input{}, Valid},
 	}
 	for _, tt := range tests {
@@ -130,6 +142,12 @@ func TestCasRegister(t *testing.T) {
 		{"info cas may not apply", new(lh).write(0, 0, 1, history.Ok, "x", "1").cas(0, 2, 3, history.Info, "x", "1", "2").read(1, 4, 5, "x", "1"), Valid},
 		{"info cas that cannot apply changes nothing", new(lh).write(0, 0, 1, history.Ok, "x", "1").cas(0, 2, 3, history.Info, "x", "5", "2").read(1, 4, 5, "x", "2"), Invalid},
 		{"two cas from the same value", new(lh).write(0, 0, 1, history.Ok, "x", "1").cas(0, 2, 3, history.Ok, "x", "1", "2").cas(1, 2, 3, history.Ok, "x", "1", "3"), Invalid},
+		// A cas that ran and did not match (porcupine's etcd logs) is evidence.
+		{"mismatch while the value matched", new(lh).write(0, 0, 1, history.Ok, "x", "1").mismatch(0, 2, 3, "x", "1", "2"), Invalid},
+		{"mismatch while the value differed", new(lh).write(0, 0, 1, history.Ok, "x", "3").mismatch(0, 2, 3, "x", "1", "2").read(1, 4, 5, "x", "3"), Valid},
+		{"mismatch changes nothing", new(lh).write(0, 0, 1, history.Ok, "x", "3").mismatch(0, 2, 3, "x", "1", "2").read(1, 4, 5, "x", "2"), Invalid},
+		{"mismatch ordered before a concurrent write", new(lh).write(0, 0, 1, history.Ok, "x", "3").add(2, 1, history.Invoke, history.FWrite, reg("x", "1")).
+			mismatch(0, 2.1, 2.2, "x", "1", "2").add(3, 1, history.Ok, history.FWrite, reg("x", "1")), Valid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -343,10 +361,34 @@ func TestIllegalKeyCutsHardKeyShort(t *testing.T) {
 	}
 }
 
-func TestEmptyHistoryIsUnknown(t *testing.T) {
+// A history with no operation of the model is valid, as in Knossos (one
+// of its "good" histories holds nemesis entries only), with a note.
+func TestEmptyHistoryIsValid(t *testing.T) {
 	r := runChecker(t, "cas-register", Input{History: new(lh).add(0, history.Nemesis, history.Invoke, "pause-start", nil).ops})
-	if r.Verdict != Unknown || len(r.Notes) == 0 {
-		t.Fatalf("got %s %q, expected unknown with a note", r.Verdict, r.Notes)
+	if r.Verdict != Valid || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no operation took effect: the history has no cas/read/write operation") {
+		t.Fatalf("got %s %q, expected valid with a note", r.Verdict, r.Notes)
+	}
+}
+
+// A history whose every operation failed is valid, as in Knossos: nothing
+// happened, which is linearizable.
+func TestAllFailedIsValid(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		h     *lh
+	}{
+		{"register", new(lh).write(0, 0, 1, history.Fail, "x", "1").add(2, 1, history.Invoke, history.FRead, reg("x", "")).
+			add(3, 1, history.Fail, history.FRead, reg("x", ""))},
+		{"cas-register", new(lh).cas(0, 0, 1, history.Fail, "x", "4", "4").write(1, 0, 2, history.Fail, "x", "0")},
+		{"multi-register", new(lh).add(0, 0, history.Invoke, history.FTxn, []history.TxnStep{{F: "w", Key: "x", Value: json.RawMessage("1")}}).
+			add(1, 0, history.Fail, history.FTxn, nil)},
+		{"mutex", new(lh).add(0, 0, history.Invoke, history.FAcquire, nil).add(1, 0, history.Fail, history.FAcquire, nil)},
+		{"kv", new(lh).add(0, 0, history.Invoke, fPut, reg("k", `"a"`)).add(1, 0, history.Fail, fPut, reg("k", `"a"`))},
+	} {
+		r := runChecker(t, c.model, Input{History: c.h.ops})
+		if r.Verdict != Valid || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no operation took effect") {
+			t.Errorf("%s: %s %q, expected valid with a note that no operation took effect", c.model, r.Verdict, r.Notes)
+		}
 	}
 }
 
@@ -388,6 +430,12 @@ func TestCanonicalJSON(t *testing.T) {
 		{`{"a":1,"b":[true,null]}`, `{ "b": [true, null], "a": 1.0 }`},
 		{"123456789012345678901234567890", "123456789012345678901234567890"},
 		{`"<&>"`, `"\u003c\u0026\u003e"`},
+		{"1e22", "10000000000000000000000", "1E+22", "1.0e22", "0.00001e27"},
+		{"9007199254740992", "9007199254740992.0", "9.007199254740992e15"},
+		{"1.5", "1.50", "15e-1", "0.15E1"},
+		{"-0.001", "-1e-3", "-0.0010"},
+		{"1e1000000000", "10e999999999", "0.1e1000000001"}, // without a gigabyte of zeros
+		{"1e-1000", "0.1e-999"},
 	}
 	for _, group := range same {
 		vt := newValueTable()
@@ -409,6 +457,24 @@ func TestCanonicalJSON(t *testing.T) {
 	}
 	if _, err := vt.id(json.RawMessage("1 2")); err == nil {
 		t.Error("two values accepted as one")
+	}
+	for _, pair := range [][2]string{
+		{"0.1", "0.10000000000000001"}, // one float64, two numbers
+		{"9007199254740993", "9007199254740992"},
+		{"1e1000000000", "1e1000000001"},
+		{"1", `"~d1.0"`}, // EDN's 1 and 1.0 (history/jepsen/tagged.go)
+		{`"x"`, `"~:x"`},
+		{`"~d##NaN"`, `"~d##NaN"`}, // NaN equals nothing, itself included
+		{`["~d##NaN"]`, `["~d##NaN"]`},
+	} {
+		a, errA := vt.id(json.RawMessage(pair[0]))
+		b, errB := vt.id(json.RawMessage(pair[1]))
+		if errA != nil || errB != nil || a == b {
+			t.Errorf("%s and %s: ids %d and %d (%v, %v), expected different", pair[0], pair[1], a, b, errA, errB)
+		}
+	}
+	if _, err := vt.id(json.RawMessage("1e99999999999999999999")); err == nil {
+		t.Error("an exponent beyond range accepted")
 	}
 }
 

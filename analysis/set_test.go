@@ -96,3 +96,109 @@ func TestSetWithoutFinalRead(t *testing.T) {
 		t.Errorf("verdict %s with no successful final read; want unknown", r.Verdict)
 	}
 }
+
+// setFindingKinds counts r's listed findings by kind.
+func setFindingKinds(r Result) map[string]int {
+	n := map[string]int{}
+	for _, f := range r.Findings {
+		n[f.Kind]++
+	}
+	return n
+}
+
+// An acknowledged add that a later add of the same element cannot undo:
+// whatever the later add did, the element is lost when the read misses it.
+func TestSetDuplicateAddLost(t *testing.T) {
+	for _, later := range []history.Type{history.Fail, history.Info, ""} {
+		t.Run(cmpOr(string(later), "never-completed"), func(t *testing.T) {
+			h := &hist{}
+			h.addOp(0, 1, 1.1, history.Ok, 1, "n1")
+			one := int64(1)
+			h.add(2, 1, history.Invoke, history.FAdd, history.SetValue{Element: &one})
+			if later != "" {
+				h.add(2.1, 1, later, history.FAdd, history.SetValue{Element: &one, Node: "n2"})
+			}
+			h.finalRead(0, 10, 11, "n3")
+			r := checkSet(t, h)
+			if r.Verdict != Invalid || r.Stats["lost"] != 1 || setFindingKinds(r)["lost-add"] != 1 {
+				t.Fatalf("verdict %s, stats %v; want the acknowledged add of 1 lost", r.Verdict, r.Stats)
+			}
+			if r.Stats["adds"] != 2 || r.Stats["elements"] != 1 || r.Stats["acknowledged"] != 1 || r.Stats["lost_elements"] != "1" {
+				t.Errorf("stats %v; want 2 adds of 1 element, 1 acknowledged", r.Stats)
+			}
+		})
+	}
+}
+
+// An element read back is not unexpected when any of its adds may have
+// taken effect, whatever the other adds of it did.
+func TestSetDuplicateAddNotUnexpected(t *testing.T) {
+	for _, first := range []history.Type{history.Ok, history.Info} {
+		t.Run(string(first), func(t *testing.T) {
+			h := &hist{}
+			h.addOp(0, 1, 1.1, first, 1, "n1")
+			h.addOp(1, 2, 2.1, history.Fail, 1, "n2")
+			h.finalRead(0, 10, 11, "n3", 1)
+			r := checkSet(t, h)
+			if r.Verdict != Valid || r.FindingsTotal != 0 {
+				t.Fatalf("verdict %s, %d findings, stats %v; want valid", r.Verdict, r.FindingsTotal, r.Stats)
+			}
+			if r.Stats["adds"] != 2 || r.Stats["refused"] != 1 || r.Stats["recovered"] != boolInt(first == history.Info) {
+				t.Errorf("stats %v", r.Stats)
+			}
+		})
+	}
+}
+
+// An add acknowledged before the read began, whose ok line was written
+// after the read's invocation line (its process was descheduled between
+// stamping the time and writing): still lost.
+func TestSetLostAddWrittenLate(t *testing.T) {
+	h := &hist{}
+	one := int64(1)
+	h.add(1, 0, history.Invoke, history.FAdd, history.SetValue{Element: &one})
+	h.add(6, 1, history.Invoke, history.FRead, history.SetValue{})
+	h.add(5, 0, history.Ok, history.FAdd, history.SetValue{Element: &one, Node: "n1"})
+	h.add(7, 1, history.Ok, history.FRead, history.SetValue{Node: "n1"})
+	r := checkSet(t, h)
+	if r.Verdict != Invalid || r.Stats["lost"] != 1 {
+		t.Fatalf("verdict %s, stats %v; want the add of 1, acknowledged at 5s, lost from the read begun at 6s", r.Verdict, r.Stats)
+	}
+}
+
+// An add acknowledged after the read began, whose ok line was written
+// before the read's invocation line: concurrent with the read, not lost.
+// Nor is one acknowledged at the very instant the read began.
+func TestSetConcurrentAddWrittenEarly(t *testing.T) {
+	h := &hist{}
+	one, two := int64(1), int64(2)
+	h.add(1, 0, history.Invoke, history.FAdd, history.SetValue{Element: &one})
+	h.add(7, 0, history.Ok, history.FAdd, history.SetValue{Element: &one, Node: "n1"})
+	h.add(1, 2, history.Invoke, history.FAdd, history.SetValue{Element: &two})
+	h.add(6, 2, history.Ok, history.FAdd, history.SetValue{Element: &two, Node: "n1"})
+	h.add(6, 1, history.Invoke, history.FRead, history.SetValue{})
+	h.add(8, 1, history.Ok, history.FRead, history.SetValue{Node: "n1"})
+	if r := checkSet(t, h); r.Verdict != Valid || r.FindingsTotal != 0 {
+		t.Fatalf("verdict %s, stats %v; adds acknowledged at or after the read's start (6s) are concurrent with it", r.Verdict, r.Stats)
+	}
+}
+
+// A read that completed before any add of an element that may have taken
+// effect was invoked, yet holds it, read from the future; a refused add
+// invoked earlier does not explain it.
+func TestSetReadFromFuture(t *testing.T) {
+	h := &hist{}
+	h.addOp(0, 1, 1.1, history.Fail, 5, "n1")
+	rinv, _ := h.finalRead(1, 2, 3, "n2", 5, 6)
+	inv, _ := h.addOp(0, 4, 4.1, history.Ok, 5, "n1")
+	h.addOp(0, 3, 3.5, history.Info, 6, "n1") // invoked as the read completed: concurrent
+	h.finalRead(1, 10, 11, "n2", 5, 6)
+	r := checkSet(t, h)
+	if r.Verdict != Invalid || r.Stats["future"] != 1 || r.Stats["future_elements"] != "5" || r.FindingsTotal != 1 {
+		t.Fatalf("verdict %s, stats %v, %d findings; want 5 read from the future", r.Verdict, r.Stats, r.FindingsTotal)
+	}
+	f := r.Findings[0]
+	if f.Kind != "future-read" || !slices.Equal(opIndices(f.Ops), []int{rinv, inv}) || !strings.Contains(f.Explanation, "p0's at 4.000s") {
+		t.Errorf("finding %s %v: %s", f.Kind, opIndices(f.Ops), f.Explanation)
+	}
+}

@@ -1,5 +1,22 @@
 // Interning of the values and keys the models compare: each distinct value
 // (by its canonical JSON) or key gets a small integer id.
+//
+// Equality of values, which every register model uses:
+//   - In chaos's own histories values are JSON, equal when they are the same
+//     JSON value: objects whatever their key order, arrays element by
+//     element, strings by their characters, and numbers as mathematical
+//     values, exactly: 1, 1.0 and 1e0 are equal, 1e22 equals
+//     10000000000000000000000, 9007199254740992 equals 9007199254740992.0,
+//     and 0.1 differs from 0.10000000000000001 (no rounding to float64).
+//   - Jepsen EDN histories are compared as Knossos compares them, with
+//     Clojure's =, which the EDN reader (history/jepsen/tagged.go) keeps in
+//     its JSON: integers (longs and bigints: 1 = 1N) and decimals (1.5M =
+//     1.50M) are exact JSON numbers, but doubles (1.0, where 1e22 = 1.0E22),
+//     integral decimals (1.0M) and ratios are tagged strings, so that 1,
+//     1.0 and 1.0M differ, as do 1/2, 0.5 and 0.5M; keywords, symbols and
+//     characters are tagged strings too (:x, x and \x differ from "x");
+//     vectors and lists are both arrays ([1 2] = (1 2)); sets and maps are
+//     written in one order. ##NaN equals nothing, itself included.
 package analysis
 
 import (
@@ -9,9 +26,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/chaos-testing/chaos/history"
 )
 
 // interner numbers strings 0, 1, 2… in the order they are first seen.
@@ -49,15 +67,19 @@ func (t *valueTable) id(raw json.RawMessage) (int32, error) {
 			return id, nil
 		}
 	}
-	c, err := canonicalJSON(raw)
+	c, nan, err := canonicalJSON(raw)
 	if err != nil {
 		return 0, err
 	}
-	if id, ok := t.ids[c]; ok {
+	if id, ok := t.ids[c]; ok && !nan {
 		return id, nil
 	}
 	if len(t.texts) == math.MaxInt32 {
 		return 0, errors.New("too many distinct values")
+	}
+	if nan { // a fresh id, equal to no other
+		t.texts = append(t.texts, c)
+		return int32(len(t.texts) - 1), nil
 	}
 	return t.interner.id(c), nil
 }
@@ -87,32 +109,46 @@ func plainInt(b []byte) bool {
 }
 
 // canonicalJSON renders a JSON value so that equal values have equal
-// texts: no insignificant space, object keys sorted, numbers in one form
-// (1, 1.0 and 1e0 are all 1; integers of any size stay exact).
-func canonicalJSON(raw []byte) (string, error) {
+// texts: no insignificant space, object keys sorted, numbers in
+// history.CanonicalNumber's form. nan reports an EDN ##NaN in the value,
+// which makes it equal to nothing.
+func canonicalJSON(raw []byte) (text string, nan bool, err error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return "", fmt.Errorf("value %s is not JSON: %w", raw, err)
+		return "", false, fmt.Errorf("value %s is not JSON: %w", raw, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return "", fmt.Errorf("value %s: more than one JSON value", raw)
+		return "", false, fmt.Errorf("value %s: more than one JSON value", raw)
 	}
-	var b strings.Builder
-	writeCanonical(&b, v)
-	return b.String(), nil
+	c := canonical{}
+	c.write(v)
+	return c.b.String(), c.nan, c.err
 }
 
-func writeCanonical(b *strings.Builder, v any) {
+// canonical is canonicalJSON's writer.
+type canonical struct {
+	b   strings.Builder
+	nan bool
+	err error
+}
+
+func (c *canonical) write(v any) {
+	b := &c.b
 	switch v := v.(type) {
 	case nil:
 		b.WriteString("null")
 	case bool:
 		b.WriteString(strconv.FormatBool(v))
 	case json.Number:
-		b.WriteString(canonicalNumber(string(v)))
+		n, _, err := history.CanonicalNumber(string(v))
+		if err != nil && c.err == nil {
+			c.err = err
+		}
+		b.WriteString(n)
 	case string:
+		c.nan = c.nan || v == history.EDNNaN
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -124,7 +160,7 @@ func writeCanonical(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeCanonical(b, e)
+			c.write(e)
 		}
 		b.WriteByte(']')
 	case map[string]any:
@@ -133,26 +169,10 @@ func writeCanonical(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeCanonical(b, k)
+			c.write(k)
 			b.WriteByte(':')
-			writeCanonical(b, v[k])
+			c.write(v[k])
 		}
 		b.WriteByte('}')
 	}
-}
-
-func canonicalNumber(s string) string {
-	if !strings.ContainsAny(s, ".eE") {
-		if i, ok := new(big.Int).SetString(s, 10); ok {
-			return i.String()
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	switch {
-	case err != nil:
-		return s // beyond float64: compared by its text
-	case f == math.Trunc(f) && math.Abs(f) < 1<<53:
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
 }

@@ -1,26 +1,64 @@
-// Package compare puts lock backends side by side: from runs of one
-// workload and one fault schedule on several backends, a row per backend
-// and resource mode (fenced, unfenced) with what those runs measured, each
-// row naming the runs it came from.
+// Package compare puts backends, versions and configurations side by side:
+// from runs of one workload and one fault schedule, a row per backend,
+// server version, settings and resource mode (fenced, unfenced) with what
+// those runs measured (their verdicts and findings, and for locks what
+// the lock checker counted), each row naming the runs it came from. Whether the runs do share one workload
+// and schedule is checked from their plans, and said; runs that did not
+// finish cleanly are left out and named.
 package compare
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
-	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/runfolder"
 )
 
-// Row is what the runs of one backend and resource mode measured.
+// Table is a comparison of runs.
+type Table struct {
+	Rows []*Row
+	// Groups are the runs' schedules, in the order in which they first
+	// appear: one if the runs share theirs.
+	Groups []*Group
+	// Incomplete are the runs left out because they did not finish
+	// cleanly: one cut short has not shown what the whole schedule does,
+	// and counting it would pass it off as a clean run.
+	Incomplete []LeftOut
+}
+
+// LeftOut is a run left out of the table, and why.
+type LeftOut struct{ Run, Why string }
+
+// Row is what the runs of one backend, version, settings and resource
+// mode, made with one schedule, measured.
 type Row struct {
 	Target, Workload, Resource string
-	Runs                       []string // run folders
+	// Version is what the servers reported, each version once.
+	Version string
+	// Config is the settings the servers ran with; Settings, those of
+	// them that differ between the table's rows, as "key=value".
+	Config   map[string]string
+	Settings []string
+	// Schedule is the label of the runs' schedule group when the table has
+	// several, "" when it has one.
+	Schedule string
+	group    *Group
+	Runs     []string // run folders
+	// Invalid and Unknown count the runs with each verdict; Findings
+	// counts the findings of the runs by kind.
+	Invalid, Unknown int
+	Findings         map[string]int
+	// OK, Failed and Indeterminate count the clients' completed
+	// operations by outcome.
+	OK, Failed, Indeterminate int
+	// Lock is whether the runs were judged by the lock checker, whose
+	// figures the fields below hold.
+	Lock bool
 	// StaleRuns counts runs in which the resource accepted a stale write:
 	// the damage a paused holder did. TwoHolderRuns counts runs in which
 	// two clients held the lock at once by their own account.
@@ -46,60 +84,135 @@ type Row struct {
 
 // Build reads the run folders and groups them into rows, in the order in
 // which their backends first appear.
-func Build(dirs []string) ([]*Row, error) {
-	var rows []*Row
+func Build(dirs []string) (*Table, error) {
+	t := &Table{}
 	for _, dir := range dirs {
-		info, err := runner.ReadRunInfo(dir)
+		f := runfolder.Folder(dir)
+		info, err := f.ReadInfo()
 		if err != nil {
 			return nil, err
 		}
-		var rep analysis.Report
-		b, err := os.ReadFile(filepath.Join(dir, "analysis.json"))
-		if err != nil {
-			return nil, fmt.Errorf("%s has no analysis (chaos check analyzes it): %w", dir, err)
+		if why := info.Incomplete(); why != "" {
+			t.Incomplete = append(t.Incomplete, LeftOut{dir, why})
+			continue
 		}
-		if err := json.Unmarshal(b, &rep); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "analysis.json"), err)
-		}
-		ops, _, err := history.Read(filepath.Join(dir, "history.jsonl"))
+		a, err := f.ReadAnalysis()
 		if err != nil {
 			return nil, err
 		}
-		i := slices.IndexFunc(rows, func(r *Row) bool {
-			return r.Target == info.Target && r.Workload == info.Workload && r.Resource == info.Resource
+		rep := a.Report
+		ops, _, err := f.ReadHistory()
+		if err != nil {
+			return nil, err
+		}
+		sched, _ := readSchedule(dir) // unreadable: the run's schedule is unknown
+		var g *Group
+		t.Groups, g = groupOf(t.Groups, sched)
+		g.Runs = append(g.Runs, dir)
+		version := strings.Join(slices.Compact(slices.Sorted(maps.Values(info.Servers))), ", ")
+		i := slices.IndexFunc(t.Rows, func(r *Row) bool {
+			return r.Target == info.Target && r.Workload == info.Workload && r.Resource == info.Resource && r.group == g &&
+				r.Version == version && maps.Equal(r.Config, info.Config)
 		})
 		if i < 0 {
-			rows = append(rows, &Row{Target: info.Target, Workload: info.Workload, Resource: info.Resource, TokensIncreasing: true})
-			i = len(rows) - 1
+			t.Rows = append(t.Rows, &Row{Target: info.Target, Workload: info.Workload, Resource: info.Resource, group: g,
+				Version: version, Config: info.Config, Findings: map[string]int{}, TokensIncreasing: true})
+			i = len(t.Rows) - 1
 		}
-		if err := rows[i].add(dir, rep, ops); err != nil {
+		if err := t.Rows[i].add(dir, rep, ops); err != nil {
 			return nil, err
 		}
 	}
-	return rows, nil
+	if !t.Shared() {
+		for _, r := range t.Rows {
+			r.Schedule = r.group.Label
+		}
+	}
+	t.settings()
+	return t, nil
+}
+
+// settings fills each row's Settings: the settings of its target whose
+// value is not the same in every row of that target (absent counts).
+func (t *Table) settings() {
+	for _, r := range t.Rows {
+		keys := map[string]bool{}
+		for _, o := range t.Rows {
+			if o.Target == r.Target {
+				for k := range o.Config {
+					keys[k] = true
+				}
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			v, ok := r.Config[k]
+			same := true
+			for _, o := range t.Rows {
+				w, ok2 := o.Config[k]
+				same = same && (o.Target != r.Target || (ok == ok2 && v == w))
+			}
+			if !same && ok {
+				r.Settings = append(r.Settings, k+"="+v)
+			}
+		}
+	}
+}
+
+// LockTable says whether every row is of lock runs: the table then shows
+// what the lock checker counted.
+func (t *Table) LockTable() bool {
+	return len(t.Rows) > 0 && !slices.ContainsFunc(t.Rows, func(r *Row) bool { return !r.Lock })
 }
 
 func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) error {
+	r.Runs = append(r.Runs, dir)
+	switch rep.Verdict {
+	case analysis.Invalid:
+		r.Invalid++
+	case analysis.Unknown:
+		r.Unknown++
+	}
+	for _, res := range rep.Results {
+		for _, f := range res.Findings {
+			r.Findings[f.Kind]++
+		}
+	}
+	for _, op := range ops {
+		if op.Process < 0 {
+			continue
+		}
+		switch op.Type {
+		case history.Ok:
+			r.OK++
+		case history.Fail:
+			r.Failed++
+		case history.Info:
+			r.Indeterminate++
+		}
+	}
+	if len(ops) > 0 {
+		r.Seconds += ops[len(ops)-1].Time.Seconds()
+	}
 	k := slices.IndexFunc(rep.Results, func(res analysis.Result) bool { return res.Checker == "lock" })
 	if k < 0 {
-		return fmt.Errorf("%s: not a lock run (no lock checker result)", dir)
+		return nil
 	}
-	st := rep.Results[k].Stats
-	r.Runs = append(r.Runs, dir)
-	accepted := stat(st, "stale_writes_accepted")
-	r.StaleAccepted += accepted
-	r.StaleRejected += stat(st, "stale_writes_rejected")
-	if accepted > 0 {
+	lf := rep.Results[k].Lock
+	if lf == nil {
+		return fmt.Errorf("%s: its lock result has no figures (analyzed by an older chaos? chaos check analyzes it again)", dir)
+	}
+	r.Lock = true
+	r.StaleAccepted += lf.StaleWritesAccepted
+	r.StaleRejected += lf.StaleWritesRejected
+	if lf.StaleWritesAccepted > 0 {
 		r.StaleRuns++
 	}
-	if stat(st, "mutual_exclusion_violations") > 0 {
+	if lf.ExclusionViolations > 0 {
 		r.TwoHolderRuns++
 	}
-	if stat(st, "tokens_seen") > 0 {
+	if lf.TokensSeen > 0 {
 		r.Tokens = true
-		if inc, ok := st["tokens_strictly_increasing"].(bool); ok && !inc {
-			r.TokensIncreasing = false
-		}
+		r.TokensIncreasing = r.TokensIncreasing && lf.TokensStrictlyIncreasing
 	}
 	faults := history.FaultWindows(ops)
 	acquires := history.Pairs(ops, func(op *history.Op) bool { return op.Process >= 0 && op.F == history.FAcquire })
@@ -121,9 +234,6 @@ func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) error {
 				break
 			}
 		}
-	}
-	if len(ops) > 0 {
-		r.Seconds += ops[len(ops)-1].Time.Seconds()
 	}
 	r.Failover = append(r.Failover, failovers(faults, acquires)...)
 	return nil
@@ -149,16 +259,6 @@ func failovers(faults []history.FaultWindow, acquires []history.Pair) []time.Dur
 		}
 	}
 	return out
-}
-
-func stat(m map[string]any, k string) int {
-	switch v := m[k].(type) {
-	case float64:
-		return int(v)
-	case int:
-		return v
-	}
-	return 0
 }
 
 // percentile is the p-th percentile (0-100) of ds, or 0 for none.

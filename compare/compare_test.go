@@ -2,26 +2,29 @@ package compare
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
-	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/runfolder"
 )
 
 // fakeRun writes a run folder: process 1 holds the lock from 1 s and is
 // paused at 2 s; process 0 acquires at 4.5 s (failover 2.5 s), during the
-// pause, and again at 9 s after it; the lock checker's stats are given.
-func fakeRun(t *testing.T, root, name, workload, resource string, stats map[string]any) string {
+// pause, and again at 9 s after it; the lock checker's figures are given.
+func fakeRun(t *testing.T, root, name, workload, resource string, figures analysis.LockFigures) string {
 	dir := filepath.Join(root, name)
 	os.MkdirAll(dir, 0o755)
-	b, _ := json.Marshal(runner.RunInfo{Plan: name, Target: "etcd", Workload: workload, Resource: resource})
+	b, _ := json.Marshal(runfolder.Info{Plan: name, Target: "etcd", Workload: workload, Resource: resource, End: &runfolder.End{At: time.Now()}})
 	os.WriteFile(filepath.Join(dir, "run.json"), b, 0o644)
-	rep := analysis.Report{Verdict: analysis.Invalid, Results: []analysis.Result{{Checker: "lock", Verdict: analysis.Invalid, Stats: stats}}}
+	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(planYAML(workload, resource, "6s")), 0o644)
+	rep := analysis.Report{Verdict: analysis.Invalid, Results: []analysis.Result{{Checker: "lock", Verdict: analysis.Invalid, Lock: &figures}}}
 	b, _ = json.Marshal(rep)
 	os.WriteFile(filepath.Join(dir, "analysis.json"), b, 0o644)
 	l, err := history.OpenLines(filepath.Join(dir, "history.jsonl"))
@@ -53,17 +56,18 @@ func fakeRun(t *testing.T, root, name, workload, resource string, stats map[stri
 
 func TestBuildAndWrite(t *testing.T) {
 	root := t.TempDir()
-	fenced := map[string]any{"stale_writes_accepted": 0, "stale_writes_rejected": 2, "mutual_exclusion_violations": 1, "tokens_seen": 5, "tokens_strictly_increasing": true}
-	unfenced := map[string]any{"stale_writes_accepted": 3, "stale_writes_rejected": 0, "mutual_exclusion_violations": 2, "tokens_seen": 5, "tokens_strictly_increasing": true}
+	fenced := analysis.LockFigures{StaleWritesRejected: 2, ExclusionViolations: 1, TokensSeen: 5, TokensStrictlyIncreasing: true}
+	unfenced := analysis.LockFigures{StaleWritesAccepted: 3, ExclusionViolations: 2, TokensSeen: 5, TokensStrictlyIncreasing: true}
 	dirs := []string{
 		fakeRun(t, root, "a", "etcd-lock", "fenced", fenced),
 		fakeRun(t, root, "b", "etcd-lock", "unfenced", unfenced),
 		fakeRun(t, root, "c", "etcd-lock", "fenced", fenced),
 	}
-	rows, err := Build(dirs)
+	table, err := Build(dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rows := table.Rows
 	if len(rows) != 2 {
 		t.Fatalf("%d rows; want fenced and unfenced", len(rows))
 	}
@@ -81,11 +85,11 @@ func TestBuildAndWrite(t *testing.T) {
 		t.Errorf("unfenced row: %+v", u)
 	}
 	out := filepath.Join(root, "cmp")
-	if err := Write(out, "test", rows); err != nil {
+	if err := Write(out, "test", table); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "compare.md"))
-	for _, want := range []string{"| etcd-lock on etcd | fenced | 0 / 2 | 2 / 2 | yes, strictly increasing | 0 / 4 | 2500 ms / 2500 ms (2) |", "[a](../a/report.html)", "| etcd-lock on etcd | unfenced | 1 / 1 |"} {
+	for _, want := range []string{"All 3 runs share one workload and fault schedule", "| etcd-lock on etcd | fenced | 2 / 2 | 0 / 2 | 2 / 2 | yes, strictly increasing | 0 / 4 | 2500 ms / 2500 ms (2) |", "[a](../a/report.html)", "| etcd-lock on etcd | unfenced | 1 / 1 | 1 / 1 |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("compare.md lacks %q:\n%s", want, md)
 		}
@@ -96,5 +100,159 @@ func TestBuildAndWrite(t *testing.T) {
 	}
 	if _, err := Build([]string{filepath.Join(root, "missing")}); err == nil {
 		t.Error("a folder that is not a run was accepted")
+	}
+}
+
+// planYAML is a run's plan.yaml as the runner writes it, with workload's
+// kind and resource and the pause's duration as given.
+func planYAML(workload, resource, pause string) string {
+	return `name: p--` + workload + `-` + resource + `
+description: ""
+seed: 1
+time_limit: 40s
+target:
+    kind: etcd
+    nodes: 3
+    version: ""
+    image: ""
+workload:
+    kind: ` + workload + `
+    clients: 3
+    lease: 2s
+    hold_min: 200ms
+    hold_max: 800ms
+    resource: ` + resource + `
+    read_mode: ""
+nemesis:
+    - kind: pause
+      target: holder
+      count: 0
+      nodes: []
+      shape: ""
+      offset: 0s
+      clocks: ""
+      strobe: 0s
+      first_after: 3s
+      interval: 10s
+      duration: ` + pause + `
+compare: null
+`
+}
+
+// Runs of several schedules are never one row, and the table says what
+// differs; runs that did not finish cleanly are left out and named.
+func TestBuildSchedulesAndIncomplete(t *testing.T) {
+	root := t.TempDir()
+	stats := analysis.LockFigures{ExclusionViolations: 1}
+	a := fakeRun(t, root, "a", "etcd-lock", "fenced", stats)
+	b := fakeRun(t, root, "b", "etcd-lock", "unfenced", stats) // another backend, the same schedule
+	c := fakeRun(t, root, "c", "etcd-lock", "fenced", stats)
+	os.WriteFile(filepath.Join(c, "plan.yaml"), []byte(planYAML("etcd-lock", "fenced", "4s")), 0o644)
+	d := fakeRun(t, root, "d", "etcd-lock", "fenced", stats)
+	os.Remove(filepath.Join(d, "plan.yaml"))
+	killed := fakeRun(t, root, "killed", "etcd-lock", "fenced", stats)
+	info, _ := json.Marshal(runfolder.Info{Plan: "killed", Target: "etcd", Workload: "etcd-lock", Resource: "fenced"})
+	os.WriteFile(filepath.Join(killed, "run.json"), info, 0o644)
+	failed := fakeRun(t, root, "failed", "etcd-lock", "fenced", stats)
+	info, _ = json.Marshal(runfolder.Info{Plan: "failed", Target: "etcd", Workload: "etcd-lock", Resource: "fenced",
+		End: &runfolder.End{At: time.Now(), Error: "clock-start [c4]: process 17 is already patched"}})
+	os.WriteFile(filepath.Join(failed, "run.json"), info, 0o644)
+
+	table, err := Build([]string{a, b, killed, c, failed, d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if table.Shared() {
+		t.Error("runs of two schedules and one unknown are said to share one")
+	}
+	var got []string
+	for _, r := range table.Rows {
+		got = append(got, fmt.Sprintf("%s %s %d", r.backend(), r.Resource, len(r.Runs)))
+	}
+	want := []string{"etcd-lock on etcd (schedule A) fenced 1", "etcd-lock on etcd (schedule A) unfenced 1",
+		"etcd-lock on etcd (schedule B) fenced 1", "etcd-lock on etcd (schedule unknown) fenced 1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+	if len(table.Incomplete) != 2 || table.Incomplete[0].Run != killed || !strings.Contains(table.Incomplete[0].Why, "no end of the run recorded") ||
+		table.Incomplete[1].Why != "clock-start [c4]: process 17 is already patched" {
+		t.Errorf("left out %+v; want the killed and the failed run, with their reasons", table.Incomplete)
+	}
+	out := filepath.Join(root, "cmp")
+	if err := Write(out, "test", table); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{"compare.md", "compare.html"} {
+		page, _ := os.ReadFile(filepath.Join(out, file))
+		for _, want := range []string{"do not share one workload and fault schedule", "schedule A: a, b", "schedule B: c",
+			"schedule unknown (no readable plan.yaml): d", "nemesis[0].duration: 6s in schedule A, 4s in schedule B",
+			"killed", "failed", "incomplete: clock-start [c4]: process 17 is already patched"} {
+			if !strings.Contains(string(page), want) {
+				t.Errorf("%s lacks %q:\n%s", file, want, page)
+			}
+		}
+		if strings.Contains(string(page), "share one workload and fault schedule (") {
+			t.Errorf("%s keeps the claim that the runs share one schedule", file)
+		}
+	}
+}
+
+// TestVersionsAndSettings: runs of a register on two versions, one with a
+// setting the others lack, make a row each, named by the version the
+// servers reported and the setting that sets it apart, with their verdicts,
+// findings and operations.
+func TestVersionsAndSettings(t *testing.T) {
+	root := t.TempDir()
+	run := func(name, version string, config map[string]string, verdict analysis.Verdict, findings ...string) string {
+		dir := filepath.Join(root, name)
+		os.MkdirAll(dir, 0o755)
+		b, _ := json.Marshal(runfolder.Info{Plan: name, Target: "zookeeper", Workload: "zookeeper-register", End: &runfolder.End{At: time.Now()},
+			Servers: map[string]string{"n1": version, "n2": version}, Config: config})
+		os.WriteFile(filepath.Join(dir, "run.json"), b, 0o644)
+		os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(planYAML("zookeeper-register", "", "6s")), 0o644)
+		res := analysis.Result{Checker: "cas-register", Verdict: verdict}
+		for _, f := range findings {
+			res.Findings = append(res.Findings, analysis.Finding{Kind: f})
+		}
+		b, _ = json.Marshal(analysis.Report{Verdict: verdict, Results: []analysis.Result{res}})
+		os.WriteFile(filepath.Join(dir, "analysis.json"), b, 0o644)
+		l, err := history.OpenLines(filepath.Join(dir, "history.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, typ := range []history.Type{history.Invoke, history.Ok, history.Invoke, history.Info} {
+			l.Write(history.Op{Time: time.Duration(i+1) * time.Second, Type: typ, Process: 0, F: history.FRead})
+		}
+		l.Close()
+		return dir
+	}
+	old := map[string]string{"tickTime": "500"}
+	dirs := []string{
+		run("a", "3.4.13", old, analysis.Invalid, "nonlinearizable"),
+		run("b", "3.9.3", old, analysis.Valid),
+		run("c", "3.9.3", map[string]string{"tickTime": "500", "forceSync": "no"}, analysis.Invalid, "nonlinearizable", "nonlinearizable"),
+		run("d", "3.4.13", old, analysis.Valid),
+	}
+	table, err := Build(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table.Rows) != 3 || table.LockTable() {
+		t.Fatalf("%d rows (lock table %v); want 3 of register runs", len(table.Rows), table.LockTable())
+	}
+	out := filepath.Join(root, "cmp")
+	if err := Write(out, "versions", table); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "compare.md"))
+	for _, want := range []string{
+		"| zookeeper-register on zookeeper 3.4.13 | 1 / 2 | 0 / 2 | nonlinearizable ×1 | 2 / 0 / 2 | 0 |",
+		"| zookeeper-register on zookeeper 3.9.3 | 0 / 1 | 0 / 1 | none |",
+		"| zookeeper-register on zookeeper 3.9.3 (forceSync=no) | 1 / 1 | 0 / 1 | nonlinearizable ×2 |",
+		"- zookeeper-register on zookeeper 3.9.3 (forceSync=no): [c](../c/report.html)",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("compare.md lacks %q:\n%s", want, md)
+		}
 	}
 }

@@ -1,16 +1,49 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
 
-// cells are a row's columns as text, in the order of columns.
-func (r *Row) cells() []string {
+// backend names the row's backend: workload, target, the version its
+// servers reported and the settings that set it apart, and its schedule if
+// the table has several.
+func (r *Row) backend() string {
+	b := r.Workload + " on " + r.Target
+	if r.Version != "" {
+		b += " " + r.Version
+	}
+	if len(r.Settings) > 0 {
+		b += " (" + strings.Join(r.Settings, ", ") + ")"
+	}
+	if r.Schedule != "" {
+		b += " (schedule " + r.Schedule + ")"
+	}
+	return b
+}
+
+// cells are a row's columns as text, in the order of columns(lock).
+func (r *Row) cells(lock bool) []string {
+	out := []string{r.backend(), r.Resource, fmt.Sprintf("%d / %d", r.Invalid, len(r.Runs))}
+	if !lock {
+		var found []string
+		for _, k := range slices.Sorted(maps.Keys(r.Findings)) {
+			found = append(found, fmt.Sprintf("%s ×%d", k, r.Findings[k]))
+		}
+		return append(out,
+			fmt.Sprintf("%d / %d", r.Unknown, len(r.Runs)),
+			cmp.Or(strings.Join(found, ", "), "none"),
+			fmt.Sprintf("%d / %d / %d", r.OK, r.Failed, r.Indeterminate),
+			fmt.Sprintf("%.0f", perSecond(r.OK, r.Seconds)),
+		)
+	}
 	token := "none"
 	if r.Tokens {
 		token = "yes, strictly increasing"
@@ -22,30 +55,48 @@ func (r *Row) cells() []string {
 	if r.DuringFaults > 0 {
 		during = fmt.Sprintf("%.0f%% (%d of %d)", 100*float64(r.DuringFaultsOK)/float64(r.DuringFaults), r.DuringFaultsOK, r.DuringFaults)
 	}
-	throughput := 0.0
-	if r.Seconds > 0 {
-		throughput = float64(r.Acquisitions) / r.Seconds
-	}
-	return []string{
-		r.Workload + " on " + r.Target,
-		r.Resource,
+	return append(out,
 		fmt.Sprintf("%d / %d", r.StaleRuns, len(r.Runs)),
 		fmt.Sprintf("%d / %d", r.TwoHolderRuns, len(r.Runs)),
 		token,
 		fmt.Sprintf("%d / %d", r.StaleAccepted, r.StaleRejected),
 		fmt.Sprintf("%s / %s (%d)", ms(percentile(r.Failover, 50)), ms(percentile(r.Failover, 99)), len(r.Failover)),
 		fmt.Sprintf("%s / %s", ms(percentile(r.Acquire, 50)), ms(percentile(r.Acquire, 99))),
-		fmt.Sprintf("%.2f", throughput),
+		fmt.Sprintf("%.2f", perSecond(r.Acquisitions, r.Seconds)),
 		during,
-	}
+	)
 }
 
-var columns = []string{
-	"backend", "resource",
-	"runs with stale writes accepted / runs", "runs with two holders at once / runs",
-	"fencing token", "stale writes accepted / rejected",
-	"failover after the holder is hit, p50 / p99 (count)", "acquire latency, waiting included, p50 / p99",
-	"acquisitions per second", "acquisitions ok during faults",
+// shown is a row's cells (or the headings) without the resource column
+// when no run of the table had a resource.
+func (t *Table) shown(cells []string) []string {
+	if slices.ContainsFunc(t.Rows, func(r *Row) bool { return r.Resource != "" }) {
+		return cells
+	}
+	return slices.Delete(slices.Clone(cells), 1, 2)
+}
+
+func perSecond(n int, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return float64(n) / seconds
+}
+
+// columns are the table's headings: those of every table, then, for a
+// table of lock runs, what the lock checker counted, or else the findings
+// and the operations.
+func columns(lock bool) []string {
+	out := []string{"backend", "resource", "runs invalid / runs"}
+	if !lock {
+		return append(out, "runs undecided / runs", "findings by kind (count)",
+			"client operations ok / failed / unknown", "ok operations per second")
+	}
+	return append(out,
+		"runs with stale writes accepted / runs", "runs with two holders at once / runs",
+		"fencing token", "stale writes accepted / rejected",
+		"failover after the holder is hit, p50 / p99 (count)", "acquire latency, waiting included, p50 / p99",
+		"acquisitions per second", "acquisitions ok during faults")
 }
 
 func ms(d time.Duration) string {
@@ -61,18 +112,36 @@ func ms(d time.Duration) string {
 
 // Write writes compare.md and compare.html into dir, with run folders
 // linked relative to dir.
-func Write(dir, title string, rows []*Row) error {
+func Write(dir, title string, t *Table) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	claim, details := t.scheduleNotes()
 	var md strings.Builder
-	fmt.Fprintf(&md, "# %s\n\n| %s |\n|%s\n", title, strings.Join(columns, " | "), strings.Repeat("---|", len(columns)))
-	for _, r := range rows {
-		fmt.Fprintf(&md, "| %s |\n", strings.Join(r.cells(), " | "))
+	fmt.Fprintf(&md, "# %s\n\n", title)
+	if t.Shared() {
+		fmt.Fprintf(&md, "%s\n", claim)
+	} else {
+		fmt.Fprintf(&md, "**%s**\n\n", claim)
+		for _, d := range details {
+			fmt.Fprintf(&md, "- %s\n", d)
+		}
+	}
+	lock := t.LockTable()
+	cols := t.shown(columns(lock))
+	fmt.Fprintf(&md, "\n| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	for _, r := range t.Rows {
+		fmt.Fprintf(&md, "| %s |\n", strings.Join(t.shown(r.cells(lock)), " | "))
+	}
+	if len(t.Incomplete) > 0 {
+		fmt.Fprintf(&md, "\n**%s**\n\n", leftOutNote)
+		for _, l := range t.Incomplete {
+			fmt.Fprintf(&md, "- [%s](%s/report.html): incomplete: %s\n", filepath.Base(l.Run), rel(dir, l.Run), l.Why)
+		}
 	}
 	md.WriteString("\nEach row comes from these runs (their report.html shows every finding):\n")
-	for _, r := range rows {
-		fmt.Fprintf(&md, "\n- %s on %s, %s:", r.Workload, r.Target, r.Resource)
+	for _, r := range t.Rows {
+		fmt.Fprintf(&md, "\n- %s:", strings.Join(t.shown([]string{r.backend(), r.Resource}), ", "))
 		for _, run := range r.Runs {
 			fmt.Fprintf(&md, " [%s](%s/report.html)", filepath.Base(run), rel(dir, run))
 		}
@@ -81,33 +150,46 @@ func Write(dir, title string, rows []*Row) error {
 	if err := os.WriteFile(filepath.Join(dir, "compare.md"), []byte(md.String()), 0o644); err != nil {
 		return err
 	}
-	type runLink struct{ Name, Path string }
+	type runLink struct{ Name, Path, Why string }
 	type htmlRow struct {
 		Cells []string
 		Runs  []runLink
 	}
 	var hr []htmlRow
-	for _, r := range rows {
-		row := htmlRow{Cells: r.cells()}
+	for _, r := range t.Rows {
+		row := htmlRow{Cells: t.shown(r.cells(lock))}
 		for _, run := range r.Runs {
-			row.Runs = append(row.Runs, runLink{filepath.Base(run), rel(dir, run) + "/report.html"})
+			row.Runs = append(row.Runs, runLink{Name: filepath.Base(run), Path: rel(dir, run) + "/report.html"})
 		}
 		hr = append(hr, row)
+	}
+	var left []runLink
+	for _, l := range t.Incomplete {
+		left = append(left, runLink{filepath.Base(l.Run), rel(dir, l.Run) + "/report.html", l.Why})
 	}
 	f, err := os.Create(filepath.Join(dir, "compare.html"))
 	if err != nil {
 		return err
 	}
 	if err := page.Execute(f, struct {
-		Title   string
-		Columns []string
-		Rows    []htmlRow
-	}{title, columns, hr}); err != nil {
+		Title       string
+		Shared      bool
+		Claim       string
+		Details     []string
+		Columns     []string
+		Rows        []htmlRow
+		LeftOut     []runLink
+		LeftOutNote string
+	}{title, t.Shared(), claim, details, cols, hr, left, leftOutNote}); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
 }
+
+// leftOutNote heads the list of runs left out of the table.
+const leftOutNote = "Left out: runs that did not finish cleanly, counted neither as clean runs nor as runs with findings " +
+	"(their report.html shows what the history they wrote holds)."
 
 func rel(base, path string) string {
 	absBase, _ := filepath.Abs(base)
@@ -126,9 +208,14 @@ table{border-collapse:collapse} td,th{border:1px solid #ddd;padding:4px 8px;text
 th{background:#f4f4f4;font-weight:600} td.runs{font-size:12px}
 </style></head><body>
 <h1>{{.Title}}</h1>
-<p>One row per backend and resource mode, from the runs named in its last column (same workload and fault schedule, several seeds).</p>
+{{if .Shared}}<p>One row per backend, version, settings and resource mode, from the runs named in its last column. {{.Claim}}</p>
+{{else}}<p><b>{{.Claim}}</b></p>
+<ul>{{range .Details}}<li>{{.}}</li>{{end}}</ul>
+<p>One row per backend, version, settings, resource mode and schedule, from the runs named in its last column.</p>{{end}}
 <table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}<th>runs</th></tr>
 {{range .Rows}}<tr>{{range .Cells}}<td>{{.}}</td>{{end}}<td class="runs">{{range .Runs}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</td></tr>
 {{end}}</table>
+{{with .LeftOut}}<p><b>{{$.LeftOutNote}}</b></p>
+<ul>{{range .}}<li><a href="{{.Path}}">{{.Name}}</a>: incomplete: {{.Why}}</li>{{end}}</ul>{{end}}
 </body></html>
 `))

@@ -3,7 +3,6 @@ package containers
 import (
 	"fmt"
 	"os"
-	"strings"
 )
 
 // LabelHarness names the harness process that made a run's containers and
@@ -14,28 +13,26 @@ const LabelHarness = "chaos.harness"
 // harness is this process's LabelHarness value.
 var harness = harnessOf(os.Getpid())
 
-// harnessOf is pid's process id and start time, or "" if it is gone.
+// Harness is this process's LabelHarness value, which also names the
+// owner of a clock patch: chaos clean judges both alike (HarnessGone).
+func Harness() string { return harness }
+
+// harnessOf is pid's process id and start time, or "" if it is gone
+// (see alive). A harness killed with kill -9 stays a zombie until its
+// parent (a shell) reaps it, and its run is a leftover all the same.
 func harnessOf(pid int) string {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	start, ok := alive(pid)
+	if !ok {
 		return ""
 	}
-	// The command name, in parentheses, may hold spaces: fields are
-	// counted after its closing parenthesis. Start time is field 22.
-	i := strings.LastIndexByte(string(stat), ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 20 {
-		return ""
-	}
-	return fmt.Sprintf("%d:%s", pid, f[19])
+	return fmt.Sprintf("%d:%s", pid, start)
 }
 
-// orphaned reports whether the harness named by a LabelHarness value is
-// gone (a value from an older chaos, without the label, counts as gone).
-func orphaned(label string) bool {
+// HarnessGone reports whether the harness named by a LabelHarness value
+// (or a clock patch's owner) is gone, dying included: what it made is a
+// leftover. A value from an older chaos, without the label, counts as
+// gone.
+func HarnessGone(label string) bool {
 	var pid int
 	if _, err := fmt.Sscanf(label, "%d:", &pid); err != nil {
 		return true

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrNotRunning is returned for a container whose main process is dead
@@ -50,9 +48,13 @@ func (r *Run) HostPID(ctx context.Context, c Container) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("inspect %s: %w", c.Name, err)
 	}
-	// The Engine learns of a death a moment late: a pid that no longer
-	// exists is a process gone.
-	if info.State == nil || !info.State.Running || info.State.Pid == 0 || unix.Kill(info.State.Pid, 0) == unix.ESRCH {
+	// The Engine learns of a death a moment late: a process that is
+	// dying, a zombie or no longer there is gone (a dying one has no
+	// namespaces left to enter).
+	if info.State == nil || !info.State.Running || info.State.Pid == 0 {
+		return 0, fmt.Errorf("%s: %w", c.Name, ErrNotRunning)
+	}
+	if _, ok := alive(info.State.Pid); !ok {
 		return 0, fmt.Errorf("%s: %w", c.Name, ErrNotRunning)
 	}
 	return info.State.Pid, nil

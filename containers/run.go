@@ -206,7 +206,7 @@ func Leftovers(ctx context.Context, cli *client.Client) (int, error) {
 	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelRun))})
 	n := 0
 	for _, c := range cs {
-		if orphaned(c.Labels[LabelHarness]) {
+		if HarnessGone(c.Labels[LabelHarness]) {
 			n++
 		}
 	}
@@ -221,7 +221,7 @@ func Clean(ctx context.Context, cli *client.Client, runID string) (int, error) {
 	if runID != "" {
 		label += "=" + runID
 	}
-	left := func(labels map[string]string) bool { return runID != "" || orphaned(labels[LabelHarness]) }
+	left := func(labels map[string]string) bool { return runID != "" || HarnessGone(labels[LabelHarness]) }
 	f := filters.NewArgs(filters.Arg("label", label))
 	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {

@@ -1,12 +1,9 @@
 package containers
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -92,7 +89,7 @@ func (r *Run) awaitStop(c Container, p pidfd) error {
 		case state == 'T' || state == 't':
 			return nil
 		case i == 1000:
-			if pending {
+			if pending&sigBit(unix.SIGSTOP) != 0 {
 				return nil
 			}
 			return fmt.Errorf("process %d still runs (state %c) 1 s after SIGSTOP", p.pid, state)
@@ -103,26 +100,4 @@ func (r *Run) awaitStop(c Container, p pidfd) error {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// procState reads a process's state letter and whether a SIGSTOP is
-// pending for it, from /proc.
-func procState(pid int) (state byte, stopPending bool, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, false, err
-	}
-	const stop = 1 << (unix.SIGSTOP - 1)
-	for line := range bytes.Lines(b) {
-		key, val, ok := bytes.Cut(bytes.TrimSpace(line), []byte(":\t"))
-		switch {
-		case !ok:
-		case string(key) == "State" && len(val) > 0:
-			state = val[0]
-		case string(key) == "SigPnd" || string(key) == "ShdPnd":
-			mask, _ := strconv.ParseUint(string(val), 16, 64)
-			stopPending = stopPending || mask&stop != 0
-		}
-	}
-	return state, stopPending, nil
 }

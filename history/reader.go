@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Truncated reports that a file's last line was cut off mid-entry, as when a
@@ -54,6 +57,9 @@ func readJSONLines[T any](path string, check func(*T) error, progress func(read 
 				return out, &Truncated{File: path, Line: line}, nil
 			}
 			// A complete entry that only lacks its newline.
+			if err := validText(b); err != nil {
+				return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			}
 			if err := check(&v); err != nil {
 				return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
 			}
@@ -64,6 +70,9 @@ func readJSONLines[T any](path string, check func(*T) error, progress func(read 
 		}
 		if len(bytes.TrimSpace(b)) == 0 {
 			return nil, nil, fmt.Errorf("%s:%d: empty line; expected one JSON object per line", path, line)
+		}
+		if err := validText(b); err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		var v T
 		dec := json.NewDecoder(bytes.NewReader(b))
@@ -79,6 +88,51 @@ func readJSONLines[T any](path string, check func(*T) error, progress func(read 
 		}
 		out = append(out, v)
 	}
+}
+
+// validText refuses a line whose text encoding/json would quietly change:
+// bytes that are not UTF-8, and \u escapes of half a UTF-16 surrogate
+// pair, all become U+FFFD, which would merge distinct keys and values.
+func validText(b []byte) error {
+	if !utf8.Valid(b) {
+		i := 0
+		for i < len(b) {
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		return fmt.Errorf("column %d: bytes that are not UTF-8 (%q); chaos refuses them rather than read them as U+FFFD", utf8.RuneCount(b[:i])+1, b[i:min(i+4, len(b))])
+	}
+	if !bytes.Contains(b, []byte(`\u`)) {
+		return nil
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r, ok := hexEscape(b, i)
+		if !ok || !utf16.IsSurrogate(r) {
+			i++ // the escaped byte: "\\u0041" escapes a backslash, not u
+			continue
+		}
+		if low, ok := hexEscape(b, i+6); r < 0xDC00 && ok && utf16.DecodeRune(r, low) != utf8.RuneError {
+			i += 11
+			continue
+		}
+		return fmt.Errorf("column %d: %s is half a UTF-16 surrogate pair without its other half; chaos refuses it rather than read it as U+FFFD", utf8.RuneCount(b[:i])+1, b[i:i+6])
+	}
+	return nil
+}
+
+// hexEscape reads the \uXXXX escape at b[i:], if there is one.
+func hexEscape(b []byte, i int) (rune, bool) {
+	if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+	return rune(n), err == nil
 }
 
 // counter tells how many bytes have been read through it.

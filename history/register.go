@@ -9,8 +9,10 @@ const (
 	FCas  = "cas"
 )
 
-// RegisterValue is the value of a register op. Values are JSON values
-// compared by their text (etcd and ZooKeeper registers hold small integers).
+// RegisterValue is the value of a register op. Values are JSON values,
+// equal when they are the same value (see value.go: numbers exactly, by
+// their mathematical value; etcd and ZooKeeper registers hold small
+// integers).
 //
 // Value is what a write writes, or what a read returned: on a read's
 // invocation it is absent, and on a read's ok completion the JSON null
@@ -22,6 +24,11 @@ type RegisterValue struct {
 	// From and To are a cas's expected and new values.
 	From json.RawMessage `json:"from,omitempty"`
 	To   json.RawMessage `json:"to,omitempty"`
+	// Mismatch, on a cas's ok completion, says that the cas ran and found a
+	// value other than From, so it changed nothing: evidence about the
+	// register's value, unlike a fail, which says only that the cas did not
+	// take effect. (Porcupine's etcd logs record such a cas as :fail.)
+	Mismatch bool `json:"mismatch,omitempty"`
 }
 
 // FTxn is a multi-register transaction (Jepsen's :txn).

@@ -40,14 +40,14 @@ type Recipe struct {
 	Name     string   // image name under chaos/: node, zookeeper
 	Suite    string   // Debian suite, e.g. "bookworm"
 	Packages []string // installed on top of the minbase variant
+	// Version is the server's version the suite carries, for the tag's
+	// reader only: the suite and the packages say what is in the image.
+	Version string
 }
 
-// Node is the recipe for the image every test node runs in.
-var Node = Recipe{
-	Name:     "node",
-	Suite:    "bookworm",
-	Packages: []string{"redis-server", "redis-sentinel", "iptables", "iproute2", "procps"},
-}
+// Node is the recipe for a node image with the fault tools alone, which
+// targets that bring their own server (etcd) build on.
+var Node = Recipe{Name: "node", Suite: "bookworm", Packages: FaultTools}
 
 // hash is a short digest of a canonical encoding of the recipe: packages are
 // sorted and deduplicated so listing order does not force a rebuild.
@@ -63,7 +63,13 @@ func (r Recipe) hash() string {
 
 // Tag is the image reference Ensure builds the recipe under.
 // A recipe without a name is a node image.
-func (r Recipe) Tag() string { return "chaos/" + cmp.Or(r.Name, "node") + ":" + r.hash() }
+func (r Recipe) Tag() string {
+	v := ""
+	if r.Version != "" {
+		v = r.Version + "-"
+	}
+	return "chaos/" + cmp.Or(r.Name, "node") + ":" + v + r.hash()
+}
 
 // buildSem serialises builds in this process, so concurrent Ensure calls for
 // one recipe build it once. A channel rather than a mutex lets waiters give up
@@ -151,7 +157,8 @@ func mmdebstrapArgs(r Recipe, mirrors []string) []string {
 	if len(r.Packages) > 0 {
 		args = append(args, "--include="+strings.Join(r.Packages, ","))
 	}
-	if _, err := os.Stat(hookDir); err == nil {
+	// bullseye predates the merged /usr, and the hook fails on it.
+	if _, err := os.Stat(hookDir); err == nil && r.Suite != "bullseye" {
 		args = append(args, "--hook-dir="+hookDir)
 	}
 	// OpenJDK's postinst registers java.1.gz as a slave of the java

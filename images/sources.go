@@ -28,7 +28,15 @@ type source struct {
 // for suite, suite-updates and suite-security are kept, so third-party
 // repositories configured on the host (cloud SDKs, node, ...) never leak into
 // the image.
-func Sources(suite string) ([]string, error) { return sourcesIn(aptDir, suite) }
+//
+// A suite the host has no entry for is served by the mirrors of its own
+// Debian release; MirrorVariable, when set, names the mirror instead.
+func Sources(suite string) ([]string, error) {
+	if m := mirrorFromEnv(suite); m != nil {
+		return m, nil
+	}
+	return sourcesIn(aptDir, suite)
+}
 
 // sourcesIn is Sources reading the apt configuration under dir.
 func sourcesIn(dir, suite string) ([]string, error) {
@@ -59,9 +67,80 @@ func sourcesIn(dir, suite string) ([]string, error) {
 	}
 	lines := mirrorLines(all, suite)
 	if len(lines) == 0 {
-		return nil, fmt.Errorf("no deb source for suite %q in %s (read %d files)", suite, dir, len(files))
+		lines = mirrorLines(retarget(all, suite), suite)
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("no Debian package source on this machine (read %d files in %s): set %s to a Debian mirror's URL, or give the plan a target.image to pull", len(files), dir, MirrorVariable)
 	}
 	return lines, nil
+}
+
+// MirrorVariable names the Debian mirror to build images from, for a
+// machine whose own apt sources are not Debian's (Ubuntu, say): its URL,
+// as in a sources.list line.
+const MirrorVariable = "CHAOS_DEBIAN_MIRROR"
+
+// mirrorFromEnv is the source entries for suite from MirrorVariable, or
+// nil when it is not set.
+func mirrorFromEnv(suite string) []string {
+	u := strings.TrimSpace(os.Getenv(MirrorVariable))
+	if u == "" {
+		return nil
+	}
+	return []string{"deb " + u + " " + suite + " main"}
+}
+
+// debianSuites are the names of Debian releases, which tell a Debian
+// source apart from a third party's.
+var debianSuites = []string{"buster", "bullseye", "bookworm", "trixie", "forky", "sid",
+	"oldoldstable", "oldstable", "stable", "testing", "unstable"}
+
+// unsupported are the suites whose security support has ended: their
+// -security index may name packages its pool no longer serves (measured:
+// bullseye-security's redis 6.0.16-1+deb11u9 gave 404), so they are built
+// from the suite and its -updates alone.
+var unsupported = []string{"buster", "bullseye"}
+
+// retarget is the host's Debian sources moved to suite: a mirror that
+// serves the host's release serves the others too (measured: bullseye to
+// sid), so a node image can be built from any of them without naming a
+// mirror. The -updates and -security companions go along, except for sid,
+// which has neither, and -security for an unsupported suite.
+//
+// The host's release is the first Debian suite its sources name; entries
+// for other releases (a bullseye line left on a bookworm host) stay out.
+func retarget(srcs []source, suite string) []source {
+	host := ""
+	for _, s := range srcs {
+		for _, su := range s.suites {
+			if host == "" && s.enabled && slices.Contains(debianSuites, su) {
+				host = su
+			}
+		}
+	}
+	var out []source
+	for _, s := range srcs {
+		var suites []string
+		for _, su := range s.suites {
+			base, suffix, _ := strings.Cut(su, "-")
+			if base != host || (suffix != "" && suffix != "updates" && suffix != "security") {
+				continue
+			}
+			switch {
+			case suffix == "":
+				suites = append(suites, suite)
+			case suite == "sid" || suite == "unstable":
+			case suffix == "security" && slices.Contains(unsupported, suite):
+			default:
+				suites = append(suites, suite+"-"+suffix)
+			}
+		}
+		if len(suites) > 0 {
+			s.suites = slices.Compact(suites)
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // mirrorLines filters entries to deb sources of suite (and its -updates and

@@ -140,8 +140,8 @@ func TestSourcesIn(t *testing.T) {
 			t.Errorf("unwanted source %q", l)
 		}
 	}
-	if _, err := sourcesIn(dir, "sid"); err == nil {
-		t.Error("suite with no entries: want error")
+	if got, err := sourcesIn(dir, "sid"); err != nil || len(got) == 0 {
+		t.Errorf("sid, from the bookworm entries: %q, %v", got, err)
 	}
 	if _, err := sourcesIn(t.TempDir(), "bookworm"); err == nil {
 		t.Error("empty apt dir: want error")
@@ -170,8 +170,10 @@ func TestHostSources(t *testing.T) {
 			t.Errorf("bad line %q", l)
 		}
 	}
-	if _, err := Sources("no-such-suite"); err == nil {
-		t.Error("unknown suite: want error")
+	// The other releases come from the same mirrors.
+	other, err := Sources("trixie")
+	if err != nil || !strings.Contains(strings.Join(other, "\n"), " trixie ") {
+		t.Errorf("trixie: %q, %v", other, err)
 	}
 }
 
@@ -187,5 +189,51 @@ func TestTag(t *testing.T) {
 	}
 	if tag := Node.Tag(); !strings.HasPrefix(tag, "chaos/node:") || len(tag) != len("chaos/node:")+12 {
 		t.Errorf("bad tag %q", tag)
+	}
+}
+
+// TestOtherSuites: a suite the host has no entry for is built from the
+// mirrors of the host's Debian release, third parties left out; sid has no
+// -updates or -security.
+func TestOtherSuites(t *testing.T) {
+	srcs, err := parseOneLine(strings.NewReader(oneLineSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mirrorLines(retarget(srcs, "trixie"), "trixie")
+	want := []string{
+		"deb http://mirror.example.invalid/debian trixie main non-free-firmware",
+		"deb [signed-by=/etc/apt/keyrings/x.gpg] http://opt.example.invalid/debian trixie-updates main",
+		"deb [signed-by=/k.gpg] http://spaced.example.invalid/debian trixie-security main",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("trixie:\ngot  %q\nwant %q", got, want)
+	}
+	got = mirrorLines(retarget(srcs, "bullseye"), "bullseye")
+	if len(got) != 2 || strings.Contains(strings.Join(got, "\n"), "security") {
+		t.Errorf("bullseye, whose security support has ended: got %q", got)
+	}
+	got = mirrorLines(retarget(srcs, "sid"), "sid")
+	if !slices.Equal(got, []string{"deb http://mirror.example.invalid/debian sid main non-free-firmware"}) {
+		t.Errorf("sid: got %q", got)
+	}
+}
+
+// TestNoDebianSource: a machine whose apt sources are not Debian's (an
+// Ubuntu runner) is told in one line what to set; the variable, once set,
+// is the only source.
+func TestNoDebianSource(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sources.list"), []byte("deb http://archive.example.invalid/ubuntu noble main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := sourcesIn(dir, "bookworm")
+	if err == nil || !strings.Contains(err.Error(), MirrorVariable) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %v; want one line naming %s", err, MirrorVariable)
+	}
+	t.Setenv(MirrorVariable, "http://mirror.example.invalid/debian")
+	got, err := Sources("bullseye")
+	if err != nil || !slices.Equal(got, []string{"deb http://mirror.example.invalid/debian bullseye main"}) {
+		t.Errorf("with %s: %q, %v", MirrorVariable, got, err)
 	}
 }

@@ -18,8 +18,27 @@ func init() { Nemeses.Register("clock", Clock{}) }
 // Clock moves the clocks of the victims' processes, and theirs alone, by
 // the fault's offset (see package vdsoclock): one jump (a bump), or, with
 // strobe set, a flip between no offset and the offset at that period for
-// the fault's duration. Heal takes the patch out again.
+// the fault's duration. Clock faults compose (see World): each is a share
+// of its victims' offsets, and its heal takes its share out.
 type Clock struct{}
+
+// ClockParams are a clock fault's own fields.
+type ClockParams struct {
+	// Offset is how far the clocks move (negative: back).
+	Offset plans.Duration `yaml:"offset"`
+	// Clocks are the clocks moved: realtime (the wall clock, the default)
+	// or all (the monotonic clocks too, which timeouts and leases use).
+	Clocks string `yaml:"clocks"`
+	// Strobe makes the fault flip between no offset and Offset every
+	// Strobe, for the fault's duration; 0 is one jump (a bump).
+	Strobe plans.Duration `yaml:"strobe"`
+}
+
+// NewParams makes Clock a plans.Parameterized.
+func (Clock) NewParams() any { return &ClockParams{} }
+
+// clockParams are the clock fault f's own fields.
+func clockParams(f plans.Fault) *ClockParams { return f.Spec.(*ClockParams) }
 
 // clockSets are the plan's names for the sets of clocks a fault moves.
 var clockSets = map[string]vdsoclock.Clocks{
@@ -32,17 +51,18 @@ func (Clock) CheckFault(p *plans.Plan, i int) error {
 	if err := checkRole(p, i, "nodes", "leader", "clients", "holder"); err != nil {
 		return err
 	}
-	f := &p.Nemesis[i]
-	if f.Offset.Duration == 0 {
+	f := p.Nemesis[i]
+	cp := clockParams(f)
+	if cp.Offset.Duration == 0 {
 		return p.Errorf(plans.FaultField(i, "offset"), "missing; expected how far to move the clock, such as 20s or -5s")
 	}
-	if f.Clocks == "" {
-		f.Clocks = "realtime"
+	if cp.Clocks == "" {
+		cp.Clocks = "realtime"
 	}
-	if _, ok := clockSets[f.Clocks]; !ok {
-		return p.Errorf(plans.FaultField(i, "clocks"), "%q: expected realtime or all", f.Clocks)
+	if _, ok := clockSets[cp.Clocks]; !ok {
+		return p.Errorf(plans.FaultField(i, "clocks"), "%q: expected realtime or all", cp.Clocks)
 	}
-	if s := f.Strobe.Duration; s != 0 && (s < 10*time.Millisecond || s >= f.Duration.Duration) {
+	if s := cp.Strobe.Duration; s != 0 && (s < 10*time.Millisecond || s >= f.Duration.Duration) {
 		return p.Errorf(plans.FaultField(i, "strobe"), "%s: expected at least 10ms and less than the fault's duration (%s)", s, f.Duration)
 	}
 	return nil
@@ -50,37 +70,49 @@ func (Clock) CheckFault(p *plans.Plan, i int) error {
 
 // clockState is a clock fault in force.
 type clockState struct {
-	fault plans.Fault
+	params ClockParams
 
 	mu      sync.Mutex
 	victims []Process
-	patches map[string]*vdsoclock.Patch // by victim name
+	// pids are the host processes that hold this fault's share, by victim.
+	pids map[string]int
 	// on says whether the strobe has the offset applied now.
-	on        bool
-	quit      chan struct{}
-	strobeEnd sync.WaitGroup
+	on    bool
+	quit  chan struct{}
+	loops sync.WaitGroup
 }
 
 // Start patches the victims' clocks and applies the offset.
-func (Clock) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	victims := pickVictims(ctx, env, f, rng)
+func (Clock) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
+	victims := pickVictims(ctx, w, f, rng)
 	if len(victims) == 0 {
 		return Injected{}, nil
 	}
-	st := &clockState{fault: f, victims: victims, patches: map[string]*vdsoclock.Patch{}, on: true, quit: make(chan struct{})}
-	in := Injected{Targets: describeClock(victims, f), State: st}
-	if err := st.patch(context.WithoutCancel(ctx), env); err != nil {
-		return in, err
+	st := &clockState{params: *clockParams(f), victims: victims, pids: map[string]int{}, on: true, quit: make(chan struct{})}
+	in := Injected{Targets: describeClock(victims, st.params), State: st}
+	st.loops.Add(1)
+	go st.run(w)
+	return in, st.patch(context.WithoutCancel(ctx), w)
+}
+
+// LateTimers bounds how late a client's timers may fire once the clock
+// faults of a plan have healed: a heal that takes a client's monotonic
+// clock back by d has a timer set meanwhile (the deadline of the operation
+// in flight) fire up to d late. Shares add up, so the bound is the sum of
+// the forward offsets of the faults on clients' monotonic clocks. The
+// harness waits that much longer for clients to finish.
+func LateTimers(faults []plans.Fault) time.Duration {
+	var late time.Duration
+	for _, f := range faults {
+		if cp, ok := f.Spec.(*ClockParams); ok && (f.Target == "clients" || f.Target == "holder") && cp.Clocks == "all" {
+			late += max(cp.Offset.Duration, 0)
+		}
 	}
-	if f.Strobe.Duration > 0 {
-		st.strobeEnd.Add(1)
-		go st.strobe()
-	}
-	return in, nil
+	return late
 }
 
 // describeClock says, for the history, who was hit and how.
-func describeClock(victims []Process, f plans.Fault) []string {
+func describeClock(victims []Process, f ClockParams) []string {
 	how := fmt.Sprintf("%+v", f.Offset.Duration)
 	if f.Offset.Duration > 0 {
 		how = "+" + f.Offset.Duration.String()
@@ -95,10 +127,10 @@ func describeClock(victims []Process, f plans.Fault) []string {
 	return out
 }
 
-// patch installs the patch in every victim that lacks one (all at start; a
-// restarted one after a kill) and sets the offset in force.
-func (st *clockState) patch(ctx context.Context, env Env) error {
-	penv, ok := env.(ProcessEnv)
+// patch gives this fault's share to every victim's process that lacks it
+// (all at start; a restarted one after a kill).
+func (st *clockState) patch(ctx context.Context, w *World) error {
+	penv, ok := w.Env.(ProcessEnv)
 	if !ok {
 		return errors.New("clock faults need the host's process ids, which this environment does not give")
 	}
@@ -116,9 +148,9 @@ func (st *clockState) patch(ctx context.Context, env Env) error {
 				errs = append(errs, err)
 				break
 			}
-			if err := st.install(v, pid); err != nil {
-				if exited(ctx, penv, v, pid) {
-					continue // killed meanwhile
+			if err := st.join(w, v, pid); err != nil {
+				if errors.Is(err, vdsoclock.ErrChanged) || exited(ctx, penv, v, pid) {
+					continue // killed meanwhile, or running its server now
 				}
 				errs = append(errs, fmt.Errorf("%s: %w", v.Name, err))
 			}
@@ -146,66 +178,94 @@ func exited(ctx context.Context, penv ProcessEnv, v Process, pid int) bool {
 	}
 }
 
-// install patches the victim's process pid, unless it is patched already,
-// and sets the offset in force; st.mu is held.
-func (st *clockState) install(v Process, pid int) error {
-	if p := st.patches[v.Name]; p != nil && p.Pid == pid {
-		return nil
-	} else if p != nil {
-		// The victim restarted; its old process, if any is left, must not
-		// stay patched.
-		if err := vdsoclock.Remove(p.Pid); err != nil {
+// join gives the victim's process pid this fault's share, unless it has
+// it. The victim is pid from now on, even if this fails: keep tries again.
+// st.mu is held.
+func (st *clockState) join(w *World, v Process, pid int) error {
+	if old, ok := st.pids[v.Name]; ok {
+		if old == pid && w.clocks.holds(pid, st) {
+			return nil
+		}
+		// The victim restarted: its old process, if any is left, must not
+		// keep this fault's share.
+		if err := w.clocks.drop(old, st); err != nil {
 			return err
 		}
-		delete(st.patches, v.Name)
 	}
-	p, err := vdsoclock.Install(pid)
-	if err != nil {
-		return err
-	}
-	st.patches[v.Name] = p
-	return st.set(p)
+	st.pids[v.Name] = pid
+	return w.clocks.join(pid, st, st.share())
 }
 
-// set applies the offset in force to one patch; st.mu is held.
-func (st *clockState) set(p *vdsoclock.Patch) error {
-	offset := st.fault.Offset.Duration
+// share is this fault's offsets now; st.mu is held.
+func (st *clockState) share() vdsoclock.Offsets {
 	if !st.on {
-		offset = 0
+		return vdsoclock.Offsets{}
 	}
-	return p.Set(offset, clockSets[st.fault.Clocks])
+	return clockSets[st.params.Clocks].By(st.params.Offset.Duration)
 }
 
-// strobe flips the offset on and off until Stop.
-func (st *clockState) strobe() {
-	defer st.strobeEnd.Done()
-	t := time.NewTicker(st.fault.Strobe.Duration)
-	defer t.Stop()
+// keepEvery is how often a clock fault checks that its patches are in
+// force: a process that runs another program (a container's shell that
+// execs its server) loses its patch with its old program.
+const keepEvery = 100 * time.Millisecond
+
+// run flips the strobe's offset on and off, if the fault strobes, and
+// patches again the victims that lost their patch, until Stop.
+func (st *clockState) run(w *World) {
+	defer st.loops.Done()
+	keep := time.NewTicker(keepEvery)
+	defer keep.Stop()
+	var flip <-chan time.Time
+	if st.params.Strobe.Duration > 0 {
+		t := time.NewTicker(st.params.Strobe.Duration)
+		defer t.Stop()
+		flip = t.C
+	}
 	for {
 		select {
 		case <-st.quit:
 			return
-		case <-t.C:
+		case <-flip:
+			st.flip(w)
+		case <-keep.C:
+			st.keep(w)
 		}
-		st.mu.Lock()
-		st.on = !st.on
-		for _, p := range st.patches {
-			// A process that died meanwhile (a kill) is patched again on
-			// its restart; nothing to flip until then.
-			_ = st.set(p)
+	}
+}
+
+func (st *clockState) flip(w *World) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.on = !st.on
+	for _, pid := range st.pids {
+		// A process that died meanwhile (a kill) is patched again on its
+		// restart; nothing to flip until then.
+		_ = w.clocks.set(pid, st, st.share())
+	}
+}
+
+// keep patches again each victim's process that lost this fault's share
+// with its program. One that cannot be patched now (gone, until its
+// restart's Reinstall) is tried again at the next tick.
+func (st *clockState) keep(w *World) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, pid := range st.pids {
+		if !w.clocks.holds(pid, st) {
+			_ = w.clocks.join(pid, st, st.share())
 		}
-		st.mu.Unlock()
 	}
 }
 
 // Reinstall patches again a victim that a kill restarted.
-func (Clock) Reinstall(ctx context.Context, env Env, in Injected) error {
-	return in.State.(*clockState).patch(ctx, env)
+func (Clock) Reinstall(ctx context.Context, w *World, in Injected) error {
+	return in.State.(*clockState).patch(ctx, w)
 }
 
-// Stop ends the strobe and takes every patch out. It may run twice (a heal,
-// then the abort's): the second finds nothing patched.
-func (Clock) Stop(_ context.Context, _ Env, in Injected) error {
+// Stop ends the strobe and the keeping, and takes this fault's share out of every process
+// it holds; a process's patch goes with its last share. It may run twice
+// (a heal, then the abort's): the second finds no share left.
+func (Clock) Stop(_ context.Context, w *World, in Injected) error {
 	st := in.State.(*clockState)
 	st.mu.Lock()
 	select {
@@ -214,14 +274,15 @@ func (Clock) Stop(_ context.Context, _ Env, in Injected) error {
 		close(st.quit)
 	}
 	st.mu.Unlock()
-	st.strobeEnd.Wait()
+	st.loops.Wait()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var errs []error
-	for name, p := range st.patches {
-		if err := vdsoclock.Remove(p.Pid); err != nil {
+	for name, pid := range st.pids {
+		if err := w.clocks.drop(pid, st); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
+		delete(st.pids, name)
 	}
 	return errors.Join(errs...)
 }

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 
 	"github.com/chaos-testing/chaos/plans"
@@ -11,7 +10,8 @@ import (
 func init() { Nemeses.Register("kill", Kill{}) }
 
 // Kill crashes nodes with SIGKILL and restarts them at heal with their data
-// directory kept, as a power loss and reboot of the process would.
+// directory kept, as a power loss and reboot of the process would. Kills
+// compose (see World): a node stays down while any kill holds it.
 type Kill struct{}
 
 // CheckFault allows nodes only: a client that crashed and came back would
@@ -19,18 +19,15 @@ type Kill struct{}
 func (Kill) CheckFault(p *plans.Plan, i int) error { return checkRole(p, i, "nodes", "leader") }
 
 // Start sends SIGKILL to the victims.
-func (Kill) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	return signalVictims(ctx, env, f, rng, "KILL")
+func (Kill) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
+	return holdAll(ctx, w, pickVictims(ctx, w, f, rng), w.kill)
 }
 
 // RestartsNodes marks Kill as a NodeRestarter.
 func (Kill) RestartsNodes() {}
 
-// Stop starts the victims again.
-func (Kill) Stop(ctx context.Context, env Env, in Injected) error {
-	var errs []error
-	for _, v := range in.State.([]Process) {
-		errs = append(errs, env.Restart(ctx, v))
-	}
-	return errors.Join(errs...)
+// Stop releases the victims, restarting those no other kill holds down.
+func (Kill) Stop(ctx context.Context, w *World, in Injected) error {
+	st := in.State.(*holding)
+	return releaseAll(ctx, st, st.held, w.restart)
 }

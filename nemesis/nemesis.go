@@ -27,7 +27,8 @@ type Env interface {
 	// Candidates lists the processes that fill a role at this moment:
 	// nodes, clients, leader (the node that leads now) or holder (a client
 	// that holds the lock by its own account).
-	Candidates(role string) []Process
+	// The lookup of a leader asks the cluster, within ctx.
+	Candidates(ctx context.Context, role string) []Process
 	// Signal sends sig ("STOP", "CONT", "KILL") to a process.
 	Signal(ctx context.Context, p Process, sig string) error
 	// Restart starts a killed node again, with its data kept.
@@ -59,16 +60,18 @@ type Nemesis interface {
 	// ends when it is too late to start; the act itself is not cut short.
 	// No targets means there was nobody to hit this time. On error the
 	// returned Injected says what may need healing.
-	Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error)
-	// Stop heals a fault. It must be safe to repeat: it also runs on abort.
-	Stop(ctx context.Context, env Env, in Injected) error
+	Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error)
+	// Stop heals a fault: it undoes what this fault did, and leaves what
+	// other faults in force hold (see World). It must be safe to repeat:
+	// it also runs on abort.
+	Stop(ctx context.Context, w *World, in Injected) error
 }
 
-// Reinstaller is a nemesis whose fault lives in the nodes' network
-// namespaces, which a node restarted by another fault comes back without:
-// Reinstall puts the fault back as it was.
+// Reinstaller is a nemesis whose fault lives in a node's process or
+// network namespace, which a node restarted by another fault comes back
+// without: Reinstall puts the fault back as it was.
 type Reinstaller interface {
-	Reinstall(ctx context.Context, env Env, in Injected) error
+	Reinstall(ctx context.Context, w *World, in Injected) error
 }
 
 // NodeRestarter is a nemesis whose heal restarts nodes.

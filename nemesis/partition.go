@@ -8,17 +8,30 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/plans"
 )
 
 func init() { Nemeses.Register("partition", Partition{}) }
 
 // Partition cuts the network between nodes with iptables rules in the
-// nodes' own network namespaces, in Jepsen's shapes, and heals by removing
-// every rule. Clients keep reaching the node they are bound to: a partition
-// splits the cluster, not a client from its node. For the isolate shapes, a
-// fault's count is how many servers the isolated side holds (default 1).
+// nodes' own network namespaces, in Jepsen's shapes. Each partition keeps
+// its rules in a chain of its own, which INPUT jumps to: partitions in
+// force at once cut the union of their cuts, and a heal removes its own
+// chain alone. Clients keep reaching the node they are bound to: a
+// partition splits the cluster, not a client from its node. For the
+// isolate shapes, a fault's count is how many servers the isolated side
+// holds (default 1).
 type Partition struct{}
+
+// PartitionParams are a partition's own fields.
+type PartitionParams struct {
+	// Shape is one of Shapes.
+	Shape string `yaml:"shape"`
+}
+
+// NewParams makes Partition a plans.Parameterized.
+func (Partition) NewParams() any { return &PartitionParams{} }
 
 // Shapes of partition, as Jepsen names them.
 var Shapes = []string{"isolate-one", "isolate-leader", "halves", "majorities-ring", "bridge"}
@@ -26,33 +39,35 @@ var Shapes = []string{"isolate-one", "isolate-leader", "halves", "majorities-rin
 // CheckFault checks the shape and that the cluster is big enough for it.
 func (Partition) CheckFault(p *plans.Plan, i int) error {
 	f := p.Nemesis[i]
-	if !slices.Contains(Shapes, f.Shape) {
-		return p.Errorf(plans.FaultField(i, "shape"), "%q: expected one of %s", f.Shape, strings.Join(Shapes, ", "))
+	shape := f.Spec.(*PartitionParams).Shape
+	if !slices.Contains(Shapes, shape) {
+		return p.Errorf(plans.FaultField(i, "shape"), "%q: expected one of %s", shape, strings.Join(Shapes, ", "))
 	}
-	least := map[string]int{"majorities-ring": 4, "bridge": 3}[f.Shape]
+	least := map[string]int{"majorities-ring": 4, "bridge": 3}[shape]
 	if least == 0 {
 		least = 2
 	}
-	if strings.HasPrefix(f.Shape, "isolate-") {
+	if strings.HasPrefix(shape, "isolate-") {
 		// count is the size of the side cut off: the leader or a server,
 		// and count-1 servers of its kind.
 		least = f.Count + 1
 	}
 	if p.Target.Nodes < least {
-		return p.Errorf(plans.FaultField(i, "shape"), "%s needs at least %d nodes; the target has %d", f.Shape, least, p.Target.Nodes)
+		return p.Errorf(plans.FaultField(i, "shape"), "%s needs at least %d nodes; the target has %d", shape, least, p.Target.Nodes)
 	}
 	return nil
 }
 
 // Start computes the shape's grudge (which node drops traffic from which)
 // and installs it.
-func (Partition) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	nodes := env.Candidates("nodes")
+func (Partition) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
+	nodes := w.Candidates(ctx, "nodes")
 	slices.SortFunc(nodes, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
+	shape := f.Spec.(*PartitionParams).Shape
 	var isolated []string
-	switch f.Shape {
+	switch shape {
 	case "isolate-leader":
-		ls := pickVictims(ctx, env, plans.Fault{Target: "leader", Count: 1}, rng)
+		ls := pickVictims(ctx, w, plans.Fault{Target: "leader", Count: 1}, rng)
 		if len(ls) == 0 {
 			return Injected{}, nil // no leader now: nothing to isolate
 		}
@@ -61,9 +76,9 @@ func (Partition) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Ra
 		servers := slices.DeleteFunc(slices.Clone(nodes), func(p Process) bool { return p.Kind != "" })
 		isolated = isolate(nodes, servers[rng.IntN(len(servers))], f.Count, rng)
 	}
-	grudge := Grudge(f.Shape, names(nodes), isolated, rng)
-	cut := partitionState{nodes: nodes, grudge: grudge}
-	return Injected{Targets: describe(grudge), State: cut}, cut.install(context.WithoutCancel(ctx), env)
+	grudge := Grudge(shape, names(nodes), isolated, rng)
+	cut := partitionState{chain: fmt.Sprintf("chaos-partition-%d", w.newID()), nodes: nodes, grudge: grudge}
+	return Injected{Targets: describe(grudge), State: cut}, cut.install(context.WithoutCancel(ctx), w, false)
 }
 
 // isolate is the side an isolate shape cuts off: first, and count-1 other
@@ -80,14 +95,20 @@ func isolate(nodes []Process, first Process, count int, rng *rand.Rand) []string
 	return append([]string{first.Name}, others[:min(max(count-1, 0), len(others))]...)
 }
 
-// partitionState is a partition in force: the nodes and who drops whom.
+// partitionState is a partition in force: the nodes, who drops whom, and
+// the chain that holds its rules on each node.
 type partitionState struct {
+	chain  string
 	nodes  []Process
 	grudge map[string][]string
 }
 
-// install adds the DROP rules, addressing each node where it is now.
-func (c partitionState) install(ctx context.Context, env Env) error {
+// install puts the DROP rules in the partition's chain on every node that
+// drops anything, addressing each node where it is now. again says that
+// the rules may be there already (a node restarted while the partition
+// was in force): a node that has the chain gets its rules anew, one that
+// has not (the restarted one, in a namespace of its own) the chain too.
+func (c partitionState) install(ctx context.Context, w *World, again bool) error {
 	byName := map[string]Process{}
 	for _, n := range c.nodes {
 		byName[n.Name] = n
@@ -100,30 +121,94 @@ func (c partitionState) install(ctx context.Context, env Env) error {
 		}
 		var ips []string
 		for _, d := range drop {
-			ips = append(ips, env.Address(byName[d]))
+			ips = append(ips, w.Address(byName[d]))
 		}
-		errs = append(errs, env.NetExec(ctx, n, "iptables", "-w", "-A", "INPUT", "-s", strings.Join(ips, ","), "-j", "DROP"))
+		rules := []string{"-A", c.chain, "-s", strings.Join(ips, ","), "-j", "DROP"}
+		errs = append(errs, inNamespace(ctx, w, n, func() error {
+			if again {
+				if err := iptables(ctx, w, n, "-F", c.chain); err == nil {
+					return iptables(ctx, w, n, rules...)
+				} else if !noChain(err) {
+					return err
+				}
+			}
+			return iptablesSteps(ctx, w, n, []string{"-N", c.chain}, rules, []string{"-I", "INPUT", "-j", c.chain})
+		}))
 	}
 	return errors.Join(errs...)
 }
 
 // Reinstall puts a partition back after a node restarted: the node came
-// back with a network namespace of its own, without its rules, and maybe
+// back with a network namespace of its own, without the chain, and maybe
 // at another address that the others' rules do not name.
-func (p Partition) Reinstall(ctx context.Context, env Env, in Injected) error {
-	if err := p.Stop(ctx, env, in); err != nil {
-		return err
-	}
-	return in.State.(partitionState).install(ctx, env)
+func (Partition) Reinstall(ctx context.Context, w *World, in Injected) error {
+	return in.State.(partitionState).install(ctx, w, true)
 }
 
-// Stop removes every rule the partition added, on every node.
-func (Partition) Stop(ctx context.Context, env Env, in Injected) error {
+// Stop removes the partition's chain, and the jump to it, from every node
+// that has it: first its rules, so that traffic flows at once.
+func (Partition) Stop(ctx context.Context, w *World, in Injected) error {
+	c := in.State.(partitionState)
 	var errs []error
-	for _, n := range in.State.(partitionState).nodes {
-		errs = append(errs, env.NetExec(ctx, n, "iptables", "-w", "-F", "INPUT"))
+	for _, n := range c.nodes {
+		if len(c.grudge[n.Name]) == 0 {
+			continue
+		}
+		errs = append(errs, inNamespace(ctx, w, n, func() error {
+			if err := iptables(ctx, w, n, "-F", c.chain); noChain(err) {
+				return nil // restarted since: its namespace never had the chain
+			} else if err != nil {
+				return err
+			}
+			return iptablesSteps(ctx, w, n, []string{"-D", "INPUT", "-j", c.chain}, []string{"-X", c.chain})
+		}))
 	}
 	return errors.Join(errs...)
+}
+
+// inNamespace runs steps, iptables commands in node n's network namespace,
+// each of which enters the namespace anew. A node killed or restarted
+// meanwhile has had some steps run in a namespace now gone and the others
+// in a new one, which no longer holds what the first ones did: their
+// failure is no error, and the restart's reinstall sets the node right.
+func inNamespace(ctx context.Context, w *World, n Process, steps func() error) error {
+	penv, ok := w.Env.(ProcessEnv)
+	if !ok {
+		return steps()
+	}
+	before, berr := penv.HostPID(ctx, n)
+	err := steps()
+	if err == nil {
+		return nil
+	}
+	after, aerr := penv.HostPID(ctx, n)
+	if errors.Is(berr, containers.ErrNotRunning) || errors.Is(aerr, containers.ErrNotRunning) || (berr == nil && aerr == nil && before != after) {
+		return nil
+	}
+	return err
+}
+
+// iptables runs iptables with args in node n's network namespace.
+func iptables(ctx context.Context, w *World, n Process, args ...string) error {
+	return w.NetExec(ctx, n, append([]string{"iptables", "-w"}, args...)...)
+}
+
+// iptablesSteps runs iptables with each of steps' arguments in turn, until
+// one fails.
+func iptablesSteps(ctx context.Context, w *World, n Process, steps ...[]string) error {
+	for _, args := range steps {
+		if err := iptables(ctx, w, n, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noChain reports whether iptables -F failed because the chain does not
+// exist: its exit status is then 1 ("No chain/target/match by that name").
+func noChain(err error) bool {
+	var exit interface{ ExitCode() int }
+	return errors.As(err, &exit) && exit.ExitCode() == 1
 }
 
 // Grudge says, for a shape, which nodes each node drops traffic from.

@@ -14,7 +14,8 @@ func init() { Nemeses.Register("pause", Pause{}) }
 
 // Pause stops processes with SIGSTOP and resumes them with SIGCONT, the way
 // a stop-the-world GC or a frozen VM stops a process: it sees nothing, and
-// its timers and leases run on without it.
+// its timers and leases run on without it. Pauses compose (see World): a
+// process stays stopped while any pause holds it.
 type Pause struct{}
 
 // CheckFault accepts any role: nodes and clients can both be paused.
@@ -23,11 +24,11 @@ func (Pause) CheckFault(p *plans.Plan, i int) error {
 }
 
 // Start sends SIGSTOP to the victims.
-func (Pause) Start(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error) {
+func (Pause) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
 	if f.Target == "holder" {
-		return pauseHolders(ctx, env, f, rng)
+		return pauseHolders(ctx, w, f, rng)
 	}
-	return signalVictims(ctx, env, f, rng, "STOP")
+	return holdAll(ctx, w, pickVictims(ctx, w, f, rng), w.pause)
 }
 
 // followLag bounds how late the harness learns what a client wrote to the
@@ -41,27 +42,35 @@ const followLag = 60 * time.Millisecond
 // victim that no longer holds is resumed at once, tens of milliseconds
 // later and within this fault's start, and holders are picked again until
 // one is caught or ctx ends.
-func pauseHolders(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (Injected, error) {
+func pauseHolders(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
 	for {
-		in, err := signalVictims(ctx, env, f, rng, "STOP")
-		if err != nil || len(in.Targets) == 0 {
-			return in, err
+		victims := pickVictims(ctx, w, f, rng)
+		if len(victims) == 0 {
+			return Injected{}, nil
+		}
+		in, err := holdAll(ctx, w, victims, w.pause)
+		if err != nil {
+			return in, err // Stop resumes them all
 		}
 		time.Sleep(followLag)
-		holders := names(env.Candidates("holder"))
-		var hit, missed []Process
-		for _, v := range in.State.([]Process) {
+		holders := names(w.Candidates(ctx, "holder"))
+		st := in.State.(*holding)
+		hit := Injected{State: st}
+		var missed []Process
+		for i, v := range victims {
 			if slices.Contains(holders, v.Name) {
-				hit = append(hit, v)
+				hit.Targets = append(hit.Targets, in.Targets[i])
 			} else {
 				missed = append(missed, v)
 			}
 		}
-		if err := signalAll(context.WithoutCancel(ctx), env, missed, "CONT"); err != nil {
-			return in, err // Stop resumes them all
+		err = releaseAll(context.WithoutCancel(ctx), st, missed, w.resume)
+		st.held = slices.DeleteFunc(st.held, func(p Process) bool { return slices.Contains(names(missed), p.Name) })
+		if err != nil {
+			return in, err // Stop resumes those left
 		}
-		if len(hit) > 0 {
-			return Injected{Targets: names(hit), State: hit}, nil
+		if len(hit.Targets) > 0 {
+			return hit, nil
 		}
 		if ctx.Err() != nil {
 			return Injected{}, nil
@@ -69,26 +78,48 @@ func pauseHolders(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) (
 	}
 }
 
-// Stop sends SIGCONT to the victims.
-func (Pause) Stop(ctx context.Context, env Env, in Injected) error {
-	return signalAll(ctx, env, in.State.([]Process), "CONT")
+// Stop releases the victims, resuming those no other pause holds.
+func (Pause) Stop(ctx context.Context, w *World, in Injected) error {
+	st := in.State.(*holding)
+	return releaseAll(ctx, st, st.held, w.resume)
 }
 
-// signalVictims draws the fault's victims and sends them sig; the victims
-// are the Injected's state, for Stop.
-func signalVictims(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand, sig string) (Injected, error) {
-	victims := pickVictims(ctx, env, f, rng)
+// holding is a pause or a kill in force: its id in the world's ledger, and
+// the victims it holds (those it found in another fault's hands it may
+// not: see World).
+type holding struct {
+	id   int
+	held []Process
+}
+
+// holdAll has a new fault act on each victim (World.pause or World.kill).
+// The targets name each victim, with a note when another fault had it
+// already.
+func holdAll(ctx context.Context, w *World, victims []Process, act func(context.Context, Process, int) (bool, string, error)) (Injected, error) {
 	if len(victims) == 0 {
 		return Injected{}, nil
 	}
-	in := Injected{Targets: names(victims), State: victims}
-	return in, signalAll(context.WithoutCancel(ctx), env, victims, sig)
-}
-
-func signalAll(ctx context.Context, env Env, victims []Process, sig string) error {
+	ctx = context.WithoutCancel(ctx) // the act is not cut short
+	st := &holding{id: w.newID()}
+	in := Injected{State: st}
 	var errs []error
 	for _, v := range victims {
-		errs = append(errs, env.Signal(ctx, v, sig))
+		held, note, err := act(ctx, v, st.id)
+		if held {
+			st.held = append(st.held, v)
+		}
+		in.Targets = append(in.Targets, v.Name+note)
+		errs = append(errs, err)
+	}
+	return in, errors.Join(errs...)
+}
+
+// releaseAll releases the fault's hold on each of ps (World.resume or
+// World.restart).
+func releaseAll(ctx context.Context, st *holding, ps []Process, release func(context.Context, Process, int) error) error {
+	var errs []error
+	for _, p := range ps {
+		errs = append(errs, release(ctx, p, st.id))
 	}
 	return errors.Join(errs...)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/clock"
 	"github.com/chaos-testing/chaos/plans"
 )
 
@@ -19,19 +20,25 @@ import (
 // from the fault's role with a generator seeded by the run's seed and i, so
 // one seed gives one schedule.
 type Schedule struct {
-	env    Env
+	world  *World
 	h      *history.Appender
 	faults []plans.Fault
 	seed   int64
+	clock  clock.Clock
 
 	mu     sync.Mutex
-	active map[int]activeFault
+	active map[int]*activeFault
 }
 
+// activeFault is a fault in force. Its mutex orders its heal and the
+// reinstalls that restarts of nodes ask of it: none runs after the heal.
 type activeFault struct {
 	nemesis Nemesis
 	kind    string
 	fault   Injected
+
+	mu     sync.Mutex
+	healed bool
 }
 
 // NewSchedule prepares the faults of a plan. Every fault kind must be registered.
@@ -41,10 +48,20 @@ func NewSchedule(env Env, h *history.Appender, faults []plans.Fault, seed int64)
 			return nil, fmt.Errorf("unknown fault kind %q", f.Kind)
 		}
 	}
-	return &Schedule{env: env, h: h, faults: faults, seed: seed, active: map[int]activeFault{}}, nil
+	return &Schedule{world: NewWorld(env), h: h, faults: faults, seed: seed, clock: clock.Real, active: map[int]*activeFault{}}, nil
+}
+
+// WithClock makes the schedule keep c's time (a test's fake clock) rather
+// than the system's. Run's context then carries no deadline: the test
+// cancels it.
+func (s *Schedule) WithClock(c clock.Clock) *Schedule {
+	s.clock = c
+	return s
 }
 
 // Run injects faults until ctx ends, then heals every fault still active.
+// It returns when ctx ends, whatever the faults (a plan may have none),
+// or sooner when a fault fails.
 func (s *Schedule) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(s.faults))
@@ -56,6 +73,9 @@ func (s *Schedule) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	if errors.Join(errs...) == nil {
+		<-ctx.Done()
+	}
 	hctx, cancel := healContext()
 	defer cancel()
 	return errors.Join(append(errs, s.Heal(hctx))...)
@@ -64,21 +84,21 @@ func (s *Schedule) Run(ctx context.Context) error {
 func (s *Schedule) runFault(ctx context.Context, i int) error {
 	f := s.faults[i]
 	n, _ := Nemeses.Lookup(f.Kind)
-	rng := plans.Rand(s.seed, i)
-	next := time.Now().Add(f.FirstAfter.Duration)
+	rng := plans.Rand(s.seed, plans.FaultStream(i))
+	next := s.clock.Now().Add(f.FirstAfter.Duration)
 	for {
-		if !sleepUntil(ctx, next) {
+		if !s.sleepUntil(ctx, next) {
 			return nil
 		}
 		next = next.Add(f.Interval.Duration)
 		// Starting later than this would run the fault into the next one.
-		startCtx, cancel := context.WithDeadline(ctx, next.Add(-f.Duration.Duration))
+		startCtx, cancel := s.clock.WithDeadline(ctx, next.Add(-f.Duration.Duration))
 		err := s.start(startCtx, i, n, f, rng)
 		cancel()
 		if err != nil {
 			return errors.Join(err, s.healOne(i))
 		}
-		sleepUntil(ctx, time.Now().Add(f.Duration.Duration))
+		s.sleepUntil(ctx, s.clock.Now().Add(f.Duration.Duration))
 		if err := s.healOne(i); err != nil {
 			return err
 		}
@@ -105,11 +125,19 @@ func (s *Schedule) start(ctx context.Context, i int, n Nemesis, f plans.Fault, r
 	if _, err := s.h.Invoke(op, nil); err != nil {
 		return err
 	}
-	in, err := n.Start(ctx, s.env, f, rng)
+	restarts := s.world.restarts.Load()
+	in, err := n.Start(ctx, s.world, f, rng)
 	if len(in.Targets) > 0 || in.State != nil {
+		a := &activeFault{nemesis: n, kind: f.Kind, fault: in}
 		s.mu.Lock()
-		s.active[i] = activeFault{nemesis: n, kind: f.Kind, fault: in}
+		s.active[i] = a
 		s.mu.Unlock()
+		// A node restarted while this fault was being installed (into
+		// its old namespace, or at its old address), and the restart's
+		// reinstall may have missed it: it puts itself back.
+		if _, ok := n.(Reinstaller); ok && s.world.restarts.Load() != restarts {
+			err = errors.Join(err, s.reinstallOne(ctx, a))
+		}
 	}
 	return s.complete(op, in.Targets, err)
 }
@@ -126,14 +154,15 @@ func (s *Schedule) stop(ctx context.Context, i int) error {
 	if _, err := s.h.Invoke(op, a.fault.Targets); err != nil {
 		return err
 	}
-	if err := s.complete(op, a.fault.Targets, a.nemesis.Stop(ctx, s.env, a.fault)); err != nil {
+	a.mu.Lock()
+	a.healed = true
+	err := a.nemesis.Stop(ctx, s.world, a.fault)
+	a.mu.Unlock()
+	if err := s.complete(op, a.fault.Targets, err); err != nil {
 		return err
 	}
-	// A restarted node lost the rules of the faults still in force, and a
-	// healed partition took every rule with it, those of another one too.
-	_, restarted := a.nemesis.(NodeRestarter)
-	_, flushed := a.nemesis.(Reinstaller)
-	if restarted || flushed {
+	// A restarted node lost the faults still in force on it.
+	if _, restarted := a.nemesis.(NodeRestarter); restarted {
 		return s.reinstall(ctx)
 	}
 	return nil
@@ -143,7 +172,7 @@ func (s *Schedule) stop(ctx context.Context, i int) error {
 // that what the history says is in force is.
 func (s *Schedule) reinstall(ctx context.Context) error {
 	s.mu.Lock()
-	var rs []activeFault
+	var rs []*activeFault
 	for _, a := range s.active {
 		if _, ok := a.nemesis.(Reinstaller); ok {
 			rs = append(rs, a)
@@ -152,9 +181,19 @@ func (s *Schedule) reinstall(ctx context.Context) error {
 	s.mu.Unlock()
 	var errs []error
 	for _, a := range rs {
-		errs = append(errs, a.nemesis.(Reinstaller).Reinstall(ctx, s.env, a.fault))
+		errs = append(errs, s.reinstallOne(ctx, a))
 	}
 	return errors.Join(errs...)
+}
+
+// reinstallOne puts back one fault, unless it has been healed meanwhile.
+func (s *Schedule) reinstallOne(ctx context.Context, a *activeFault) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.healed {
+		return nil
+	}
+	return a.nemesis.(Reinstaller).Reinstall(context.WithoutCancel(ctx), s.world, a.fault)
 }
 
 // complete writes a nemesis completion. It is always info, as in Jepsen:
@@ -203,17 +242,15 @@ func (s *Schedule) Active() []string {
 
 // sleepUntil waits until t; false if ctx ended first, or ends by then (a
 // fault due at the time limit must not be injected for an instant).
-func sleepUntil(ctx context.Context, t time.Time) bool {
+func (s *Schedule) sleepUntil(ctx context.Context, t time.Time) bool {
 	if d, ok := ctx.Deadline(); ok && !t.Before(d) {
 		<-ctx.Done()
 		return false
 	}
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-timer.C:
+	case <-s.clock.After(t.Sub(s.clock.Now())):
 		// Both may be ready at once; select picks either, so ask again.
 		return ctx.Err() == nil
 	}

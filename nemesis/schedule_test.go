@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/clock"
 	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/plans"
 )
@@ -44,7 +45,7 @@ func newEnv(roles map[string][]string) *fakeEnv {
 	return &fakeEnv{roles: roles, asked: map[string]int{}}
 }
 
-func (e *fakeEnv) Candidates(role string) []nemesis.Process {
+func (e *fakeEnv) Candidates(_ context.Context, role string) []nemesis.Process {
 	e.mu.Lock()
 	e.asked[role]++
 	var ps []nemesis.Process
@@ -569,7 +570,7 @@ func TestPauseMissedHolderIsResumed(t *testing.T) {
 			roles["holder"] = []string{"c2"} // c1's release was still unread
 		}
 	}
-	in, err := nemesis.Pause{}.Start(context.Background(), env, fault("pause", "holder", 0, 0, 100), plans.Rand(1, 0))
+	in, err := nemesis.Pause{}.Start(context.Background(), nemesis.NewWorld(env), fault("pause", "holder", 0, 0, 100), plans.Rand(1, plans.FaultStream(0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,5 +580,54 @@ func TestPauseMissedHolderIsResumed(t *testing.T) {
 	}
 	if strings.Join(got, ", ") != "STOP c1, CONT c1, STOP c2" || !slices.Equal(in.Targets, []string{"c2"}) {
 		t.Errorf("signals %v, paused %v; want c1 stopped and resumed, then c2 paused", got, in.Targets)
+	}
+}
+
+// A schedule without faults lasts until its context ends: a plan with no
+// nemesis still runs its clients for the time limit.
+func TestScheduleWithoutFaultsLasts(t *testing.T) {
+	s, _ := schedule(t, &fakeEnv{}, nil, 1)
+	start := time.Now()
+	if err := runFor(t, s, 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Errorf("Run returned after %s, before its context ended", took)
+	}
+}
+
+// TestScheduleOnFakeClock: on a fake clock, a fault starts at first_after,
+// heals after its duration and starts again an interval after it first
+// did, with no real wait for any of it.
+func TestScheduleOnFakeClock(t *testing.T) {
+	env := newEnv(testRoles)
+	fake := clock.NewFake(time.Unix(1000, 0))
+	f := plans.Fault{Kind: "pause", Target: "clients", Count: 1, FirstAfter: plans.Duration{Duration: 10 * time.Second},
+		Interval: plans.Duration{Duration: time.Minute}, Duration: plans.Duration{Duration: 20 * time.Second}}
+	s, _ := schedule(t, env, []plans.Fault{f}, 1)
+	s.WithClock(fake)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	step := func(d time.Duration, stops, conts int) {
+		t.Helper()
+		fake.Advance(d)
+		fake.BlockUntil(1) // the fault's loop waits again
+		if env.count("STOP") != stops || env.count("CONT") != conts {
+			t.Fatalf("at %s: %d STOP, %d CONT; want %d and %d", fake.Now().Sub(time.Unix(1000, 0)), env.count("STOP"), env.count("CONT"), stops, conts)
+		}
+	}
+	fake.BlockUntil(1)
+	step(9*time.Second, 0, 0)
+	step(time.Second, 1, 0) // 10 s: paused
+	step(19*time.Second, 1, 0)
+	step(time.Second, 1, 1)    // 30 s: healed
+	step(40*time.Second, 2, 1) // 70 s: paused again
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if env.count("CONT") != 2 {
+		t.Errorf("%d CONT after the run ended, want the second pause healed too", env.count("CONT"))
 	}
 }

@@ -11,14 +11,20 @@ import (
 )
 
 // pickVictims draws f.Count processes of f's role (among f.Nodes, if
-// given). A role can be empty for
-// a moment (between two lock holders, during an election), so it waits for
-// one until ctx ends, and returns none if it never fills.
-func pickVictims(ctx context.Context, env Env, f plans.Fault, rng *rand.Rand) []Process {
+// given). A leader or a holder is a process that is up: a node that a
+// kill holds down may still be named leader by the others for a while.
+// The members of nodes and clients are drawn whether up or not, and a
+// fault records what it found. A role can be empty for a moment (between
+// two lock holders, during an election), so it waits for one until ctx
+// ends, and returns none if it never fills.
+func pickVictims(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) []Process {
 	for {
-		cands := env.Candidates(f.Target)
+		cands := w.Candidates(ctx, f.Target)
 		if len(f.Nodes) > 0 {
 			cands = slices.DeleteFunc(cands, func(p Process) bool { return !slices.Contains(f.Nodes, p.Name) })
+		}
+		if f.Target == "leader" || f.Target == "holder" {
+			cands = slices.DeleteFunc(cands, w.down)
 		}
 		if len(cands) > 0 {
 			slices.SortFunc(cands, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })

@@ -1,14 +1,20 @@
 package plans
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// check fills defaults and refuses what cannot run on any target. Names of
-// targets, workloads and nemeses, and the fields only some of them use, are
-// checked by the runner against the plug-ins, which know them.
+// Expectations are the values of a plan's expect field ("" for none).
+var Expectations = []string{"", "valid", "invalid", "varies"}
+
+// check fills defaults and refuses what cannot run on any target. The
+// workload and the faults are checked by the runner (CheckWorkload,
+// CheckFault) once their plug-ins have decoded their own fields: a
+// misspelt shared field is then refused as unknown, rather than reported
+// missing.
 func (p *Plan) check() error {
 	if err := p.checkComparison(); err != nil {
 		return err
@@ -19,8 +25,14 @@ func (p *Plan) check() error {
 	if strings.ContainsAny(p.Name, `/\ `) {
 		return p.Errorf("name", "%q: use letters, digits and dashes", p.Name)
 	}
+	if !slices.Contains(Expectations, p.Expect) {
+		return p.Errorf("expect", "%q: expected one of valid, invalid, varies", p.Expect)
+	}
 	if p.TimeLimit.Duration <= 0 {
 		return p.Errorf("time_limit", "missing or not positive; expected a duration such as 60s")
+	}
+	if p.Recovery.Duration < 0 {
+		return p.Errorf("recovery", "%s: expected a duration of 0 or more", p.Recovery)
 	}
 	if p.Target.Kind == "" {
 		return p.Errorf("target.kind", "missing")
@@ -28,22 +40,21 @@ func (p *Plan) check() error {
 	if p.Target.Nodes < 0 {
 		return p.Errorf("target.nodes", "%d: expected a positive number", p.Target.Nodes)
 	}
-	if err := p.checkWorkload(); err != nil {
-		return err
+	if p.Workload.Kind == "" {
+		return p.Errorf("workload.kind", "missing")
 	}
-	for i := range p.Nemesis {
-		if err := p.checkFault(i); err != nil {
-			return err
+	for i, f := range p.Nemesis {
+		if f.Kind == "" {
+			return p.Errorf(FaultField(i, "kind"), "missing")
 		}
 	}
 	return nil
 }
 
-func (p *Plan) checkWorkload() error {
+// CheckWorkload checks the fields every workload shares and fills their
+// defaults.
+func (p *Plan) CheckWorkload() error {
 	w := &p.Workload
-	if w.Kind == "" {
-		return p.Errorf("workload.kind", "missing")
-	}
 	if w.Clients == 0 {
 		w.Clients = 3
 	}
@@ -53,12 +64,11 @@ func (p *Plan) checkWorkload() error {
 	return nil
 }
 
-func (p *Plan) checkFault(i int) error {
+// CheckFault checks the fields every fault shares, of the plan's i-th
+// fault, and fills their defaults.
+func (p *Plan) CheckFault(i int) error {
 	f := &p.Nemesis[i]
 	at := func(field string) string { return FaultField(i, field) }
-	if f.Kind == "" {
-		return p.Errorf(at("kind"), "missing")
-	}
 	if f.Count == 0 {
 		f.Count = 1
 	}
@@ -87,8 +97,19 @@ func (p *Plan) checkFault(i int) error {
 // Faults that would no longer fit are refused.
 func (p *Plan) WithTimeLimit(d time.Duration) error {
 	p.TimeLimit.Duration = d
-	return p.check()
+	if err := p.check(); err != nil {
+		return err
+	}
+	for i := range p.Nemesis {
+		if err := p.CheckFault(i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
+// FaultPath is the path of the plan's i-th fault, for Errorf.
+func FaultPath(i int) string { return "nemesis[" + strconv.Itoa(i) + "]" }
+
 // FaultField is the path of a field of the plan's i-th fault, for Errorf.
-func FaultField(i int, field string) string { return "nemesis[" + strconv.Itoa(i) + "]." + field }
+func FaultField(i int, field string) string { return FaultPath(i) + "." + field }

@@ -2,6 +2,7 @@ package plans
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -14,12 +15,16 @@ type Comparison struct {
 }
 
 // Variant is one backend of a comparison: it replaces the plan's target
-// kind and size, workload kind and resource mode.
+// kind and size and workload kind, sets the target's version and server
+// settings, and sets the target's own fields and the workload's that it
+// gives (server: valkey, resource: fenced), which those plug-ins check.
 type Variant struct {
-	Target   string `yaml:"target"`
-	Nodes    int    `yaml:"nodes"`
-	Workload string `yaml:"workload"`
-	Resource string `yaml:"resource"`
+	Target   string            `yaml:"target"`
+	Nodes    int               `yaml:"nodes"`
+	Version  string            `yaml:"version"`
+	Config   map[string]string `yaml:"config"`
+	Workload string            `yaml:"workload"`
+	Params   Params            `yaml:",inline"`
 }
 
 func (p *Plan) checkComparison() error {
@@ -38,32 +43,76 @@ func (p *Plan) checkComparison() error {
 		if v.Target == "" || v.Workload == "" {
 			return p.Errorf(at, "expected target and workload")
 		}
-		if !slices.Contains([]string{"", "fenced", "unfenced"}, v.Resource) {
-			return p.Errorf(at+".resource", "%q: expected fenced or unfenced", v.Resource)
-		}
 	}
 	return nil
 }
 
 // Variants are the plans a comparison runs: for each variant and seed, a
-// copy of p with the variant's target, workload and resource, named
-// <plan>--<workload>-<resource> so that its runs have a folder of their own.
-func (p *Plan) Variants() []*Plan {
+// copy of p with the variant's target and workload, named
+// <plan>--<workload>-<version>-<value>...-<setting>=<value>... (the values
+// of the fields the variant sets, by field name, then its settings) so
+// that its runs have a folder of their own. targetField says whether a
+// field a variant gives is its target's (the rest are the workload's).
+// The target starts from the plan's when the kinds match; the variant's
+// settings go over the plan's.
+//
+// The fields a variant sets keep the line they have in it, for the errors
+// that validating its plan may give.
+func (p *Plan) Variants(targetField func(target, field string) bool) []*Plan {
 	var out []*Plan
-	for _, v := range p.Compare.Variants {
+	for i, v := range p.Compare.Variants {
+		at := fmt.Sprintf("compare.variants[%d]", i)
 		for _, seed := range p.Compare.Seeds {
 			q := *p
 			q.Compare = nil
 			q.Seed = seed
-			q.Target = Target{Kind: v.Target, Nodes: v.Nodes}
-			q.Workload.Kind = v.Workload
-			if v.Resource != "" {
-				q.Workload.Resource = v.Resource
+			q.lines = maps.Clone(p.lines)
+			q.Target = Target{Kind: v.Target, Nodes: v.Nodes, Params: Params{}, Config: map[string]string{}}
+			if v.Target == p.Target.Kind {
+				q.Target.Version, q.Target.Image = p.Target.Version, p.Target.Image
+				maps.Copy(q.Target.Params, p.Target.Params)
+				maps.Copy(q.Target.Config, p.Target.Config)
 			}
-			q.Name = fmt.Sprintf("%s--%s-%s", p.Name, v.Workload, q.Workload.Resource)
+			q.Workload.Kind = v.Workload
+			q.Workload.Params = maps.Clone(p.Workload.Params)
+			q.Name = p.Name + "--" + v.Workload
+			q.set(at, "version", "target.version")
+			if v.Version != "" {
+				q.Target.Version = v.Version
+				q.Name += "-" + v.Version
+			}
+			for _, k := range slices.Sorted(maps.Keys(v.Params)) {
+				section := "workload"
+				if targetField(v.Target, k) {
+					section = "target"
+					q.Target.Params[k] = v.Params[k]
+				} else {
+					q.Workload.Params[k] = v.Params[k]
+				}
+				q.set(at, k, section+"."+k)
+				q.Name += "-" + v.Params[k].Value
+			}
+			for _, k := range slices.Sorted(maps.Keys(v.Config)) {
+				q.Target.Config[k] = v.Config[k]
+				q.set(at, "config."+k, "target.config."+k)
+				q.Name += "-" + k + "=" + v.Config[k]
+			}
+			if len(q.Target.Config) == 0 {
+				q.Target.Config = nil
+			}
+			q.set(at, "target", "target.kind")
+			q.set(at, "nodes", "target.nodes")
+			q.set(at, "workload", "workload.kind")
 			q.Nemesis = slices.Clone(p.Nemesis)
 			out = append(out, &q)
 		}
 	}
 	return out
+}
+
+// set gives field path the line of the variant's field, if it has one.
+func (p *Plan) set(variant, field, path string) {
+	if l, ok := p.lines[joinPath(variant, field)]; ok {
+		p.lines[path] = l
+	}
 }

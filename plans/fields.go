@@ -2,6 +2,7 @@ package plans
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -20,6 +21,8 @@ func checkFields(file string, n *yaml.Node, t reflect.Type, path string, lines m
 		lines[path] = n.Line
 	}
 	switch t.Kind() {
+	case reflect.Pointer:
+		return checkFields(file, n, t.Elem(), path, lines)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			return nil // the decoder reports the type mismatch
@@ -27,6 +30,14 @@ func checkFields(file string, n *yaml.Node, t reflect.Type, path string, lines m
 		for i, item := range n.Content {
 			if err := checkFields(file, item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), lines); err != nil {
 				return err
+			}
+		}
+	case reflect.Map:
+		// Keys are the user's (target.config): their lines, for the
+		// plug-in that checks them.
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				lines[joinPath(path, n.Content[i].Value)] = n.Content[i].Line
 			}
 		}
 	case reflect.Struct:
@@ -37,6 +48,11 @@ func checkFields(file string, n *yaml.Node, t reflect.Type, path string, lines m
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i], n.Content[i+1]
 			ft, ok := fields[key.Value]
+			if !ok && hasParams(t) {
+				// The plug-in's own field: DecodeParams checks it.
+				lines[joinPath(path, key.Value)] = key.Line
+				continue
+			}
 			if !ok {
 				where := "the plan"
 				if path != "" {
@@ -53,14 +69,29 @@ func checkFields(file string, n *yaml.Node, t reflect.Type, path string, lines m
 	return nil
 }
 
-// yamlFields maps the YAML names of t's fields to their types. Types with
-// their own YAML decoding (Duration) count as scalars.
+// hasParams says whether t holds the fields of a plug-in (Params, inline).
+func hasParams(t reflect.Type) bool {
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Type == reflect.TypeOf(Params{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// yamlFields maps the YAML names of t's fields (those of an inline struct
+// included) to their types, a plug-in's Params aside. Types with their own
+// YAML decoding (Duration) count as scalars.
 func yamlFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" || !f.IsExported() {
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			maps.Copy(out, yamlFields(f.Type)) // its fields are the section's
+			continue
+		}
+		if name == "-" || name == "" || !f.IsExported() {
 			continue
 		}
 		ft := f.Type

@@ -5,6 +5,7 @@ package plans
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,11 +22,20 @@ type Plan struct {
 	Description string   `yaml:"description"`
 	Seed        int64    `yaml:"seed"`
 	TimeLimit   Duration `yaml:"time_limit"`
-	Target      Target   `yaml:"target"`
-	Workload    Workload `yaml:"workload"`
-	Nemesis     []Fault  `yaml:"nemesis"`
+	// Recovery is how long the clients go on once the time limit is up
+	// and every fault is healed, before they stop: the history then shows
+	// whether the system came back (Jepsen's recovery phase). 0: none.
+	Recovery Duration `yaml:"recovery"`
+	Target   Target   `yaml:"target"`
+	Workload Workload `yaml:"workload"`
+	Nemesis  []Fault  `yaml:"nemesis"`
 	// Compare makes this a comparison plan, for chaos compare.
 	Compare *Comparison `yaml:"compare"`
+	// Expect is the verdict the plan is meant to give: valid (a control:
+	// exit 0 with any seed), invalid (it finds its anomaly: exit 1 with
+	// any seed) or varies (the verdict depends on the seed; the plan's
+	// header says how often each was measured). Empty: no expectation.
+	Expect string `yaml:"expect"`
 
 	// File is where the plan was read from; lines maps a field's path
 	// ("workload.lease", "nemesis[0].duration") to its line there.
@@ -33,36 +43,42 @@ type Plan struct {
 	lines map[string]int `yaml:"-"`
 }
 
-// Target is the cluster under test.
+// Target is the cluster under test: the fields every target has, and
+// Params, the fields of the target named by Kind, which it decodes into
+// its own type (DecodeParams).
 type Target struct {
 	Kind  string `yaml:"kind"`
 	Nodes int    `yaml:"nodes"`
-	// Version of the server, for targets built from source (etcd).
+	// Version of the server; each target says which it can run.
 	Version string `yaml:"version"`
 	// Image names an image to pull instead of building chaos's own node
 	// image (for machines that reach a registry).
 	Image string `yaml:"image"`
+	// Config is server settings (etcd flags, zoo.cfg lines, redis.conf
+	// directives) by name, which the target checks.
+	Config map[string]string `yaml:"config,omitempty"`
+	Params Params            `yaml:",inline" json:"-"`
+	// Spec is the target's own parameters, decoded and with its defaults,
+	// once the runner has validated the plan.
+	Spec any `yaml:"-" json:"-"`
 }
 
-// Workload is what the clients do.
+// Workload is what the clients do: the fields every workload has, and
+// Params, the fields of the workload named by Kind, which that workload
+// decodes into its own type (DecodeParams).
 type Workload struct {
-	Kind    string   `yaml:"kind"`
-	Clients int      `yaml:"clients"`
-	Lease   Duration `yaml:"lease"`
-	// A holder keeps the lock for a random time in [HoldMin, HoldMax], then
-	// writes to the resource and releases.
-	HoldMin Duration `yaml:"hold_min"`
-	HoldMax Duration `yaml:"hold_max"`
-	// Resource is "fenced" or "unfenced": whether the protected resource
-	// rejects writes carrying a token older than one it has accepted.
-	Resource string `yaml:"resource"`
-	// ReadMode is how register clients read: linearizable or serializable
-	// (etcd), plain or sync (ZooKeeper: sync, then read).
-	ReadMode string `yaml:"read_mode"`
+	Kind    string `yaml:"kind"`
+	Clients int    `yaml:"clients"`
+	Params  Params `yaml:",inline" json:"-"`
+	// Spec is the workload's own parameters, decoded and with its
+	// defaults, once the runner has validated the plan.
+	Spec any `yaml:"-" json:"-"`
 }
 
 // Fault is one kind of fault, injected on a schedule: first after
-// FirstAfter, then every Interval, each lasting Duration.
+// FirstAfter, then every Interval, each lasting Duration. Params are the
+// fields of the kind of fault alone (a partition's shape, a clock's
+// offset), which it decodes into its own type.
 type Fault struct {
 	Kind string `yaml:"kind"`
 	// Target is the role whose processes are picked: nodes, leader,
@@ -72,21 +88,14 @@ type Fault struct {
 	Count  int    `yaml:"count"`
 	// Nodes, if given, are the only nodes (by name: n1, n2, ...) a fault
 	// on nodes may pick its victims from.
-	Nodes []string `yaml:"nodes"`
-	// Shape of a partition: isolate-one, isolate-leader, halves,
-	// majorities-ring or bridge.
-	Shape string `yaml:"shape"`
-	// Offset is how far a clock fault moves the clocks (negative: back).
-	Offset Duration `yaml:"offset"`
-	// Clocks a clock fault moves: realtime (the wall clock, the default)
-	// or all (the monotonic clocks too, which timeouts and leases use).
-	Clocks string `yaml:"clocks"`
-	// Strobe makes a clock fault flip between no offset and Offset every
-	// Strobe, for the fault's duration; 0 is one jump (a bump).
-	Strobe     Duration `yaml:"strobe"`
+	Nodes      []string `yaml:"nodes"`
 	FirstAfter Duration `yaml:"first_after"`
 	Interval   Duration `yaml:"interval"`
 	Duration   Duration `yaml:"duration"`
+	Params     Params   `yaml:",inline"`
+	// Spec is the fault's own parameters, decoded and with its defaults,
+	// once the runner has validated the plan.
+	Spec any `yaml:"-"`
 }
 
 // Duration is a time.Duration written as "3s" or "500ms" in plans.
@@ -104,6 +113,21 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // MarshalYAML writes the duration back as a string.
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// MarshalJSON writes the duration as a string, as plans do ("2s"), for
+// the parameters a client process is given.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration written by MarshalJSON.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration: %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	d.Duration = v
+	return err
+}
 
 // Error is a problem with a plan, located in its file.
 type Error struct {

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -65,6 +66,8 @@ func edit(t *testing.T, pairs ...string) string {
 
 // parse is Parse that fails the test, rather than hanging it, if Parse
 // never returns.
+// parse is Parse and the checks of the fields that workloads and faults
+// share, which the runner makes after their plug-ins' own.
 func parse(t testing.TB, file string, data []byte) (*Plan, error) {
 	t.Helper()
 	type result struct {
@@ -74,6 +77,17 @@ func parse(t testing.TB, file string, data []byte) (*Plan, error) {
 	done := make(chan result, 1)
 	go func() {
 		p, err := Parse(file, data)
+		if err == nil {
+			err = p.CheckWorkload()
+			for i := range p.Nemesis {
+				if err == nil {
+					err = p.CheckFault(i)
+				}
+			}
+			if err != nil {
+				p = nil
+			}
+		}
 		done <- result{p, err}
 	}()
 	select {
@@ -177,12 +191,6 @@ func TestParseErrors(t *testing.T) {
 		line     int
 		contains []string
 	}{
-		{
-			name:     "bad duration",
-			yaml:     edit(t, "  lease: 2s", "  lease: 2 seconds"),
-			line:     lineOf(t, "  lease: 2s"),
-			contains: []string{"expected a duration", `"2 seconds"`},
-		},
 		{
 			name:     "bad fault duration",
 			yaml:     edit(t, "    duration: 1s", "    duration: fast"),
@@ -336,6 +344,12 @@ func TestParseErrors(t *testing.T) {
 			contains: []string{"cannot start any token"},
 		},
 		{
+			name:     "negative recovery",
+			yaml:     edit(t, "seed: 1", "seed: 1\nrecovery: -1s"),
+			line:     lineOf(t, "seed: 1") + 1,
+			contains: []string{"recovery: -1s: expected a duration of 0 or more"},
+		},
+		{
 			name:     "not a mapping",
 			yaml:     "- name: t\n",
 			line:     1,
@@ -387,14 +401,10 @@ func TestUnknownField(t *testing.T) {
 	}{
 		{"top level", base + "colour: red\n", 21, "colour", "the plan",
 			[]string{"description", "name", "nemesis", "seed", "target", "time_limit", "workload"}},
-		{"in workload", edit(t, "  resource: unfenced", "  resorce: unfenced"), lineOf(t, "  resource: unfenced"), "resorce", "workload",
-			[]string{"clients", "hold_max", "hold_min", "kind", "lease", "resource"}},
-		{"in target", edit(t, "  nodes: 5", "  node: 5"), lineOf(t, "  nodes: 5"), "node", "target",
-			[]string{"image", "kind", "nodes"}},
-		{"in a fault", edit(t, "    count: 1", "    cnt: 1"), lineOf(t, "    count: 1"), "cnt", "nemesis[0]",
-			[]string{"count", "duration", "first_after", "interval", "kind", "target"}},
-		{"in a second fault", base + "  - kind: pause\n    target: clients\n    duratoin: 1s\n", 23, "duratoin", "nemesis[1]",
-			[]string{"duration"}},
+		// target's, workload's and a fault's are the runner's to check
+		// (their plug-ins' fields are allowed there).
+		{"in compare", base + "compare:\n  sed: [1]\n", 22, "sed", "compare",
+			[]string{"seeds", "variants"}},
 		{"first of two", edit(t, "seed: 1", "sed: 1", "  lease: 2s", "  leese: 2s"), lineOf(t, "seed: 1"), "sed", "the plan",
 			[]string{"seed"}},
 	} {
@@ -547,4 +557,19 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted plan fails its own check: %v", err)
 		}
 	})
+}
+
+// A duration goes to a client process as JSON, as a plan writes it.
+func TestDurationJSON(t *testing.T) {
+	b, err := json.Marshal(struct{ D Duration }{Duration{1500 * time.Millisecond}})
+	if err != nil || string(b) != `{"D":"1.5s"}` {
+		t.Fatalf("%s %v", b, err)
+	}
+	var back struct{ D Duration }
+	if err := json.Unmarshal(b, &back); err != nil || back.D.Duration != 1500*time.Millisecond {
+		t.Errorf("read back %v %v", back.D, err)
+	}
+	if err := json.Unmarshal([]byte(`{"D":7}`), &back); err == nil {
+		t.Error("a number was read as a duration")
+	}
 }

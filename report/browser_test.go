@@ -64,12 +64,12 @@ func TestReportInChromium(t *testing.T) {
 	t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
 
 	// The comparison table of that run, as chaos compare DIR writes it.
-	rows, err := compare.Build([]string{dir})
+	table, err := compare.Build([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmp := filepath.Join(t.TempDir(), "compare")
-	if err := compare.Write(cmp, "redlock-pause", rows); err != nil {
+	if err := compare.Write(cmp, "redlock-pause", table); err != nil {
 		t.Fatal(err)
 	}
 	shot = filepath.Join(out, "redlock-pause-compare.png")

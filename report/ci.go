@@ -4,20 +4,23 @@ import (
 	"encoding/xml"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/runfolder"
 )
 
 // junitSuite is JUnit's XML report, as CI systems read it: the run is a
 // suite, each checker a test case that fails when it found an anomaly and
-// is skipped when it could not decide.
+// is skipped when it could not decide. A run that did not finish cleanly
+// has one more test case, "run", in error, so that a CI job reading only
+// junit.xml sees a failure whatever the checkers said.
 type junitSuite struct {
 	XMLName  xml.Name    `xml:"testsuite"`
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
 	Skipped  int         `xml:"skipped,attr"`
 	Time     float64     `xml:"time,attr"`
 	Cases    []junitCase `xml:"testcase"`
@@ -27,6 +30,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	ClassName string        `xml:"classname,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
 	Output    string        `xml:"system-out,omitempty"`
 }
@@ -39,6 +43,11 @@ type junitMessage struct {
 // writeJUnit writes r.Dir/junit.xml.
 func writeJUnit(r Run, seconds float64) error {
 	s := junitSuite{Name: fmt.Sprintf("%s seed %d", r.Plan, r.Seed), Time: seconds}
+	if r.Incomplete != "" {
+		s.Errors++
+		s.Cases = append(s.Cases, junitCase{Name: "run", ClassName: "chaos." + r.Plan,
+			Error: &junitMessage{Message: "incomplete: " + r.Incomplete, Text: incompleteNote}})
+	}
 	for _, res := range r.Report.Results {
 		c := junitCase{Name: res.Checker, ClassName: "chaos." + r.Plan, Output: strings.Join(res.Notes, "\n")}
 		switch res.Verdict {
@@ -56,7 +65,7 @@ func writeJUnit(r Run, seconds float64) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(r.Dir, "junit.xml"), append([]byte(xml.Header), append(b, '\n')...), 0o644)
+	return os.WriteFile(runfolder.Folder(r.Dir).Path(runfolder.JUnitFile), append([]byte(xml.Header), append(b, '\n')...), 0o644)
 }
 
 func findingsText(res analysis.Result) string {
@@ -76,7 +85,10 @@ func findingsText(res analysis.Result) string {
 // writeSummary writes r.Dir/summary.md, a few lines for a CI job summary.
 func writeSummary(r Run) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s (seed %d): %s\n\n", r.Plan, r.Seed, r.Report.Verdict)
+	fmt.Fprintf(&b, "### %s (seed %d): %s\n\n", r.Plan, r.Seed, runStatus(string(r.Report.Verdict), r.Incomplete).Text)
+	if r.Incomplete != "" {
+		fmt.Fprintf(&b, "**incomplete: %s**\n\n%s\n\n", mdEscape(r.Incomplete), incompleteNote)
+	}
 	fmt.Fprintf(&b, "%d %s nodes, workload %s, %d history entries.\n\n", r.Nodes, r.Target, r.Workload, r.Report.Ops)
 	b.WriteString("| checker | verdict | findings |\n|---|---|---|\n")
 	for _, res := range r.Report.Results {
@@ -88,7 +100,7 @@ func writeSummary(r Run) error {
 		}
 	}
 	b.WriteString("\n\nDetails: report.html in the run's folder.\n")
-	return os.WriteFile(filepath.Join(r.Dir, "summary.md"), []byte(b.String()), 0o644)
+	return os.WriteFile(runfolder.Folder(r.Dir).Path(runfolder.SummaryFile), []byte(b.String()), 0o644)
 }
 
 // mdEscape keeps an explanation from being read as Markdown.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/runfolder"
 )
 
 // Run is what the report shows of one run.
@@ -33,8 +34,14 @@ type Run struct {
 	Resource string
 	Started  time.Time
 	Versions map[string]string
-	Report   analysis.Report
-	History  []history.Op
+	// Servers are the versions the servers reported, by node.
+	Servers map[string]string
+	// Config is the server settings the target ran with.
+	Config  map[string]string
+	Report  analysis.Report
+	History []history.Op
+	// Incomplete says why the run did not finish cleanly; "" if it did.
+	Incomplete string
 }
 
 // pageOps is how many operations one page of the timeline draws: more
@@ -89,7 +96,7 @@ func Write(r Run) error {
 	if err := errors.Join(writeJUnit(r, whole.to.Seconds()), writeSummary(r)); err != nil {
 		return err
 	}
-	return render(filepath.Join(r.Dir, "report.html"), reportTemplate, v)
+	return render(runfolder.Folder(r.Dir).Path(runfolder.ReportFile), reportTemplate, v)
 }
 
 // maxPages bounds the timeline pages drawn: a million operations would
@@ -166,8 +173,8 @@ func links(dir string) map[string][]link {
 		}
 	}
 	add("visualizations", "linearizability-*.html")
-	add("logs", "logs/*.log")
-	for _, f := range []string{"history.jsonl", "resource.jsonl", "analysis.json", "run.json", "plan.yaml", "junit.xml", "summary.md"} {
+	add("logs", runfolder.LogsDir+"/*.log")
+	for _, f := range []string{runfolder.HistoryFile, runfolder.ResourceFile, runfolder.AnalysisFile, runfolder.InfoFile, runfolder.PlanFile, runfolder.JUnitFile, runfolder.SummaryFile} {
 		add("files", f)
 	}
 	return out
@@ -224,22 +231,25 @@ var funcs = template.FuncMap{
 	"stat":           func(v any) string { return strings.TrimSuffix(fmt.Sprint(v), ".000") },
 	"sorted":         func(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) },
 	"sortedVersions": func(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) },
+	"status":         runStatus,
+	"incompleteNote": func() string { return incompleteNote },
 }
 
 const style = `<style>
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1160px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 .verdict{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:600}
-.valid{background:#2e9d4a}.invalid{background:#d64545}.unknown{background:#e8a33d}
+.valid{background:#2e9d4a}.invalid{background:#d64545}.unknown{background:#e8a33d}.incomplete{background:#7a6f9b}.not-analyzed{background:#999}
 table{border-collapse:collapse} td,th{padding:2px 10px 2px 0;text-align:left;vertical-align:top}
 pre{background:#f6f6f6;padding:6px 8px;overflow-x:auto;font-size:12px;margin:4px 0 12px}
 .finding{margin:10px 0 0} .kind{font-weight:600} .legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
 svg.plot{display:block;max-width:100%;height:auto;border:1px solid #eee;margin:6px 0}
 </style>`
 
-var reportTemplate = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
+var reportTemplate = template.Must(template.Must(badgeTemplate.Clone()).New("report").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>chaos: {{.Plan}} (seed {{.Seed}})</title>` + style + `</head><body>
-<h1>{{.Plan}} <span class="verdict {{.Report.Verdict}}">{{.Report.Verdict}}</span></h1>
+<h1>{{.Plan}} {{template "badge" status (print .Report.Verdict) .Incomplete}}</h1>
+{{with .Incomplete}}<p><b>incomplete: {{.}}</b><br>{{incompleteNote}}</p>{{end}}
 <div>seed {{.Seed}} · {{.Nodes}} {{.Target}} nodes · workload {{.Workload}}{{with .Resource}} · resource {{.}}{{end}} · started {{.Started.Format "2006-01-02 15:04:05 MST"}} · {{.Duration}} · {{.Report.Ops}} history entries</div>
 {{with .Report.Truncated}}<p><b>History truncated:</b> {{.}}</p>{{end}}
 
@@ -281,7 +291,9 @@ var reportTemplate = template.Must(template.New("report").Funcs(funcs).Parse(`<!
 {{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}
 
 <h2>Software</h2>
-<table>{{$v := .Versions}}{{range sortedVersions .Versions}}<tr><td>{{.}}</td><td>{{index $v .}}</td></tr>{{end}}</table>
+<table>{{$s := .Servers}}{{range sortedVersions .Servers}}<tr><td>server {{.}}</td><td>{{index $s .}}</td></tr>{{end}}
+{{$v := .Versions}}{{range sortedVersions .Versions}}<tr><td>{{.}}</td><td>{{index $v .}}</td></tr>{{end}}
+{{$c := .Config}}{{range sortedVersions .Config}}<tr><td>setting {{.}}</td><td>{{index $c .}}</td></tr>{{end}}</table>
 
 <h2>Files</h2>
 {{with index .Links "visualizations"}}<p>porcupine's visualization of each illegal key: {{range .}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</p>{{end}}

@@ -137,3 +137,98 @@ func BenchmarkReport1M(b *testing.B) {
 	})
 	b.ReportMetric(float64(size)/1e6, "MB-written")
 }
+
+// A run that did not finish cleanly is never shown as valid: its headline
+// says incomplete unless it found an anomaly, every page says why, and
+// junit.xml has a test case in error so that CI sees a failure.
+func TestWriteIncomplete(t *testing.T) {
+	const why = "interrupted: context canceled"
+	for _, tc := range []struct {
+		verdict  analysis.Verdict
+		headline string
+		failures string
+	}{
+		{analysis.Valid, `<span class="verdict incomplete">incomplete</span>`, `failures="0"`},
+		{analysis.Unknown, `<span class="verdict incomplete">incomplete</span>`, `failures="0"`},
+		{analysis.Invalid, `<span class="verdict invalid">invalid</span>`, `failures="1"`},
+	} {
+		t.Run(string(tc.verdict), func(t *testing.T) {
+			r := synthetic(t, 2, 10)
+			r.Report.Verdict = tc.verdict
+			r.Report.Results[0].Verdict = tc.verdict
+			if tc.verdict != analysis.Invalid {
+				r.Report.Results[0].Findings, r.Report.Results[0].FindingsTotal = nil, 0
+			}
+			r.Incomplete = why
+			if err := Write(r); err != nil {
+				t.Fatal(err)
+			}
+			read := func(name string) string {
+				b, err := os.ReadFile(filepath.Join(r.Dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			page := read("report.html")
+			if !strings.Contains(page, "<h1>synthetic "+tc.headline+"</h1>") || !strings.Contains(page, "incomplete: "+why) {
+				t.Errorf("report.html: want the headline %s and the reason %q", tc.headline, why)
+			}
+			junit := read("junit.xml")
+			for _, want := range []string{tc.failures, `errors="1"`, `<testcase name="run" classname="chaos.synthetic">`, `<error message="incomplete: ` + why + `">`} {
+				if !strings.Contains(junit, want) {
+					t.Errorf("junit.xml lacks %q:\n%s", want, junit)
+				}
+			}
+			summary := read("summary.md")
+			status := "incomplete"
+			if tc.verdict == analysis.Invalid {
+				status = "invalid"
+			}
+			for _, want := range []string{"### synthetic (seed 7): " + status + "\n", "**incomplete: " + why + "**"} {
+				if !strings.Contains(summary, want) {
+					t.Errorf("summary.md lacks %q:\n%s", want, summary)
+				}
+			}
+		})
+	}
+}
+
+// A clean run's junit.xml has no error, and its headline is its verdict.
+func TestWriteComplete(t *testing.T) {
+	r := synthetic(t, 2, 10)
+	if err := Write(r); err != nil {
+		t.Fatal(err)
+	}
+	junit, _ := os.ReadFile(filepath.Join(r.Dir, "junit.xml"))
+	page, _ := os.ReadFile(filepath.Join(r.Dir, "report.html"))
+	if !strings.Contains(string(junit), `errors="0"`) || strings.Contains(string(junit), "<error") || strings.Contains(string(page), "incomplete:") || strings.Contains(string(page), `class="verdict incomplete"`) {
+		t.Errorf("a clean run is shown as incomplete:\n%s", junit)
+	}
+}
+
+func TestIndexIncomplete(t *testing.T) {
+	results := t.TempDir()
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	err := WriteIndex(results, []IndexEntry{
+		{Path: "p/a", Plan: "harness-error", Started: t0, Verdict: "unknown", Incomplete: "kill-start [n3]: container is not running"},
+		{Path: "p/b", Plan: "killed-early", Started: t0, Verdict: NotAnalyzed, Incomplete: "no end recorded"},
+		{Path: "p/c", Plan: "clean", Started: t0, Verdict: "valid"},
+		{Path: "p/d", Plan: "anomaly-then-killed", Started: t0, Verdict: "invalid", Incomplete: "no end recorded"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(results, "index.html"))
+	page := string(b)
+	if n := strings.Count(page, `class="verdict valid"`); n != 1 {
+		t.Errorf("%d runs shown valid, want only the clean one", n)
+	}
+	for _, want := range []string{`<span class="verdict incomplete">incomplete</span><br><small>incomplete: kill-start [n3]: container is not running</small>`,
+		`<span class="verdict incomplete">incomplete, not analyzed</span>`,
+		`<span class="verdict invalid">invalid</span><br><small>incomplete: no end recorded</small>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index lacks %q", want)
+		}
+	}
+}

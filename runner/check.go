@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/history/jepsen"
 	"github.com/chaos-testing/chaos/history/porcupinelog"
 )
@@ -43,7 +44,22 @@ func CheckFile(ctx context.Context, path string, c FileCheck) (analysis.Report, 
 	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
 		return analysis.Report{}, err
 	}
-	return analysis.Run(ctx, []string{checker}, in), nil
+	rep := analysis.Run(ctx, []string{checker}, in)
+	noteReversals(&rep, in.History)
+	return rep, nil
+}
+
+// noteReversals adds to every result a note on the entries whose times go
+// backwards within their process, if there are any: found once, for all
+// the checkers, whose verdicts all rest on those times.
+func noteReversals(rep *analysis.Report, ops []history.Op) {
+	note := history.FindReversals(ops).Note()
+	if note == "" {
+		return
+	}
+	for i := range rep.Results {
+		rep.Results[i].Notes = append(rep.Results[i].Notes, note)
+	}
 }
 
 func readForeign(path, model string) (analysis.Input, string, error) {

@@ -22,7 +22,7 @@ type faultEnv struct {
 	clients []nemesis.Process // index = history process number
 }
 
-func (e *faultEnv) Candidates(role string) []nemesis.Process {
+func (e *faultEnv) Candidates(ctx context.Context, role string) []nemesis.Process {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var ps []nemesis.Process
@@ -35,13 +35,13 @@ func (e *faultEnv) Candidates(role string) []nemesis.Process {
 		ps = append(ps, e.clients...)
 	case "holder":
 		for _, p := range e.live.holders() {
-			if p < len(e.clients) {
-				ps = append(ps, e.clients[p])
+			if len(e.clients) > 0 { // process p is a worker of client p mod clients
+				ps = append(ps, e.clients[p%len(e.clients)])
 			}
 		}
 	case "leader":
 		if l, ok := e.target.(targets.Leaderer); ok {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
 			if n, err := l.Leader(ctx, e.nodes); err == nil {
 				ps = append(ps, node(n))

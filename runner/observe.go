@@ -6,6 +6,7 @@ import (
 
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/targets"
+	"github.com/chaos-testing/chaos/workloads"
 )
 
 const (
@@ -56,20 +57,17 @@ func observe(env *faultEnv, histPath string, clock history.Clock) (stop func(), 
 	}, nil
 }
 
-// poll asks one server and records the question and its answer.
+// poll asks one server and records the question and its answer; one not
+// answered in time is unknown (info): nothing was learnt.
 func poll(rr targets.RoleReporter, n targets.Node, h *history.Appender) error {
-	v := history.RoleValue{Node: n.Container.Name}
-	if _, err := h.Invoke(history.FRole, v); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
-	defer cancel()
-	role, accepts, err := rr.Role(ctx, n)
-	typ := history.Ok
-	if err != nil {
-		typ = history.Info // no answer in time: nothing known
-	}
-	v.Role, v.Accepts = role, accepts
-	_, err = h.Complete(typ, history.FRole, v, err)
+	q := history.RoleValue{Node: n.Container.Name}
+	_, err := workloads.Record(context.Background(), h, workloads.Op[history.RoleValue]{F: history.FRole, Value: q, Timeout: pollTimeout,
+		Call: func(ctx context.Context) (history.RoleValue, error) {
+			v := q
+			var err error
+			v.Role, v.Accepts, err = rr.Role(ctx, n)
+			return v, err
+		},
+		Completion: func(v history.RoleValue, _ error) any { return v }})
 	return err
 }

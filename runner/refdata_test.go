@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,8 +22,9 @@ import (
 
 // refDir holds porcupine's reference histories and MANIFEST.md, which
 // gives each file's verdict (linearizable or not) as porcupine's tests
-// assert it.
-const refDir = "../../shared/refdata/porcupine"
+// assert it, and each file's sha256. They are part of the repository: a
+// test that cannot find them fails.
+const refDir = "../testdata/porcupine"
 
 // maxListed is how many findings a result lists at most.
 const maxListed = 20
@@ -33,16 +36,12 @@ type refCase struct {
 	want string
 }
 
-// refCases reads the tables of MANIFEST.md; it skips the test when the
-// reference data is not there.
+// refCases reads the tables of MANIFEST.md.
 func refCases(t testing.TB, prefix string) []refCase {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(refDir, "MANIFEST.md"))
-	if os.IsNotExist(err) {
-		t.Skipf("no reference data in %s", refDir)
-	}
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the reference data must be in the repository: %v", err)
 	}
 	var cs []refCase
 	for _, line := range strings.Split(string(b), "\n") {
@@ -62,6 +61,38 @@ func refCases(t testing.TB, prefix string) []refCase {
 		cs = append(cs, c)
 	}
 	return cs
+}
+
+// TestRefdataChecksums checks every reference file against the sha256
+// that MANIFEST.md gives, so that the verdicts are those of porcupine's
+// own files.
+func TestRefdataChecksums(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(refDir, "MANIFEST.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sums, ok := strings.Cut(string(b), "## Checksums (sha256)")
+	if !ok {
+		t.Fatal("MANIFEST.md has no checksums section")
+	}
+	n := 0
+	for _, line := range strings.Split(sums, "\n") {
+		sum, file, ok := strings.Cut(strings.TrimSpace(line), "  ")
+		if !ok || len(sum) != 64 {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(refDir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(data)); got != sum {
+			t.Errorf("%s: sha256 %s, MANIFEST.md says %s", file, got, sum)
+		}
+		n++
+	}
+	if n != 109 {
+		t.Errorf("MANIFEST.md has %d checksums, expected 109 (103 etcd logs, 6 kv logs)", n)
+	}
 }
 
 func wantVerdict(want string) analysis.Verdict {

@@ -2,7 +2,7 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"io"
@@ -20,90 +20,87 @@ import (
 	"github.com/chaos-testing/chaos/internal/progress"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/report"
+	"github.com/chaos-testing/chaos/runfolder"
+	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
 )
 
-// RunInfo is run.json: what was run, with which seed and software.
-type RunInfo struct {
-	// RunID labels the run's containers and network (label chaos.run).
-	RunID    string            `json:"run_id"`
-	Plan     string            `json:"plan"`
-	PlanFile string            `json:"plan_file"`
-	Seed     int64             `json:"seed"`
-	Started  time.Time         `json:"started"`
-	Workload string            `json:"workload"`
-	Resource string            `json:"resource"`
-	Versions map[string]string `json:"versions"`
-	// Nodes and Ready: the cluster's size, and how long it took from the
-	// first container's start until every node answered.
-	Target string        `json:"target"`
-	Nodes  int           `json:"nodes"`
-	Ready  time.Duration `json:"ready_ns,omitempty"`
+// recordEnd writes the end record of the run in dir: clean if runErr is nil.
+func recordEnd(dir string, runErr error) error {
+	end := &runfolder.End{At: time.Now()}
+	if runErr != nil {
+		end.Error = runErr.Error()
+	}
+	if err := runfolder.Folder(dir).UpdateInfo(func(i *runfolder.Info) { i.End = end }); err != nil {
+		return fmt.Errorf("recording the end of the run: %w", err)
+	}
+	return nil
 }
 
-func writeRunInfo(dir, runID string, p *plans.Plan, started time.Time) error {
-	plan, err := yaml.Marshal(p)
+// writeRunInfo writes the run's run.json and the plan as it runs; resource
+// is the mode of the protected resource its workload writes to ("" none).
+func writeRunInfo(dir, runID string, p *plans.Plan, resource string, started time.Time) error {
+	resolved, err := p.Resolved()
 	if err != nil {
 		return err
 	}
-	info := RunInfo{RunID: runID, Plan: p.Name, Target: p.Target.Kind, Nodes: p.Target.Nodes, PlanFile: p.File, Seed: p.Seed, Started: started,
-		Workload: p.Workload.Kind, Resource: p.Workload.Resource, Versions: versions()}
-	return errors.Join(
-		os.WriteFile(filepath.Join(dir, "plan.yaml"), plan, 0o644),
-		writeJSON(filepath.Join(dir, "run.json"), info))
-}
-
-// versions lists the client libraries this binary was built with.
-func versions() map[string]string {
-	v := map[string]string{}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
+	plan, err := yaml.Marshal(resolved)
+	if err != nil {
+		return err
 	}
-	v["go"] = bi.GoVersion
-	for _, d := range bi.Deps {
-		if strings.Contains(d.Path, "redsync") || strings.Contains(d.Path, "go-redis") || strings.Contains(d.Path, "docker/docker") {
-			v[d.Path] = d.Version
+	info := runfolder.Info{RunID: runID, Plan: p.Name, Target: p.Target.Kind, Nodes: p.Target.Nodes, PlanFile: p.File, Seed: p.Seed, Started: started,
+		Workload: p.Workload.Kind, Resource: resource}
+	if t, ok := targets.Targets.Lookup(p.Target.Kind); ok {
+		if c, ok := t.(targets.Configurable); ok {
+			if info.Config, err = c.Config(targetSpec(p, "")); err != nil {
+				return err
+			}
 		}
 	}
-	return v
+	f := runfolder.Folder(dir)
+	return errors.Join(os.WriteFile(f.Path(runfolder.PlanFile), plan, 0o644), f.WriteInfo(info))
 }
 
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+// dockerModule is the Docker client library the harness drives runs with.
+const dockerModule = "github.com/docker/docker"
+
+// Versions lists the versions of Go, the Docker client and the given
+// client libraries (modules) that the chaos binary, which the harness and
+// the clients run, was built with. A module missing from the build is
+// recorded as such.
+func Versions(binary string, modules []string) (map[string]string, error) {
+	bi, err := buildinfo.ReadFile(binary)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("versions of %s: %w", binary, err)
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	v := map[string]string{"go": bi.GoVersion}
+	for _, m := range append([]string{dockerModule}, modules...) {
+		v[m] = "not in this build"
+		if i := slices.IndexFunc(bi.Deps, func(d *debug.Module) bool { return d.Path == m }); i >= 0 {
+			v[m] = bi.Deps[i].Version
+		}
+	}
+	return v, nil
 }
 
-// ReadRunInfo reads dir/run.json.
-func ReadRunInfo(dir string) (RunInfo, error) {
-	var info RunInfo
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err != nil {
-		return info, fmt.Errorf("%s is not a run folder: %w", dir, err)
+// judgeRun is the run's verdict: the history's, except that a run that did
+// not finish cleanly is never valid. The history it wrote may be, but what
+// the rest of the run would have shown is unknown; an anomaly found in it
+// is one all the same.
+func judgeRun(info runfolder.Info, rep analysis.Report) analysis.Report {
+	if info.Incomplete() != "" {
+		rep.Verdict = analysis.Worst(rep.Verdict, analysis.Unknown)
 	}
-	if err := json.Unmarshal(b, &info); err != nil {
-		return info, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
-	}
-	return info, nil
-}
-
-func updateRunInfo(dir string, change func(*RunInfo)) error {
-	info, err := ReadRunInfo(dir)
-	if err != nil {
-		return err
-	}
-	change(&info)
-	return writeJSON(filepath.Join(dir, "run.json"), info)
+	return rep
 }
 
 // Analyze judges the run stored in dir and writes dir/analysis.json. It
-// reads what is on disk, so it works on a run that was interrupted. How far
-// a long analysis has come is shown on out (nil: nowhere).
+// reads what is on disk, so it works on a run that was interrupted; one
+// that did not finish cleanly (see runfolder.Info.Incomplete) is at best unknown.
+// How far a long analysis has come is shown on out (nil: nowhere).
 func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, error) {
-	info, err := ReadRunInfo(dir)
+	f := runfolder.Folder(dir)
+	info, err := f.ReadInfo()
 	if err != nil {
 		return analysis.Report{}, err
 	}
@@ -118,7 +115,7 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	task := progress.Start(out, "analysis:")
 	final := ""
 	defer func() { task.Stop(final) }()
-	histPath := filepath.Join(dir, "history.jsonl")
+	histPath := f.Path(runfolder.HistoryFile)
 	var size int64
 	if st, err := os.Stat(histPath); err == nil {
 		size = st.Size()
@@ -131,18 +128,19 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	}
 	in := analysis.Input{History: ops, ResourceMode: info.Resource, Dir: dir,
 		Progress: func(checker string, done, total int) { task.Set(int64(done), int64(total), "checking "+checker) }}
-	res, rtrunc, err := history.ReadResourceLog(filepath.Join(dir, "resource.jsonl"))
+	res, rtrunc, err := history.ReadResourceLog(f.Path(runfolder.ResourceFile))
 	if err != nil && !os.IsNotExist(err) {
 		return analysis.Report{}, err
 	}
 	in.Resource = res
-	rep := analysis.Run(ctx, w.Checkers(), in)
+	rep := judgeRun(info, analysis.Run(ctx, checkers(w), in))
+	noteReversals(&rep, ops)
 	for _, t := range []*history.Truncated{trunc, rtrunc} {
 		if t != nil {
 			rep.Truncated = strings.TrimSpace(rep.Truncated + " " + t.Error())
 		}
 	}
-	if err := writeJSON(filepath.Join(dir, "analysis.json"), rep); err != nil {
+	if err := f.WriteAnalysis(runfolder.Analysis{Report: rep, Incomplete: info.Incomplete()}); err != nil {
 		return rep, err
 	}
 	task.Set(0, 0, "writing the report")
@@ -157,52 +155,48 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 // Report writes dir/report.html for a stored run, from its analysis.json,
 // or analyzes the run first if it has none.
 func Report(ctx context.Context, dir string) error {
-	info, err := ReadRunInfo(dir)
+	f := runfolder.Folder(dir)
+	info, err := f.ReadInfo()
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "analysis.json"))
-	if os.IsNotExist(err) {
+	a, err := f.ReadAnalysis()
+	if errors.Is(err, runfolder.ErrNotAnalyzed) {
 		_, err = Analyze(ctx, dir, nil)
 		return err
 	}
 	if err != nil {
 		return err
 	}
-	var rep analysis.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, "analysis.json"), err)
-	}
-	ops, _, err := history.Read(filepath.Join(dir, "history.jsonl"))
-	if err != nil && !os.IsNotExist(err) {
+	ops, _, err := f.ReadHistory()
+	if err != nil && !os.IsNotExist(err) { // a run that wrote none
 		return err
 	}
-	return writeReport(dir, info, rep, ops)
+	return writeReport(dir, info, judgeRun(info, a.Report), ops)
 }
 
-func writeReport(dir string, info RunInfo, rep analysis.Report, ops []history.Op) error {
+func writeReport(dir string, info runfolder.Info, rep analysis.Report, ops []history.Op) error {
 	return report.Write(report.Run{Dir: dir, Plan: info.Plan, Seed: info.Seed, Target: info.Target, Nodes: info.Nodes,
-		Workload: info.Workload, Resource: info.Resource, Started: info.Started, Versions: info.Versions, Report: rep, History: ops})
+		Workload: info.Workload, Resource: info.Resource, Started: info.Started, Versions: info.Versions, Servers: info.Servers, Config: info.Config, Report: rep, History: ops,
+		Incomplete: info.Incomplete()})
 }
 
 // WriteIndex rebuilds results/index.html from the run folders under
 // results: every run with a run.json, newest first; a run not analyzed
-// yet (or interrupted before it was) shows as "not analyzed".
+// yet (or interrupted before it was) shows as "not analyzed", and one that
+// did not finish cleanly says so and why.
 func WriteIndex(results string) error {
-	infos, _ := filepath.Glob(filepath.Join(results, "*", "*", "run.json"))
 	var runs []report.IndexEntry
-	for _, f := range infos {
-		dir := filepath.Dir(f)
-		info, err := ReadRunInfo(dir)
+	for _, f := range runfolder.All(results) {
+		info, err := f.ReadInfo()
 		if err != nil {
 			continue // not a run of ours
 		}
-		e := report.IndexEntry{Plan: info.Plan, Seed: info.Seed, Started: info.Started, Verdict: "not analyzed"}
-		e.Path, _ = filepath.Rel(results, dir)
+		e := report.IndexEntry{Plan: info.Plan, Seed: info.Seed, Started: info.Started, Verdict: report.NotAnalyzed, Incomplete: info.Incomplete()}
+		e.Path, _ = filepath.Rel(results, string(f))
 		e.Path = filepath.ToSlash(e.Path)
-		var rep struct{ Verdict string }
-		if b, err := os.ReadFile(filepath.Join(dir, "analysis.json")); err == nil && json.Unmarshal(b, &rep) == nil && rep.Verdict != "" {
-			e.Verdict = rep.Verdict
+		if a, err := f.ReadAnalysis(); err == nil && a.Verdict != "" {
+			e.Verdict = string(a.Verdict)
 		}
 		runs = append(runs, e)
 	}

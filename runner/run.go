@@ -19,10 +19,12 @@ import (
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/images"
+	"github.com/chaos-testing/chaos/internal/clock"
 	"github.com/chaos-testing/chaos/internal/progress"
 	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/resource"
+	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
 )
@@ -38,6 +40,10 @@ type Options struct {
 	// Out receives progress and the status line.
 	Out      io.Writer
 	Terminal bool
+	// Analysis is the context of the analysis, which outlives the run's
+	// own (a first Ctrl-C cancels that) so that what was written is still
+	// judged; nil: it ends only with the analysis.
+	Analysis context.Context
 }
 
 // Paths inside client and resource containers.
@@ -56,7 +62,7 @@ func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
 	if err := Validate(p); err != nil {
 		return analysis.Report{}, "", err
 	}
-	dir, runID, err := newRunDir(o.Results, p)
+	dir, runID, err := newRunDir(o.Results, p, workloadOf(p).Needs(p.Workload).Resource)
 	if err != nil {
 		return analysis.Report{}, "", err
 	}
@@ -65,7 +71,16 @@ func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
 	if err != nil && ctx.Err() != nil && !errors.Is(err, errInterrupted) {
 		err = fmt.Errorf("%w: %w", errInterrupted, err)
 	}
-	rep, aerr := Analyze(context.Background(), dir, o.Out)
+	// Before the analysis, which reads it: every artifact of a run that
+	// did not finish cleanly says so.
+	if rerr := recordEnd(dir, err); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	actx := o.Analysis
+	if actx == nil {
+		actx = context.WithoutCancel(ctx)
+	}
+	rep, aerr := Analyze(actx, dir, o.Out)
 	ierr := WriteIndex(filepath.Dir(filepath.Dir(dir)))
 	if err == nil {
 		err = errors.Join(aerr, ierr)
@@ -85,13 +100,21 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	if image != "" {
 		err = images.Pull(ctx, cli, image, o.Out)
 	} else {
-		image, err = target.Image(ctx, cli, p.Target.Version, o.Out)
+		image, err = target.Image(ctx, cli, targetSpec(p, ""), o.Out)
 	}
 	if err != nil {
 		return err
 	}
 	binary, err := filepath.Abs(o.Binary)
 	if err != nil {
+		return err
+	}
+	w, folder := workloadOf(p), runfolder.Folder(dir)
+	vs, err := Versions(binary, w.Libraries())
+	if err != nil {
+		return err
+	}
+	if err := folder.UpdateInfo(func(i *runfolder.Info) { i.Versions, i.Image = vs, image }); err != nil {
 		return err
 	}
 
@@ -116,7 +139,9 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 		if sched != nil {
 			err = errors.Join(err, step(sched.Heal))
 		}
-		err = errors.Join(err, step(func(ctx context.Context) error { return run.SaveLogs(ctx, filepath.Join(dir, "logs")) }))
+		err = errors.Join(err, step(func(ctx context.Context) error {
+			return run.SaveLogs(ctx, folder.Path(runfolder.LogsDir))
+		}))
 		if cerr := step(run.Close); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("removing the run's containers (chaos clean removes what is left): %w", cerr))
 		} else {
@@ -125,18 +150,19 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	}()
 
 	start := time.Now()
-	nodes, err := target.Start(ctx, run, targets.Spec{Nodes: p.Target.Nodes, Version: p.Target.Version, Image: image})
+	nodes, err := target.Start(ctx, run, targetSpec(p, image))
 	if err != nil {
 		return err
 	}
 	ready := time.Since(start)
 	fmt.Fprintf(o.Out, "%d %s nodes ready in %.1fs\n", len(nodes), p.Target.Kind, ready.Seconds())
-	if err := updateRunInfo(dir, func(i *RunInfo) { i.Ready = ready }); err != nil {
+	servers := serverVersions(ctx, target, nodes)
+	if err := folder.UpdateInfo(func(i *runfolder.Info) { i.Ready, i.Servers = ready, servers }); err != nil {
 		return err
 	}
 
 	clock := history.NewClock()
-	histPath := filepath.Join(dir, "history.jsonl")
+	histPath := folder.Path(runfolder.HistoryFile)
 	h, err := history.OpenAppender(histPath, clock, history.Nemesis)
 	if err != nil {
 		return err
@@ -144,9 +170,12 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	defer h.Close()
 
 	binds := []string{dir + ":" + mountDir, binary + ":" + mountChaos + ":ro"}
-	res, err := startResource(ctx, run, image, binds, p.Workload.Resource == "fenced", clock)
-	if err != nil {
-		return err
+	needs := w.Needs(p.Workload)
+	var res string
+	if needs.Resource != "" {
+		if res, err = startResource(ctx, run, image, binds, needs.Resource == "fenced", clock); err != nil {
+			return err
+		}
 	}
 	env := &faultEnv{run: run, target: target, live: newLive(), nodes: nodes}
 	if env.clients, err = startClients(ctx, run, image, binds, p, nodes, res, clock); err != nil {
@@ -173,13 +202,21 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	defer cancel()
 	stopStatus := showStatus(o, env, sched, started)
 	err = sched.Run(limitCtx)
+	if p.Recovery.Duration > 0 && ctx.Err() == nil {
+		// Every fault is healed; the clients go on, so that the history
+		// shows whether the system came back.
+		select {
+		case <-ctx.Done():
+		case <-time.After(p.Recovery.Duration):
+		}
+	}
 	stopStatus()
 	if ctx.Err() != nil {
 		return errors.Join(err, fmt.Errorf("%w: %w", errInterrupted, ctx.Err()))
 	}
 	// Even after a fault failed, the clients finish their operations: an
 	// operation cut short would be one more of unknown outcome.
-	return errors.Join(err, stopClients(ctx, run, env.clients, p.Workload))
+	return errors.Join(err, stopClients(ctx, run, env.clients, needs.Finish+30*time.Second+nemesis.LateTimers(p.Nemesis)))
 }
 
 // startClients starts one client process per client of the plan, each in
@@ -193,9 +230,10 @@ func startClients(ctx context.Context, run *containers.Run, image string, binds 
 		}
 	}
 	var clients []nemesis.Process
+	params := history.MustValue(p.Workload.Spec)
 	for i := 0; i < p.Workload.Clients; i++ {
 		cfg := workloads.Config{Process: i, Seed: p.Seed, Nodes: addrs, Resource: resourceAddr, Workload: p.Workload,
-			History: mountDir + "/history.jsonl", ClockStart: clock.Start}
+			Params: params, History: mountDir + "/" + runfolder.HistoryFile, ClockStart: clock.Start}
 		c, err := run.Start(ctx, containers.Spec{Name: "c" + strconv.Itoa(i), Role: "client", Image: image,
 			Cmd: []string{mountChaos, "client"}, Env: []string{workloads.ConfigEnv + "=" + encode(cfg)}, Binds: binds})
 		if err != nil {
@@ -209,37 +247,27 @@ func startClients(ctx context.Context, run *containers.Run, image string, binds 
 // showStatus refreshes the status line every second until the returned
 // function is called, which ends the line.
 func showStatus(o Options, env *faultEnv, sched *nemesis.Schedule, started time.Time) (stop func()) {
-	status := progress.NewLine(o.Out, o.Terminal, 10*time.Second)
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				status.Show(env.live.status(time.Since(started), o.Plan.TimeLimit.Duration, sched.Active()))
-			}
-		}
-	}()
+	status := progress.NewLine(o.Out, o.Terminal, 10*time.Second, clock.Real)
+	stopRefresh := progress.Refresh(clock.Real, time.Second, func() {
+		status.Show(env.live.status(time.Since(started), o.Plan.TimeLimit.Duration, sched.Active()))
+	})
 	return func() {
-		close(quit)
-		<-done
+		stopRefresh()
 		status.Done()
 	}
 }
 
 // stopClients asks each client to finish its current operation and exit,
-// then waits for them: an operation cut short would end the history with
-// an unknown outcome for no reason.
-func stopClients(ctx context.Context, run *containers.Run, clients []nemesis.Process, w plans.Workload) error {
+// then waits for them, up to limit: an operation cut short would end the
+// history with an unknown outcome for no reason. The limit is what the
+// workload needs to finish, a margin, and how late a clock fault may have
+// made a client's timers (nemesis.LateTimers).
+func stopClients(ctx context.Context, run *containers.Run, clients []nemesis.Process, limit time.Duration) error {
 	var errs []error
 	for _, c := range clients {
 		errs = append(errs, run.Signal(ctx, c.Container, "TERM"))
 	}
-	wctx, cancel := context.WithTimeout(ctx, w.HoldMax.Duration+30*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	for _, c := range clients {
 		errs = append(errs, run.Wait(wctx, c.Container))
@@ -248,7 +276,7 @@ func stopClients(ctx context.Context, run *containers.Run, clients []nemesis.Pro
 }
 
 func startResource(ctx context.Context, run *containers.Run, image string, binds []string, fenced bool, clock history.Clock) (string, error) {
-	cfg := resource.Config{Fenced: fenced, Log: mountDir + "/resource.jsonl", ClockStart: clock.Start}
+	cfg := resource.Config{Fenced: fenced, Log: mountDir + "/" + runfolder.ResourceFile, ClockStart: clock.Start}
 	c, err := run.Start(ctx, containers.Spec{Name: "resource", Role: "resource", Image: image,
 		Cmd: []string{mountChaos, "resource"}, Env: []string{resource.ConfigEnv + "=" + encode(cfg)}, Binds: binds})
 	if err != nil {
@@ -264,11 +292,36 @@ func startResource(ctx context.Context, run *containers.Run, image string, binds
 	})
 }
 
+// serverVersions asks every node which version it runs, if the target
+// can tell; a node that does not say is recorded with why.
+func serverVersions(ctx context.Context, target targets.Target, nodes []targets.Node) map[string]string {
+	vr, ok := target.(targets.Versioner)
+	if !ok {
+		return nil
+	}
+	vs := make([]string, len(nodes))
+	targets.Each(len(nodes), func(i int) error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		v, err := vr.Version(ctx, nodes[i])
+		if err != nil {
+			v = "unknown: " + err.Error()
+		}
+		vs[i] = v
+		return nil
+	})
+	out := map[string]string{}
+	for i, n := range nodes {
+		out[n.Container.Name] = vs[i]
+	}
+	return out
+}
+
 func encode(v any) string { return string(history.MustValue(v)) }
 
 // newRunDir makes results/<plan>/<time>/, copies the plan there and points
 // results/latest at it.
-func newRunDir(results string, p *plans.Plan) (dir, runID string, err error) {
+func newRunDir(results string, p *plans.Plan, resource string) (dir, runID string, err error) {
 	now := time.Now()
 	results, err = filepath.Abs(results)
 	if err != nil {
@@ -279,7 +332,7 @@ func newRunDir(results string, p *plans.Plan) (dir, runID string, err error) {
 		return "", "", fmt.Errorf("results folder: %w", err)
 	}
 	runID = fmt.Sprintf("%s-%04x", now.Format("150405"), now.Nanosecond()&0xffff)
-	if err := writeRunInfo(dir, runID, p, now); err != nil {
+	if err := writeRunInfo(dir, runID, p, resource, now); err != nil {
 		return "", "", err
 	}
 	latest := filepath.Join(results, "latest")

@@ -1,17 +1,22 @@
 package runner
 
 import (
+	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
 )
 
-// Validate checks the names a plan uses against the registries and fills
-// the target's default size, before anything is started.
+// Validate checks the names a plan uses against the registries, has each
+// plug-in decode and check its own fields (filling their defaults and the
+// target's size), and checks the faults against what the workload needs,
+// before anything is started.
 func Validate(p *plans.Plan) error {
 	if p.Compare != nil {
 		return p.Errorf("compare", "this is a comparison plan: run it with chaos compare")
@@ -23,10 +28,13 @@ func Validate(p *plans.Plan) error {
 	if p.Target.Nodes == 0 {
 		p.Target.Nodes = t.DefaultNodes()
 	}
-	if c, ok := t.(targets.SizeChecker); ok {
-		if err := c.CheckNodes(p.Target.Nodes); err != nil {
-			return p.Errorf("target.nodes", "%v", err)
-		}
+	spec, err := p.DecodeParams("target", p.Target.Params, p.Target, t)
+	if err != nil {
+		return err
+	}
+	p.Target.Spec = spec
+	if err := checkTarget(p, t); err != nil {
+		return err
 	}
 	w, ok := workloads.Workloads.Lookup(p.Workload.Kind)
 	if !ok {
@@ -35,15 +43,37 @@ func Validate(p *plans.Plan) error {
 	if w.Target() != p.Target.Kind {
 		return p.Errorf("workload.kind", "workload %q runs against target %q, not %q", p.Workload.Kind, w.Target(), p.Target.Kind)
 	}
+	for _, c := range checkers(w) {
+		if _, ok := analysis.Checkers.Lookup(c); !ok {
+			return p.Errorf("workload.kind", "workload %q is judged by checker %q, which this chaos lacks", p.Workload.Kind, c)
+		}
+	}
+	if p.Workload.Spec, err = p.DecodeParams("workload", p.Workload.Params, p.Workload, w); err != nil {
+		return err
+	}
+	if err := p.CheckWorkload(); err != nil {
+		return err
+	}
 	if c, ok := w.(workloads.PlanChecker); ok {
 		if err := c.CheckPlan(p); err != nil {
 			return err
 		}
 	}
+	needs := w.Needs(p.Workload)
 	for i, f := range p.Nemesis {
 		n, ok := nemesis.Nemeses.Lookup(f.Kind)
 		if !ok {
 			return p.Errorf(plans.FaultField(i, "kind"), "unknown fault %q; expected one of %s", f.Kind, strings.Join(nemesis.Nemeses.Names(), ", "))
+		}
+		if p.Nemesis[i].Spec, err = p.DecodeParams(plans.FaultPath(i), f.Params, f, n); err != nil {
+			return err
+		}
+		if err := p.CheckFault(i); err != nil {
+			return err
+		}
+		f := p.Nemesis[i] // with its defaults
+		if f.Target == "holder" && !needs.Holders {
+			return p.Errorf(plans.FaultField(i, "target"), "holder: the clients of workload %s hold nothing", p.Workload.Kind)
 		}
 		if (f.Target == "nodes") && f.Count > p.Target.Nodes {
 			return p.Errorf(plans.FaultField(i, "count"), "%d: the target has only %d nodes", f.Count, p.Target.Nodes)
@@ -58,6 +88,37 @@ func Validate(p *plans.Plan) error {
 		}
 	}
 	return nil
+}
+
+// checkTarget has the target check the plan's size, version and server
+// settings, with the line of the field at fault.
+func checkTarget(p *plans.Plan, t targets.Target) error {
+	spec := targetSpec(p, "")
+	fail := func(err error) error {
+		if e, ok := errors.AsType[*targets.SpecError](err); ok {
+			return p.Errorf("target."+e.Field, "%v", e.Err)
+		}
+		return p.Errorf("target", "%v", err)
+	}
+	if c, ok := t.(targets.SpecChecker); ok {
+		if err := c.CheckSpec(spec); err != nil {
+			return fail(err)
+		}
+	}
+	if c, ok := t.(targets.Configurable); ok {
+		if _, err := c.Config(spec); err != nil {
+			return fail(err)
+		}
+	} else if len(p.Target.Config) > 0 {
+		return p.Errorf("target.config", "target %s takes no server settings", p.Target.Kind)
+	}
+	return nil
+}
+
+// targetSpec is what p asks of its target, to run in image.
+func targetSpec(p *plans.Plan, image string) targets.Spec {
+	t := p.Target
+	return targets.Spec{Nodes: t.Nodes, Version: t.Version, Image: image, Config: t.Config, Params: t.Spec}
 }
 
 // checkFaultNodes checks that a fault's nodes are nodes the target has,
@@ -81,4 +142,25 @@ func checkFaultNodes(p *plans.Plan, i int) error {
 		return p.Errorf(plans.FaultField(i, "count"), "%d: more than the %d nodes given", f.Count, len(f.Nodes))
 	}
 	return nil
+}
+
+// checkers are the names of the checkers that judge a run of w: its own,
+// and stats, which keeps a run in which some kind of operation never
+// succeeded from passing (the checkers judge such a history valid).
+func checkers(w workloads.Workload) []string { return append(w.Checkers(), "stats") }
+
+// workloadOf is the workload plug-in of p, which Validate found.
+func workloadOf(p *plans.Plan) workloads.Workload {
+	w, _ := workloads.Workloads.Lookup(p.Workload.Kind)
+	return w
+}
+
+// Variants are the plans comparison plan p runs (plans.Plan.Variants),
+// each field a variant gives going to its target when the target has it.
+func Variants(p *plans.Plan) []*plans.Plan {
+	return p.Variants(func(target, field string) bool {
+		t, ok := targets.Targets.Lookup(target)
+		pp, hasOwn := t.(plans.Parameterized)
+		return ok && hasOwn && slices.Contains(plans.FieldNames(pp.NewParams()), field)
+	})
 }

@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -8,12 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runner"
 	"github.com/chaos-testing/chaos/targets"
 
-	_ "github.com/chaos-testing/chaos/targets/redis"
-	_ "github.com/chaos-testing/chaos/workloads/lock"
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/targets/redis"
+	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/lock"
+	"github.com/chaos-testing/chaos/workloads/register"
 )
 
 // validateTarget is a target no workload of this test runs against, to
@@ -138,7 +144,37 @@ func TestValidateErrors(t *testing.T) {
 			name:     "a cluster size the target does not run",
 			yaml:     validateEdit(t, "  kind: redis", "  kind: etcd\n  nodes: 4"),
 			line:     validateLine(t, "  kind: redis") + 1,
-			contains: []string{"target.nodes: etcd: 4 nodes asked for; an etcd cluster here has 3 or 5 members"},
+			contains: []string{"target.nodes: 4: an etcd cluster here has 3 or 5 members"},
+		},
+		{
+			name:     "a version no Debian suite carries",
+			yaml:     validateEdit(t, "  kind: redis", "  kind: redis\n  version: 5.0.7"),
+			line:     validateLine(t, "  kind: redis") + 1,
+			contains: []string{"target.version: redis 5.0.7 is in no Debian suite", "6.0.16 (bullseye), 7.0.15 (bookworm), 8.0.2 (trixie)"},
+		},
+		{
+			name:     "a server the target does not run",
+			yaml:     validateEdit(t, "  kind: redis", "  kind: redis\n  server: keydb"),
+			line:     validateLine(t, "  kind: redis") + 1,
+			contains: []string{`target.server: "keydb": expected redis or valkey`},
+		},
+		{
+			name:     "a target field misspelt",
+			yaml:     validateEdit(t, "  kind: redis", "  kind: redis\n  sever: valkey"),
+			line:     validateLine(t, "  kind: redis") + 1,
+			contains: []string{`unknown field "sever" in target (redis)`, "config", "server"},
+		},
+		{
+			name:     "a server setting the target does not know",
+			yaml:     validateEdit(t, "  kind: redis", "  kind: redis\n  config:\n    appendonly: \"yes\"\n    apendfsync: always"),
+			line:     validateLine(t, "  kind: redis") + 3,
+			contains: []string{"target.config.apendfsync: unknown setting; known: ", "appendfsync"},
+		},
+		{
+			name:     "a server setting chaos makes itself",
+			yaml:     validateEdit(t, "  kind: redis", "  kind: redis\n  config: {port: 7000}"),
+			line:     validateLine(t, "  kind: redis") + 1,
+			contains: []string{"target.config.port: chaos sets this itself"},
 		},
 		{
 			name:     "a node the target does not have",
@@ -245,8 +281,8 @@ func TestValidateDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"target.nodes (redis's default)", p.Target.Nodes, 5},
-		{"workload.hold_max (half the lease)", p.Workload.HoldMax.Duration, time.Second},
-		{"workload.resource", p.Workload.Resource, "unfenced"},
+		{"workload.hold_max (half the lease)", p.Workload.Spec.(*lock.Params).HoldMax.Duration, time.Second},
+		{"workload.resource", p.Workload.Spec.(*lock.Params).Resource, "unfenced"},
 		{"workload.clients", p.Workload.Clients, 3},
 		{"nemesis[0].count", p.Nemesis[0].Count, 1},
 	} {
@@ -279,12 +315,200 @@ func TestValidateShippedPlans(t *testing.T) {
 		}
 		ps := []*plans.Plan{p}
 		if p.Compare != nil {
-			ps = p.Variants() // a comparison plan runs as its variants
+			ps = runner.Variants(p) // a comparison plan runs as its variants
 		}
 		for _, p := range ps {
 			if err := runner.Validate(p); err != nil {
 				t.Errorf("%s (as %s): %v", f, p.Name, err)
 			}
 		}
+	}
+}
+
+// TestValidateMisplacedFields: a field that belongs to another plug-in, or
+// to none, is refused at its line with the fields that the section's own
+// plug-in allows, before anything starts; a bad value of a plug-in's own
+// field is refused at its line too.
+func TestValidateMisplacedFields(t *testing.T) {
+	const register = `name: m
+time_limit: 30s
+target: {kind: etcd}
+workload:
+  kind: etcd-register
+  %s
+nemesis: []
+`
+	const lock = `name: m
+time_limit: 30s
+target: {kind: etcd}
+workload:
+  kind: etcd-lock
+  lease: 2s
+  %s
+nemesis:
+  - kind: pause
+    target: nodes
+    duration: 1s
+    %s
+`
+	for _, tc := range []struct {
+		name, yaml string
+		line       int
+		want       string
+	}{
+		{"shape on a pause", fmt.Sprintf(lock, "hold_max: 1s", "shape: halves"), 12,
+			`unknown field "shape" in nemesis[0] (pause); allowed: count, duration, first_after, interval, kind, nodes, target`},
+		{"offset on a pause", fmt.Sprintf(lock, "hold_max: 1s", "offset: 5s"), 12,
+			`unknown field "offset" in nemesis[0] (pause); allowed: count, duration, first_after, interval, kind, nodes, target`},
+		{"a misspelt shared field", fmt.Sprintf(lock, "hold_max: 1s", "intervl: 5s"), 12,
+			`unknown field "intervl" in nemesis[0] (pause)`},
+		{"lease on etcd-register", fmt.Sprintf(register, "lease: 2s"), 6,
+			`unknown field "lease" in workload (etcd-register); allowed: clients, concurrency, key_period, keys, kind, mix, rate, read_mode, values`},
+		{"resource on etcd-register", fmt.Sprintf(register, "resource: fenced"), 6,
+			`unknown field "resource" in workload (etcd-register); allowed: clients, concurrency, key_period, keys, kind, mix, rate, read_mode, values`},
+		{"an operation the register does not have", fmt.Sprintf(register, "mix: {read: 1, delete: 1}"), 6,
+			`workload.mix: "delete": not an operation of this workload; expected read, write, cas`},
+		{"a key period too short", fmt.Sprintf(register, "key_period: 1ms"), 6,
+			`workload.key_period: 1ms: expected at least 100ms`},
+		{"read_mode on etcd-lock", fmt.Sprintf(lock, "read_mode: linearizable", ""), 7,
+			`unknown field "read_mode" in workload (etcd-lock); allowed: clients, hold_max, hold_min, kind, lease, resource`},
+		{"a bad duration in a plug-in's field", fmt.Sprintf(lock, "hold_max: 1 second", ""), 7,
+			`expected a duration such as 3s or 500ms, got "1 second"`},
+		{"a shape on a clock fault", strings.Replace(fmt.Sprintf(lock, "hold_max: 1s", "shape: halves"), "kind: pause", "kind: clock", 1), 12,
+			`unknown field "shape" in nemesis[0] (clock); allowed: clocks, count, duration, first_after, interval, kind, nodes, offset, strobe, target`},
+		{"holder of a workload that holds nothing", strings.Replace(fmt.Sprintf(register, "read_mode: linearizable"), "nemesis: []", "nemesis:\n  - {kind: pause, target: holder, duration: 1s}", 1), 8,
+			"nemesis[0].target: holder: the clients of workload etcd-register hold nothing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := validateParse(t, tc.yaml)
+			err := runner.Validate(p)
+			if want := fmt.Sprintf("plan.yaml:%d: ", tc.line); err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate = %v, want an error starting %q and saying %q", err, want, tc.want)
+			}
+		})
+	}
+}
+
+// TestResolvedPlan: the copy of the plan a run keeps holds the plug-ins'
+// defaults, and is itself a plan that validates to the same.
+func TestResolvedPlan(t *testing.T) {
+	p := validateParse(t, validateEdit(t, "  hold_max: 500ms", "", "  resource: fenced", "", "  - kind: pause", "  - kind: clock\n    offset: 1s"))
+	if err := runner.Validate(p); err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := yaml.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"hold_max: 1s", "resource: unfenced", "clocks: realtime", "offset: 1s"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("resolved plan lacks %q:\n%s", want, b)
+		}
+	}
+	q, err := plans.Parse("resolved.yaml", b)
+	if err != nil {
+		t.Fatalf("the resolved plan does not parse: %v\n%s", err, b)
+	}
+	if err := runner.Validate(q); err != nil {
+		t.Fatalf("the resolved plan does not validate: %v\n%s", err, b)
+	}
+	if got, want := *q.Workload.Spec.(*lock.Params), *p.Workload.Spec.(*lock.Params); got != want {
+		t.Errorf("resolved plan's workload %+v, want %+v", got, want)
+	}
+}
+
+// TestCheckersResolved: every workload's checkers exist, so that Validate
+// accepts its plans; a name that does not is refused before the run.
+func TestCheckersResolved(t *testing.T) {
+	workloads.Workloads.Register("validate-test-unjudged", unjudged{})
+	p := validateParse(t, validateEdit(t, "  kind: redlock", "  kind: validate-test-unjudged"))
+	err := runner.Validate(p)
+	if err == nil || !strings.Contains(err.Error(), `workload "validate-test-unjudged" is judged by checker "nonesuch", which this chaos lacks`) {
+		t.Errorf("Validate = %v, want the missing checker refused", err)
+	}
+	for _, k := range workloads.Workloads.Names() {
+		w, _ := workloads.Workloads.Lookup(k)
+		for _, c := range w.Checkers() {
+			if _, ok := analysis.Checkers.Lookup(c); !ok && k != "validate-test-unjudged" {
+				t.Errorf("workload %s: no checker %s", k, c)
+			}
+		}
+	}
+}
+
+// unjudged is a workload on redis judged by a checker that does not exist.
+type unjudged struct{ workloads.Workload }
+
+func (unjudged) Target() string     { return "redis" }
+func (unjudged) Checkers() []string { return []string{"nonesuch"} }
+
+// TestTrafficFieldsDecoded: a register plan's traffic fields reach its
+// parameters, those of its pace included.
+func TestTrafficFieldsDecoded(t *testing.T) {
+	p := validateParse(t, "name: t\ntime_limit: 10s\ntarget: {kind: etcd}\nworkload: {kind: etcd-register, mix: {cas: 0}, rate: 5, concurrency: 2, keys: 4}\n")
+	if err := runner.Validate(p); err != nil {
+		t.Fatal(err)
+	}
+	ps := p.Workload.Spec.(*register.Params)
+	if ps.Rate != 5 || ps.Concurrency != 2 || ps.Keys != 4 || ps.Values != 5 || ps.Mix["cas"] != 0 || ps.Mix["read"] != 2 {
+		t.Errorf("parameters %+v", ps)
+	}
+	b, _ := json.Marshal(ps)
+	if !strings.Contains(string(b), `"rate":5,"concurrency":2`) {
+		t.Errorf("as a client gets them: %s", b)
+	}
+}
+
+// TestVariantsAcrossVersions: a comparison's variants set versions, the
+// target's own fields and server settings (over the plan's), and an error
+// in one is at its line in the comparison plan.
+func TestVariantsAcrossVersions(t *testing.T) {
+	const yaml = `name: c
+time_limit: 30s
+target:
+  kind: redis-sentinel
+  config: {appendonly: "yes"}
+workload:
+  kind: redis-sentinel-set
+compare:
+  seeds: [1]
+  variants:
+    - {target: redis-sentinel, workload: redis-sentinel-set, version: 8.0.2}
+    - {target: redis-sentinel, workload: redis-sentinel-set, server: valkey, version: 8.1.1, config: {min-replicas-to-write: "1"}}
+    - {target: redis-sentinel, workload: redis-sentinel-set, version: 5.0.7}
+`
+	p, err := plans.Parse("c.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := runner.Variants(p)
+	if len(vs) != 3 {
+		t.Fatalf("%d plans; want 3", len(vs))
+	}
+	for _, v := range vs[:2] {
+		if err := runner.Validate(v); err != nil {
+			t.Errorf("%s: %v", v.Name, err)
+		}
+	}
+	valkey := vs[1]
+	if valkey.Target.Version != "8.1.1" || valkey.Target.Config["min-replicas-to-write"] != "1" || valkey.Target.Config["appendonly"] != "yes" {
+		t.Errorf("valkey variant's target: %+v", valkey.Target)
+	}
+	if spec, ok := valkey.Target.Spec.(*redis.Params); !ok || spec.Server != "valkey" {
+		t.Errorf("valkey variant's target fields: %#v", valkey.Target.Spec)
+	}
+	if _, ok := valkey.Workload.Params["server"]; ok {
+		t.Error("server, a target field, went to the workload")
+	}
+	if vs[0].Name == vs[1].Name || !strings.Contains(valkey.Name, "8.1.1") {
+		t.Errorf("names %q, %q: want each its own, with its version", vs[0].Name, vs[1].Name)
+	}
+	err = runner.Validate(vs[2])
+	if err == nil || !strings.HasPrefix(err.Error(), "c.yaml:13: target.version: redis 5.0.7") {
+		t.Errorf("a version no suite has: %v; want it at the variant's line", err)
 	}
 }

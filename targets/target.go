@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,9 +22,14 @@ import (
 // Spec is what a plan asks of a cluster.
 type Spec struct {
 	Nodes int
-	// Version of the server, for targets that build it (etcd); "" for the default.
+	// Version of the server; "" for the target's default.
 	Version string
 	Image   string // the node image to run, from Image
+	// Config is the plan's server settings (target.config).
+	Config map[string]string
+	// Params are the target's own plan fields, as it decoded them (nil
+	// for a target without any).
+	Params any
 }
 
 // Node is one server of a started cluster.
@@ -41,8 +49,9 @@ type Node struct {
 type Target interface {
 	// DefaultNodes is the cluster size when a plan gives none.
 	DefaultNodes() int
-	// Image returns the node image for spec.Version, building it on first use.
-	Image(ctx context.Context, cli *client.Client, version string, progress io.Writer) (string, error)
+	// Image returns the node image for spec's version, building it on
+	// first use.
+	Image(ctx context.Context, cli *client.Client, spec Spec, progress io.Writer) (string, error)
 	// Start starts the servers and returns once every one of them answers.
 	Start(ctx context.Context, run *containers.Run, spec Spec) ([]Node, error)
 }
@@ -53,10 +62,61 @@ type Leaderer interface {
 	Leader(ctx context.Context, nodes []Node) (Node, error)
 }
 
-// SizeChecker is a target that runs only some cluster sizes; the plan is
-// refused before anything starts, and Start asks again.
-type SizeChecker interface {
-	CheckNodes(n int) error
+// SpecChecker is a target that runs only some specs (sizes, versions):
+// the plan is refused before anything starts. A *SpecError names the
+// plan field at fault.
+type SpecChecker interface {
+	CheckSpec(s Spec) error
+}
+
+// Configurable is a target whose servers take settings from the plan.
+type Configurable interface {
+	// Config is the settings the servers run with: the target's own, with
+	// the plan's over them, which a run records. A key the target does not
+	// know, or one it sets itself, is a *SpecError.
+	Config(s Spec) (map[string]string, error)
+}
+
+// SpecError is a spec refused, with the plan field at fault under target
+// ("version", "config.tickTime").
+type SpecError struct {
+	Field string
+	Err   error
+}
+
+func (e *SpecError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+// Settings checks a plan's server settings against the keys a target
+// lets plans set (allowed; one ending in "*" allows every key with that
+// prefix) and those it sets itself (reserved), and returns own with the
+// plan's settings over it.
+func Settings(own, plan map[string]string, allowed, reserved []string) (map[string]string, error) {
+	out := maps.Clone(own)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, k := range slices.Sorted(maps.Keys(plan)) {
+		switch {
+		case known(reserved, k):
+			return nil, &SpecError{"config." + k, errors.New("chaos sets this itself, for every run")}
+		case !known(allowed, k):
+			return nil, &SpecError{"config." + k, fmt.Errorf("unknown setting; known: %s", strings.Join(slices.Sorted(slices.Values(allowed)), ", "))}
+		}
+		out[k] = plan[k]
+	}
+	return out, nil
+}
+
+func known(allowed []string, k string) bool {
+	for _, a := range allowed {
+		if a == k {
+			return true
+		}
+		if p, ok := strings.CutSuffix(a, "*"); ok && strings.HasPrefix(k, p) && len(k) > len(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // RoleReporter is a target whose data servers can each be asked which
@@ -64,6 +124,12 @@ type SizeChecker interface {
 // the observer polls it to see two primaries at once.
 type RoleReporter interface {
 	Role(ctx context.Context, n Node) (role string, acceptsWrites bool, err error)
+}
+
+// Versioner is a target whose servers say which version they run, which
+// a run records: the version built or installed may not be the one asked.
+type Versioner interface {
+	Version(ctx context.Context, n Node) (string, error)
 }
 
 // Targets is the registry of cluster kinds.

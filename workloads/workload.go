@@ -5,7 +5,10 @@ package workloads
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
@@ -21,6 +24,9 @@ type Config struct {
 	Nodes    []string       `json:"nodes"`    // server addresses, host:port
 	Resource string         `json:"resource"` // protected resource, host:port
 	Workload plans.Workload `json:"workload"`
+	// Params are the workload's own parameters (Workload.Spec) as JSON;
+	// DecodeParams puts them back into Workload.Spec.
+	Params json.RawMessage `json:"params,omitempty"`
 	// History is the run's history file as the client sees it.
 	History string `json:"history"`
 	// ClockStart is the run's start on CLOCK_MONOTONIC, shared by all
@@ -31,6 +37,68 @@ type Config struct {
 // Node is the node the client process is bound to. Only that node, as in
 // Jepsen: a client that failed over would hide a fault on its node.
 func (c Config) Node() string { return c.Nodes[c.Process%len(c.Nodes)] }
+
+// DecodeParams sets c.Workload.Spec to w's parameters from c.Params, in a
+// client process: the runner validated and encoded them.
+func (c *Config) DecodeParams(w Workload) error {
+	pp, ok := w.(plans.Parameterized)
+	if !ok {
+		return nil
+	}
+	spec := pp.NewParams()
+	if err := json.Unmarshal(c.Params, spec); err != nil {
+		return fmt.Errorf("workload %s: parameters: %w", c.Workload.Kind, err)
+	}
+	c.Workload.Spec = spec
+	return nil
+}
+
+// appender appends to the run's history as process.
+func (c Config) appender(process int) (*history.Appender, error) {
+	return history.OpenAppender(c.History, history.Clock{Start: c.ClockStart}, process)
+}
+
+// RunClient is the body of a client process, in its container or in a
+// test: it runs w until ctx ends, appending to the run's history as
+// process cfg.Process.
+func RunClient(ctx context.Context, w Workload, cfg Config) error {
+	h, err := cfg.appender(cfg.Process)
+	if err != nil {
+		return err
+	}
+	return errors.Join(w.Run(ctx, cfg, h), h.Close())
+}
+
+// Workers runs n workers of the client process cfg describes, each with
+// one operation in flight and a history process of its own: worker 0 is
+// the client's own process and appends to h; worker k is process
+// cfg.Process + k × clients, so that no two workers of a run share a
+// number, and process p belongs to client p mod clients.
+func Workers(ctx context.Context, cfg Config, h *history.Appender, n int, work func(ctx context.Context, process int, h *history.Appender) error) error {
+	hs := []*history.Appender{h}
+	for k := 1; k < n; k++ {
+		hk, err := cfg.appender(cfg.Process + k*cfg.Workload.Clients)
+		if err != nil {
+			for _, o := range hs[1:] {
+				o.Close()
+			}
+			return err
+		}
+		hs = append(hs, hk)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k, hk := range hs {
+		wg.Go(func() {
+			errs[k] = work(ctx, cfg.Process+k*cfg.Workload.Clients, hk)
+			if k > 0 {
+				errs[k] = errors.Join(errs[k], hk.Close())
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
 
 // ConfigEnv is the environment variable that carries a client's Config.
 const ConfigEnv = "CHAOS_CLIENT"
@@ -45,30 +113,33 @@ type Workload interface {
 	Checkers() []string
 	// Target is the kind of cluster the workload needs.
 	Target() string
+	// Needs is what else a run of the plan's workload w (its parameters
+	// checked) needs.
+	Needs(w plans.Workload) Needs
+	// Libraries are the Go modules of the client libraries its clients
+	// drive the cluster with, whose versions a run records.
+	Libraries() []string
 }
 
-// PlanChecker is a workload that checks its own fields of a plan (lease,
-// read mode, ...) and fills their defaults, before anything starts.
+// Needs is what a workload asks of a run beside its cluster and clients.
+type Needs struct {
+	// Resource is the mode of the protected resource the clients write
+	// to, fenced or unfenced; "" for none.
+	Resource string
+	// Holders says that clients hold something by their own account (a
+	// lock, the leadership), which the fault role "holder" picks among.
+	Holders bool
+	// Finish bounds how long a client takes, once told to stop, to end:
+	// the operation in flight, and a final phase (final reads) if any.
+	Finish time.Duration
+}
+
+// PlanChecker is a workload that checks the plan against its needs and its
+// own parameters (p.Workload.Spec, from plans.Parameterized: lease, read
+// mode, ...) and fills their defaults, before anything starts.
 type PlanChecker interface {
 	CheckPlan(p *plans.Plan) error
 }
 
 // Workloads is the registry of workloads, by the name plans use.
 var Workloads = registry.New[Workload]("workload")
-
-// ErrNotApplied marks an error after which an operation certainly did not
-// take effect (the service said so, or the request never left). Any other
-// error leaves its outcome unknown.
-var ErrNotApplied = errors.New("not applied")
-
-// Outcome is how an operation that ended with err is recorded: ok, fail
-// if it certainly did not take effect, info (unknown) otherwise.
-func Outcome(err error) history.Type {
-	switch {
-	case err == nil:
-		return history.Ok
-	case errors.Is(err, ErrNotApplied):
-		return history.Fail
-	}
-	return history.Info
-}

@@ -21,17 +21,12 @@ func cmdClient([]string) (int, error) {
 	if !ok {
 		return exitUsage, fmt.Errorf("unknown workload %q", cfg.Workload.Kind)
 	}
-	h, err := history.OpenAppender(cfg.History, history.Clock{Start: cfg.ClockStart}, cfg.Process)
-	if err != nil {
-		return exitCrash, err
+	if err := cfg.DecodeParams(w); err != nil {
+		return exitUsage, err
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	err = w.Run(ctx, cfg, h)
-	if cerr := h.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := workloads.RunClient(ctx, w, cfg); err != nil {
 		return exitCrash, err
 	}
 	return exitValid, nil

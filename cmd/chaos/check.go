@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/history/jepsen"
+	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/runner"
 )
 
@@ -22,7 +22,7 @@ func cmdCheck(args []string) (int, error) {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	model := fs.String("model", jepsen.CasRegister, "model for an EDN history: "+strings.Join(jepsen.Models, ", "))
-	initial := fs.String("initial", "", "the registers' value before the history, as JSON (default: absent)")
+	initial := fs.String("initial", "", "the registers' value before the history: EDN for an .edn history (0, :none, 1.0), else JSON (default: absent)")
 	out := fs.String("out", "", "folder for visualizations of a history file (default: results/check/<file>)")
 	path, err := parseOne(fs, args, "DIR|FILE")
 	if err != nil {
@@ -32,24 +32,32 @@ func cmdCheck(args []string) (int, error) {
 	if err != nil {
 		return exitUsage, fmt.Errorf("%s is not a run folder or a history file: %w", path, err)
 	}
+	ctx, stop := interruptible() // Ctrl-C stops a long analysis
+	defer stop()
 	if st.IsDir() {
-		rep, err := runner.Analyze(context.Background(), path, os.Stderr)
+		if err := refuseFlags(fs, "a run folder", "they describe a history file from elsewhere; a run folder's run.json says what ran, and its analysis is written into it",
+			"model", "initial", "out"); err != nil {
+			return exitUsage, err
+		}
+		rep, err := runner.Analyze(ctx, path, os.Stderr)
 		if err != nil {
 			return exitUsage, err
 		}
 		return report(os.Stdout, rep, path), nil
 	}
+	if err := refuseFileFlags(fs, path, *model); err != nil {
+		return exitUsage, err
+	}
 	fc := runner.FileCheck{Model: *model, Out: *out}
 	if *initial != "" {
-		if !json.Valid([]byte(*initial)) {
-			return exitUsage, usageError{fmt.Sprintf("--initial %q is not a JSON value", *initial)}
+		if fc.Initial, err = initialValue(path, *initial); err != nil {
+			return exitUsage, err
 		}
-		fc.Initial = json.RawMessage(*initial)
 	}
 	if fc.Out == "" {
 		fc.Out = filepath.Join("results", "check", filepath.Base(path))
 	}
-	rep, err := runner.CheckFile(context.Background(), path, fc)
+	rep, err := runner.CheckFile(ctx, path, fc)
 	var ie runner.InputError
 	if errors.As(err, &ie) {
 		return exitUsage, err // a bad history file is bad input, like a bad plan
@@ -58,6 +66,36 @@ func cmdCheck(args []string) (int, error) {
 		return exitCrash, err
 	}
 	return report(os.Stdout, rep, fc.Out), nil
+}
+
+// initialValue reads --initial in the language of the history at path:
+// EDN for a Jepsen history, so that 0, 0.0 and :none stay as Knossos tells
+// them apart; JSON otherwise.
+func initialValue(path, text string) (json.RawMessage, error) {
+	if strings.HasSuffix(path, ".edn") {
+		v, err := jepsen.ValueJSON(text)
+		if err != nil {
+			return nil, usageError{fmt.Sprintf("--initial %q is not an EDN value: %v", text, err)}
+		}
+		return v, nil
+	}
+	if !json.Valid([]byte(text)) {
+		return nil, usageError{fmt.Sprintf("--initial %q is not a JSON value", text)}
+	}
+	return json.RawMessage(text), nil
+}
+
+// refuseFileFlags refuses the flags that do not apply to the history file
+// at path. As runner.CheckFile tells formats apart, only EDN is read with
+// a model; and the mutex model has no registers to give a value.
+func refuseFileFlags(fs *flag.FlagSet, path, model string) error {
+	switch {
+	case !strings.HasSuffix(path, ".edn"):
+		return refuseFlags(fs, "a porcupine log", "only a Jepsen .edn history is checked against the model given; a porcupine log's format says its model", "model")
+	case model == jepsen.Mutex:
+		return refuseFlags(fs, "the mutex model", "it has no registers: every lock starts free", "initial")
+	}
+	return nil
 }
 
 // cmdExport writes a stored run's history in another format.
@@ -72,7 +110,7 @@ func cmdExport(args []string) (int, error) {
 	if *format != "edn" {
 		return exitUsage, usageError{fmt.Sprintf("--format %q: only edn is supported", *format)}
 	}
-	ops, _, err := history.Read(filepath.Join(dir, "history.jsonl"))
+	ops, _, err := runfolder.Folder(dir).ReadHistory()
 	if err != nil {
 		return exitUsage, err
 	}
@@ -90,6 +128,6 @@ func cmdReport(args []string) (int, error) {
 	if err := runner.Report(context.Background(), args[0]); err != nil {
 		return exitCrash, err
 	}
-	fmt.Println(filepath.Join(args[0], "report.html"))
+	fmt.Println(runfolder.Folder(args[0]).Path(runfolder.ReportFile))
 	return exitValid, nil
 }

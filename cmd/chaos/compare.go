@@ -20,17 +20,39 @@ import (
 func cmdCompare(args []string) (int, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	results := fs.String("results", "results", "folder that holds the runs")
+	results := fs.String("results", "results", "folder that holds the runs, and where the comparison is written")
 	limit := fs.Duration("time-limit", 0, "how long to run each backend (default: the plan's)")
-	usage := usageError{"usage: chaos compare PLAN [--time-limit D] | chaos compare RUN_DIR..."}
-	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
-		return exitUsage, usage
+	const what = "PLAN | chaos compare RUN_DIR..."
+	args, err := parseArgs(fs, args, what)
+	if err != nil {
+		return exitUsage, err
 	}
-	if fs.NArg() == 1 && strings.HasSuffix(fs.Arg(0), ".yaml") {
-		return runComparison(fs.Arg(0), *results, *limit)
+	if len(args) == 0 {
+		return exitUsage, usageError{"usage: chaos compare PLAN [--time-limit D] | chaos compare RUN_DIR..."}
+	}
+	if len(args) == 1 && isPlanFile(args[0]) {
+		return runComparison(args[0], *results, *limit)
+	}
+	for _, a := range args {
+		if isPlanFile(a) {
+			return exitUsage, usageError{fmt.Sprintf("compare: %s is a file: compare takes one comparison plan or run folders, not both", a)}
+		}
+	}
+	if err := refuseFlags(fs, "stored runs", "they ran with their own time limits (chaos compare PLAN --time-limit D runs them again)", "time-limit"); err != nil {
+		return exitUsage, err
 	}
 	out := filepath.Join(*results, "compare", time.Now().Format("20060102T150405"))
-	return writeComparison(fs.Args(), out, "comparison of "+fmt.Sprint(fs.NArg())+" runs")
+	return writeComparison(args, out, "comparison of "+fmt.Sprint(len(args))+" runs")
+}
+
+// isPlanFile tells a comparison plan from a run folder: a plan is a file
+// (or, if it does not exist, is named like one, so that the error says so).
+func isPlanFile(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")
+	}
+	return !st.IsDir()
 }
 
 func runComparison(file, results string, limit time.Duration) (int, error) {
@@ -41,7 +63,7 @@ func runComparison(file, results string, limit time.Duration) (int, error) {
 	if p.Compare == nil {
 		return exitUsage, usageError{fmt.Sprintf("%s has no compare section: run it with chaos run", file)}
 	}
-	variants := p.Variants()
+	variants := runner.Variants(p)
 	for _, v := range variants {
 		if limit > 0 {
 			if err := v.WithTimeLimit(limit); err != nil {
@@ -52,31 +74,43 @@ func runComparison(file, results string, limit time.Duration) (int, error) {
 			return exitUsage, fmt.Errorf("%s (as %s): %w", file, v.Name, err)
 		}
 	}
-	ctx, stop := interruptible()
+	ctx, analysis, stop := interruptibleTwice()
 	defer stop()
-	var dirs []string
+	var dirs, failed []string
 	for i, v := range variants {
 		fmt.Fprintf(os.Stderr, "compare: run %d of %d: %s, seed %d\n", i+1, len(variants), v.Name, v.Seed)
 		o, err := runOptions(v, results)
 		if err != nil {
 			return exitCrash, err
 		}
+		o.Analysis = analysis
 		rep, dir, err := runner.Run(ctx, o)
-		if err != nil {
+		switch {
+		case err != nil && (dir == "" || ctx.Err() != nil):
 			return exitCrash, fmt.Errorf("%s seed %d: %w (runs so far: %s)", v.Name, v.Seed, err, strings.Join(dirs, " "))
+		case err != nil:
+			// Its folder says it is incomplete; the table leaves it out
+			// and names it, and the other variants still run.
+			fmt.Fprintf(os.Stderr, "compare: %s seed %d did not finish cleanly: %v\n", v.Name, v.Seed, err)
+			failed = append(failed, dir)
+		default:
+			fmt.Fprintf(os.Stderr, "compare: %s seed %d: %s\n", v.Name, v.Seed, rep.Verdict)
 		}
-		fmt.Fprintf(os.Stderr, "compare: %s seed %d: %s\n", v.Name, v.Seed, rep.Verdict)
 		dirs = append(dirs, dir)
 	}
-	return writeComparison(dirs, filepath.Join(results, p.Name, time.Now().Format("20060102T150405")), p.Name)
+	code, err := writeComparison(dirs, filepath.Join(results, p.Name, time.Now().Format("20060102T150405")), p.Name)
+	if err == nil && len(failed) > 0 {
+		return exitUndecided, fmt.Errorf("%d runs did not finish cleanly and are left out of the table: %s", len(failed), strings.Join(failed, " "))
+	}
+	return code, err
 }
 
 func writeComparison(dirs []string, out, title string) (int, error) {
-	rows, err := compare.Build(dirs)
+	table, err := compare.Build(dirs)
 	if err != nil {
 		return exitUsage, err
 	}
-	if err := compare.Write(out, title, rows); err != nil {
+	if err := compare.Write(out, title, table); err != nil {
 		return exitCrash, err
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "compare.md"))

@@ -16,14 +16,7 @@ import (
 
 	"github.com/chaos-testing/chaos/plans"
 
-	// Plug-ins register themselves.
-	_ "github.com/chaos-testing/chaos/analysis"
-	_ "github.com/chaos-testing/chaos/targets/etcd"
-	_ "github.com/chaos-testing/chaos/targets/redis"
-	_ "github.com/chaos-testing/chaos/targets/zookeeper"
-	_ "github.com/chaos-testing/chaos/workloads/lock"
-	_ "github.com/chaos-testing/chaos/workloads/register"
-	_ "github.com/chaos-testing/chaos/workloads/set"
+	_ "github.com/chaos-testing/chaos/plugins" // every plug-in registers itself
 )
 
 // Exit codes.

@@ -110,7 +110,7 @@ func TestRunRefusesBadPlan(t *testing.T) {
 		contains string
 	}{
 		{"unknown field", []string{"testdata/plans/unknown-field.yaml"},
-			`testdata/plans/unknown-field.yaml:9: unknown field "hold_maximum" in workload; allowed: `},
+			`testdata/plans/unknown-field.yaml:9: unknown field "hold_maximum" in workload (redlock); allowed: clients, hold_max, hold_min, kind, lease, resource`},
 		{"missing file", []string{"testdata/plans/no-such-plan.yaml"}, "no-such-plan.yaml"},
 		{"time limit the faults do not fit in", []string{"--time-limit", "5s", shipped},
 			"nemesis[0].first_after"},
@@ -162,15 +162,7 @@ func TestCheck(t *testing.T) {
 	} {
 		t.Run(tc.run, func(t *testing.T) {
 			dir := copyRun(t, tc.run)
-			var code int
-			var err error
-			out := capture(t, func() { code, err = dispatch([]string{"check", dir}) })
-			if err != nil {
-				t.Fatalf("check: %v\n%s", err, out)
-			}
-			if code != tc.code {
-				t.Errorf("check exited %d, want %d; output:\n%s", code, tc.code, out)
-			}
+			out := checkDir(t, dir, tc.code)
 			for _, s := range tc.contains {
 				if !strings.Contains(out, s) {
 					t.Errorf("output lacks %q:\n%s", s, out)
@@ -181,6 +173,22 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkDir runs chaos check on the run folder dir, which must exit want,
+// and returns what it printed.
+func checkDir(t *testing.T, dir string, want int) string {
+	t.Helper()
+	var code int
+	var err error
+	out := capture(t, func() { code, err = dispatch([]string{"check", dir}) })
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	if code != want {
+		t.Errorf("check exited %d, want %d; output:\n%s", code, want, out)
+	}
+	return out
 }
 
 func TestCheckNotARun(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/chaos-testing/chaos/internal/progress"
 	"github.com/chaos-testing/chaos/nemesis/vdsoclock"
 	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/runner"
 	"github.com/chaos-testing/chaos/targets"
 )
@@ -44,12 +44,13 @@ func cmdRun(args []string) (int, error) {
 			return exitUsage, err
 		}
 	}
-	ctx, stop := interruptible()
+	ctx, analysis, stop := interruptibleTwice()
 	defer stop()
 	o, err := runOptions(p, *results)
 	if err != nil {
 		return exitCrash, err
 	}
+	o.Analysis = analysis
 	rep, dir, err := runner.Run(ctx, o)
 	if dir == "" {
 		return exitCrash, err // main makes a bad plan exit 254
@@ -90,7 +91,7 @@ func cmdImages(args []string) (int, error) {
 	ctx, stop := interruptible()
 	defer stop()
 	for i, t := range ts {
-		tag, err := t.Image(ctx, cli, "", os.Stderr)
+		tag, err := t.Image(ctx, cli, targets.Spec{}, os.Stderr)
 		if err != nil {
 			return exitCrash, fmt.Errorf("%s image: %w", names[i], err)
 		}
@@ -113,13 +114,23 @@ func cmdClean(args []string) (int, error) {
 	n, err := containers.Clean(ctx, cli, "")
 	fmt.Printf("removed %d containers and networks of runs whose harness is gone (runs in progress are left alone)\n", n)
 	// Their processes went with the containers; a clock patch left in any
-	// other process (a killed harness's) is taken out too.
-	pids, serr := vdsoclock.Scan()
-	for _, pid := range pids {
-		serr = errors.Join(serr, vdsoclock.Remove(pid))
+	// other process by a harness that is gone is taken out too. A patch
+	// names its harness, judged as a container's label is.
+	patches, serr := vdsoclock.Scan()
+	var restored, inUse []int
+	for _, p := range patches {
+		if !containers.HarnessGone(p.Owner) {
+			inUse = append(inUse, p.Pid)
+			continue
+		}
+		serr = errors.Join(serr, vdsoclock.Remove(p.Pid))
+		restored = append(restored, p.Pid)
 	}
-	if len(pids) > 0 {
-		fmt.Printf("restored the clocks of %d processes a clock fault had patched: %v\n", len(pids), pids)
+	if len(restored) > 0 {
+		fmt.Printf("restored the clocks of %d processes a clock fault had patched: %v\n", len(restored), restored)
+	}
+	if len(inUse) > 0 {
+		fmt.Printf("left the clocks of %d processes patched by runs in progress: %v\n", len(inUse), inUse)
 	}
 	if err := errors.Join(err, serr); err != nil {
 		return exitCrash, err
@@ -133,6 +144,33 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
+// interruptibleTwice is for a run: the first Ctrl-C or SIGTERM cancels
+// ctx (the run stops, heals and tears down), and the second cancels
+// analysis (the judging of what was written stops, its verdict unknown).
+func interruptibleTwice() (ctx, analysis context.Context, stop func()) {
+	ctx, cancelRun := context.WithCancel(context.Background())
+	analysis, cancelAnalysis := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for _, cancel := range []context.CancelFunc{cancelRun, cancelAnalysis} {
+			select {
+			case <-sigs:
+				cancel()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, analysis, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancelRun()
+		cancelAnalysis()
+	}
+}
+
 // runOptions runs p with this executable as the client and resource
 // binary, its runs in results, progress on stderr.
 func runOptions(p *plans.Plan, results string) (runner.Options, error) {
@@ -143,15 +181,16 @@ func runOptions(p *plans.Plan, results string) (runner.Options, error) {
 	return runner.Options{Plan: p, Results: results, Binary: self, Out: os.Stderr, Terminal: progress.IsTerminal(os.Stderr)}, nil
 }
 
-// parseOne parses flags around exactly one positional argument.
-func parseOne(fs *flag.FlagSet, args []string, what string) (string, error) {
+// parseArgs parses flags wherever they stand among the positional
+// arguments, and returns those; what names them in the usage message.
+func parseArgs(fs *flag.FlagSet, args []string, what string) ([]string, error) {
 	var pos []string
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
 			var flags strings.Builder
 			fs.SetOutput(&flags)
 			fs.PrintDefaults()
-			return "", usageError{fmt.Sprintf("%s: %v\nusage: chaos %s %s [flags]; flags:\n%s", fs.Name(), err, fs.Name(), what, flags.String())}
+			return nil, usageError{fmt.Sprintf("%s: %v\nusage: chaos %s %s [flags]; flags:\n%s", fs.Name(), err, fs.Name(), what, flags.String())}
 		}
 		args = fs.Args()
 		if len(args) > 0 {
@@ -159,15 +198,54 @@ func parseOne(fs *flag.FlagSet, args []string, what string) (string, error) {
 			args = args[1:]
 		}
 	}
+	return pos, nil
+}
+
+// parseOne parses flags around exactly one positional argument.
+func parseOne(fs *flag.FlagSet, args []string, what string) (string, error) {
+	pos, err := parseArgs(fs, args, what)
+	if err != nil {
+		return "", err
+	}
 	if len(pos) != 1 {
 		return "", usageError{fmt.Sprintf("usage: chaos %s %s (got %d arguments)", fs.Name(), what, len(pos))}
 	}
 	return pos[0], nil
 }
 
+// refuseFlags is a usage error if any of the named flags was given: they
+// do not apply to the form of the command at hand (to what), for the
+// reason why. A flag silently ignored would leave the user believing it
+// had an effect.
+func refuseFlags(fs *flag.FlagSet, to, why string, names ...string) error {
+	var given []string
+	for _, n := range names {
+		if isSet(fs, n) {
+			given = append(given, "--"+n)
+		}
+	}
+	switch len(given) {
+	case 0:
+		return nil
+	case 1:
+		return usageError{fmt.Sprintf("%s: %s does not apply to %s: %s", fs.Name(), given[0], to, why)}
+	}
+	return usageError{fmt.Sprintf("%s: %s do not apply to %s: %s", fs.Name(), strings.Join(given, ", "), to, why)}
+}
+
+// isSet says whether the flag was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // report prints the verdict and findings and returns the exit code.
 func report(w io.Writer, rep analysis.Report, dir string) int {
-	if info, err := runner.ReadRunInfo(dir); err == nil && info.Ready > 0 {
+	// A history file from elsewhere has no run.json: no cluster, and
+	// nothing to say about how its run ended.
+	info, infoErr := runfolder.Folder(dir).ReadInfo()
+	if infoErr == nil && info.Ready > 0 {
 		fmt.Fprintf(w, "cluster: %d %s nodes, ready for the first operation %.1fs after the first container started\n", info.Nodes, info.Target, info.Ready.Seconds())
 	}
 	if rep.Truncated != "" {
@@ -183,6 +261,10 @@ func report(w io.Writer, rep analysis.Report, dir string) int {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
 		printFindings(w, r.Findings, dir)
+	}
+	if why := info.Incomplete(); infoErr == nil && why != "" {
+		fmt.Fprintf(w, "incomplete: %s\n  the run did not finish cleanly: the verdict judges only the history it wrote, and is never valid\n",
+			strings.ReplaceAll(why, "\n", "\n  "))
 	}
 	fmt.Fprintf(w, "verdict: %s (%d history entries, analyzed in %s); details in %s\n", rep.Verdict, rep.Ops, rep.Took.Round(time.Millisecond), dir)
 	switch rep.Verdict {
@@ -214,6 +296,6 @@ func printFindings(w io.Writer, fs []analysis.Finding, dir string) {
 		}
 	}
 	if hidden > 0 {
-		fmt.Fprintf(w, "  ... %d more listed in %s\n", hidden, filepath.Join(dir, "analysis.json"))
+		fmt.Fprintf(w, "  ... %d more listed in %s\n", hidden, runfolder.Folder(dir).Path(runfolder.AnalysisFile))
 	}
 }

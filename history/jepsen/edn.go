@@ -23,9 +23,10 @@ type Kind uint8
 const (
 	Nil Kind = iota
 	Bool
-	Int   // any size: Text holds the canonical decimal digits
-	Float // Text holds the literal as written (##Inf, ##NaN included)
-	Ratio // Text holds the reduced "n/d"
+	Int     // any size: Text holds the canonical decimal digits
+	Float   // a double: Text holds the literal as written (##Inf, ##NaN included)
+	Decimal // a BigDecimal: Text holds the literal as written, with its M
+	Ratio   // Text holds the reduced "n/d"
 	String
 	Char
 	Keyword // Text is the name without the colon: "ok", "jepsen.foo/bar"
@@ -364,6 +365,9 @@ func (d *Decoder) dispatch(v Value) (Value, error) {
 		return d.nsMap(v)
 	case ok && (b|0x20 >= 'a' && b|0x20 <= 'z'): // tags start with a letter
 		v.Kind, v.Text = Tagged, d.word()
+		if err := d.utf8At(v.Text, v.Line, v.Col, "tag"); err != nil {
+			return v, err
+		}
 		x, err := d.readAfter(v.Line, v.Col, "#"+v.Text)
 		v.Items = []Value{x}
 		return v, err
@@ -375,6 +379,9 @@ func (d *Decoder) dispatch(v Value) (Value, error) {
 func (d *Decoder) nsMap(v Value) (Value, error) {
 	d.next()
 	ns := d.word()
+	if err := d.utf8At(ns, v.Line, v.Col, "namespace"); err != nil {
+		return v, err
+	}
 	if ns == "" || ns[0] == ':' {
 		return v, d.errorf(v.Line, v.Col, "expected a namespace after #: (auto-resolved #:: maps are not EDN)")
 	}
@@ -396,10 +403,15 @@ func (d *Decoder) nsMap(v Value) (Value, error) {
 	return m, err
 }
 
-// valid makes text valid UTF-8 as Clojure's reader does: a byte that is
-// not UTF-8 reads as U+FFFD. Every text of a Value is valid, so its JSON
-// and EDN forms are one text, not "\ufffd" in one place and "�" in another.
-func valid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+// utf8At refuses text that is not UTF-8 (Clojure's reader would read each
+// bad byte as U+FFFD, merging distinct keys and values into one), naming
+// where the token or string starts.
+func (d *Decoder) utf8At(s string, line, col int, what string) error {
+	if !utf8.ValidString(s) {
+		return d.errorf(line, col, "%s has bytes that are not UTF-8 (%.40q)", what, s)
+	}
+	return nil
+}
 
 // word reads a token's bytes up to a delimiter.
 func (d *Decoder) word() string {
@@ -407,7 +419,7 @@ func (d *Decoder) word() string {
 	for {
 		b, ok := d.peek()
 		if !ok || isDelim(b) {
-			return valid(sb.String())
+			return sb.String()
 		}
 		sb.WriteByte(d.next())
 	}
@@ -422,7 +434,7 @@ func (d *Decoder) str(line, col int) (string, error) {
 		}
 		d.next()
 		if b == '"' {
-			return valid(sb.String()), nil
+			return sb.String(), d.utf8At(sb.String(), line, col, "string")
 		}
 		if b != '\\' {
 			sb.WriteByte(b)
@@ -453,22 +465,23 @@ func (d *Decoder) str(line, col int) (string, error) {
 				return "", err
 			}
 			// Java strings are UTF-16: a character outside the BMP is
-			// printed as two escapes, which must be joined.
-			if b, _ := d.peek(); r >= 0xD800 && r < 0xDC00 && b == '\\' && d.peek2() == 'u' {
-				d.next()
-				d.next()
-				r2, err := d.hex4(eline, ecol)
-				if err != nil {
-					return "", err
+			// printed as two escapes, which must be joined. Half a pair
+			// alone is refused: UTF-8 cannot hold it, and U+FFFD in its
+			// place would merge distinct strings.
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if b, _ := d.peek(); r < 0xDC00 && b == '\\' && d.peek2() == 'u' {
+					d.next()
+					d.next()
+					if r2, err = d.hex4(eline, ecol); err != nil {
+						return "", err
+					}
 				}
-				if utf16.IsSurrogate(r2) && r2 >= 0xDC00 {
-					r = utf16.DecodeRune(r, r2)
-				} else {
-					sb.WriteRune(utf8.RuneError)
-					r = r2
+				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
+					return "", d.errorf(eline, ecol, "\\u escape of half a UTF-16 surrogate pair without its other half: chaos keeps text as UTF-8, which cannot hold it")
 				}
 			}
-			sb.WriteRune(r) // a lone surrogate becomes U+FFFD
+			sb.WriteRune(r)
 		default:
 			return "", d.errorf(eline, ecol, `unknown escape \%c in string: expected one of \" \\ \n \t \r \b \f \uXXXX`, e)
 		}
@@ -504,7 +517,10 @@ func (d *Decoder) char(v Value) (Value, error) {
 	for range n {
 		first.WriteByte(d.next())
 	}
-	name := valid(first.String()) + d.word()
+	name := first.String() + d.word()
+	if err := d.utf8At(name, v.Line, v.Col, "character"); err != nil {
+		return v, err
+	}
 	switch r, size := utf8.DecodeRuneInString(name); {
 	case size == len(name):
 		v.Text = name
@@ -512,8 +528,8 @@ func (d *Decoder) char(v Value) (Value, error) {
 		v.Text = charNames[name]
 	case r == 'u' && len(name) == 5:
 		n, err := strconv.ParseUint(name[1:], 16, 16)
-		if err != nil {
-			return v, d.errorf(v.Line, v.Col, `bad character \%s: expected \uXXXX`, name)
+		if err != nil || utf16.IsSurrogate(rune(n)) {
+			return v, d.errorf(v.Line, v.Col, `bad character \%s: expected \uXXXX, not half a UTF-16 surrogate pair`, name)
 		}
 		v.Text = string(rune(n))
 	default:
@@ -525,6 +541,9 @@ func (d *Decoder) char(v Value) (Value, error) {
 // token reads nil, true, false, a number, a keyword or a symbol.
 func (d *Decoder) token(v Value) (Value, error) {
 	t := d.word()
+	if err := d.utf8At(t, v.Line, v.Col, "token"); err != nil {
+		return v, err
+	}
 	switch {
 	case t == "":
 		return v, d.errorf(v.Line, v.Col, "expected a value")
@@ -545,8 +564,8 @@ func (d *Decoder) token(v Value) (Value, error) {
 	return v, nil
 }
 
-// number parses an integer (with optional N), a float (with optional M)
-// or a ratio, and Clojure's hex integers. Leading zeros are refused:
+// number parses an integer (with optional N), a double, a decimal (with
+// M) or a ratio, and Clojure's hex integers. Leading zeros are refused:
 // Clojure would read 017 as octal.
 func (d *Decoder) number(v Value, t string) (Value, error) {
 	digits := strings.TrimLeft(t, "+-")
@@ -599,10 +618,14 @@ func (d *Decoder) number(v Value, t string) (Value, error) {
 		return bad()
 	}
 	v.Kind, v.Text = Float, t
+	if f != t {
+		v.Kind = Decimal
+	}
 	return v, nil
 }
 
 // Float64 is a Float value's number (Inf for out of range literals).
+// Decimals are exact: see history.CanonicalNumber.
 func (v Value) Float64() float64 {
 	switch v.Text {
 	case "##Inf":
@@ -612,7 +635,7 @@ func (v Value) Float64() float64 {
 	case "##NaN":
 		return math.NaN()
 	}
-	f, _ := strconv.ParseFloat(strings.TrimSuffix(v.Text, "M"), 64)
+	f, _ := strconv.ParseFloat(v.Text, 64)
 	return f
 }
 
@@ -654,7 +677,7 @@ func (v Value) print(sb *strings.Builder) {
 	case Tagged:
 		sb.WriteString("#" + v.Text + " ")
 		v.Items[0].print(sb)
-	default: // Bool, Int, Float, Ratio, Symbol
+	default: // Bool, Int, Float, Decimal, Ratio, Symbol
 		sb.WriteString(v.Text)
 	}
 }
@@ -685,9 +708,11 @@ func quote(sb *strings.Builder, s string) {
 	sb.WriteByte('"')
 }
 
+// kindNames name the kinds in messages.
+var kindNames = [...]string{"nil", "boolean", "integer", "float", "decimal", "ratio", "string", "character", "keyword", "symbol", "vector", "list", "set", "map", "tagged value"}
+
 // describe names a value for error messages: its kind and, if short, its text.
 func describe(v Value) string {
-	names := [...]string{"nil", "boolean", "integer", "float", "ratio", "string", "character", "keyword", "symbol", "vector", "list", "set", "map", "tagged value"}
 	s := v.String()
 	if r := []rune(s); len(r) > 40 {
 		s = string(r[:37]) + "..."
@@ -695,5 +720,5 @@ func describe(v Value) string {
 	if v.Kind == Nil {
 		return "nil"
 	}
-	return names[v.Kind] + " " + s
+	return kindNames[v.Kind] + " " + s
 }

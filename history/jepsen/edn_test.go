@@ -34,7 +34,8 @@ func TestDecodeValues(t *testing.T) {
 		{"123456789012345678901234567890N", "123456789012345678901234567890", Int},
 		{"99999999999999999999", "99999999999999999999", Int},
 		{"1.5", "1.5", Float},
-		{"1.5M", "1.5M", Float},
+		{"1.5M", "1.5M", Decimal},
+		{"1M", "1M", Decimal},
 		{"-1e3", "-1e3", Float},
 		{"2/4", "1/2", Ratio},
 		{"4/2", "2", Int}, // as Clojure reads it
@@ -119,6 +120,16 @@ func TestDecodeErrors(t *testing.T) {
 		{"@a", "reader macros are not EDN"},
 		{strings.Repeat("[", 5000), "values nested more than 1000 deep"},
 		{strings.Repeat("#_", 5000) + "1", "values nested more than 1000 deep"},
+		// Text that is not UTF-8 is refused, not read as U+FFFD: "a\xff"
+		// and "a\xfe" are different strings.
+		{"[1 \"a\xff\"]", `1:4: string has bytes that are not UTF-8`},
+		{"[:a\xff]", `1:2: token has bytes that are not UTF-8`},
+		{"\\\xff", `1:1: character has bytes that are not UTF-8`},
+		{"#t\xff 1", `1:1: tag has bytes that are not UTF-8`},
+		{`"\ud83d"`, `1:2: \u escape of half a UTF-16 surrogate pair`},
+		{`"\ude00\ud83d"`, `half a UTF-16 surrogate pair`},
+		{`"\ud83d\u0041"`, `half a UTF-16 surrogate pair`},
+		{`\ud800`, `bad character \ud800`},
 	} {
 		_, err := readOne(t, c.in)
 		var e *Error

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -38,8 +37,9 @@ func ReadFile(path, model string) ([]history.Op, error) {
 
 // Read converts a Jepsen EDN history (a vector or list of op maps, or op
 // maps one after another) into chaos ops for a Knossos model. name, if not
-// empty, prefixes error positions. Values become JSON (integers as numbers,
-// strings and keywords as strings) inside:
+// empty, prefixes error positions. Values become JSON in the form that
+// keeps what Clojure's = tells apart (tagged.go: 1 stays a number, 1.0 and
+// :x become "~d1.0" and "~:x"), inside:
 //   - register, cas-register: a history.RegisterValue; independent tuples
 //     [k v] set its Key to k's text, else Key is "". A read's nil is absent
 //     on the invocation and JSON null on an ok completion.
@@ -50,10 +50,8 @@ func ReadFile(path, model string) ([]history.Op, error) {
 // Each op's Index is its position in the file and its Time is that same
 // position in nanoseconds: in a Jepsen history file order is real-time
 // order, while :time is not always monotonic, so :time and :index are
-// ignored. Processes that are not integers (:nemesis) become history.Nemesis;
-// their values are kept as JSON, or as a JSON string of the EDN text when
-// JSON cannot hold them (sets become arrays; tags, ratios and non-string map
-// keys cannot).
+// ignored. Processes that are not integers (:nemesis) become history.Nemesis,
+// their values kept in the same JSON form. Text that is not UTF-8 is refused.
 func Read(r io.Reader, name, model string) ([]history.Op, error) {
 	c := &converter{model: model}
 	switch model {
@@ -85,6 +83,8 @@ type converter struct {
 	// decided by the first client op with a value (decided), then required.
 	tuples  bool
 	decided *Value
+	// keys are the register keys seen, by name, for key.
+	keys map[string]Value
 }
 
 func errAt(v Value, format string, args ...any) error {
@@ -144,7 +144,7 @@ func (c *converter) op(m Value) (history.Op, error) {
 	switch {
 	case op.Process == history.Nemesis:
 		if v.Kind != Nil {
-			op.Value = jsonValue(v)
+			op.Value, err = jsonValue(v)
 		}
 	case c.model == MultiRegister:
 		err = c.txn(&op, f, v)
@@ -175,17 +175,27 @@ func (c *converter) register(op *history.Op, f, v Value) error {
 		if !isPair(v) {
 			return errAt(v, "expected an independent [key value] tuple, as at %d:%d, got %s", c.decided.Line, c.decided.Col, describe(v))
 		}
-		rv.Key, v = keyText(v.Items[0]), v.Items[1]
+		var err error
+		if rv.Key, err = c.key(v.Items[0]); err != nil {
+			return err
+		}
+		v = v.Items[1]
 	}
+	var err error
 	switch {
 	case op.F == history.FWrite || op.F == history.FRead && (v.Kind != Nil || op.Type == history.Ok):
 		// A nil read that completed ok is JSON null; the checker decides
 		// whether that means "absent" or Knossos's "unknown".
-		rv.Value = jsonValue(v)
+		rv.Value, err = jsonValue(v)
 	case op.F == history.FCas && isPair(v):
-		rv.From, rv.To = jsonValue(v.Items[0]), jsonValue(v.Items[1])
+		if rv.From, err = jsonValue(v.Items[0]); err == nil {
+			rv.To, err = jsonValue(v.Items[1])
+		}
 	case op.F == history.FCas && (v.Kind != Nil || op.Type == history.Invoke || op.Type == history.Ok):
 		return errAt(v, "expected a cas value [from to], got %s", describe(v))
+	}
+	if err != nil {
+		return err
 	}
 	op.Value = history.MustValue(rv)
 	return nil
@@ -206,17 +216,25 @@ func (c *converter) txn(op *history.Op, f, v Value) error {
 		if (s.Kind != Vector && s.Kind != List) || len(s.Items) != 3 || s.Items[0].Kind != Keyword {
 			return errAt(s, "expected a step [:r k v] or [:w k v], got %s", describe(s))
 		}
-		st := history.TxnStep{Key: keyText(s.Items[1])}
+		key, err := c.key(s.Items[1])
+		if err != nil {
+			return err
+		}
+		st := history.TxnStep{Key: key}
 		switch x := s.Items[2]; s.Items[0].Text {
 		case "r", "read": // Jepsen says :r, Knossos :read
 			st.F = "r"
 			if x.Kind != Nil || op.Type == history.Ok {
-				st.Value = jsonValue(x)
+				st.Value, err = jsonValue(x)
 			}
 		case "w", "write":
-			st.F, st.Value = "w", jsonValue(x)
+			st.F = "w"
+			st.Value, err = jsonValue(x)
 		default:
 			return errAt(s.Items[0], "expected a step function :r, :w, :read or :write, got %s", s.Items[0])
+		}
+		if err != nil {
+			return err
 		}
 		steps = append(steps, st)
 	}
@@ -239,10 +257,17 @@ func (c *converter) mutex(op *history.Op, m, f, v Value) error {
 		if !isPair(v) {
 			return errAt(v, "expected a lock workload write [key value], got %s", describe(v))
 		}
-		wv := history.WriteValue{Key: keyText(v.Items[0]), Value: keyText(v.Items[1])}
+		key, err := c.key(v.Items[0])
+		if err != nil {
+			return err
+		}
+		val, _, err := valueName(v.Items[1])
+		if err != nil {
+			return err
+		}
+		wv := history.WriteValue{Key: key, Value: val}
 		s, _ := m.Get("session")
 		t, _ := m.Get("token")
-		var err error
 		if wv.Session, err = strconv.Atoi(s.Text); s.Kind != Nil && (s.Kind != Int || err != nil) {
 			return errAt(s, "expected :session to be an integer, got %s", describe(s))
 		}
@@ -294,79 +319,42 @@ func lockValue(v Value) (history.LockValue, bool) {
 	return lv, true
 }
 
-// keyText names a register key: 3 → "3", "x" → "x", :x → "x".
-func keyText(k Value) string {
-	switch k.Kind {
-	case String, Keyword, Symbol, Int, Char:
-		return k.Text
+// key names a register key: 3 → "3", "x" → "x", :x → "x", and any other
+// key by its JSON form (tagged.go). Keys that Clojure tells apart but that
+// would get one name, such as 3 and "3", are refused: checking them as one
+// register would merge two.
+func (c *converter) key(k Value) (string, error) {
+	n, form, err := valueName(k)
+	if err != nil {
+		return "", err
 	}
-	return k.String()
+	if c.keys == nil {
+		c.keys = map[string]Value{}
+	}
+	first, seen := c.keys[n]
+	if !seen {
+		c.keys[n] = k
+	} else if f, _ := jsonValue(first); string(f) != string(form) {
+		return "", errAt(k, "key %s and key %s (at %d:%d) are different values but would both be named %q", k, first, first.Line, first.Col, n)
+	}
+	return n, nil
 }
 
-// jsonValue converts an EDN value to JSON, or to a JSON string of its EDN
-// text when JSON cannot hold it.
-func jsonValue(v Value) json.RawMessage {
-	var b bytes.Buffer
-	if toJSON(&b, v) {
-		return b.Bytes()
-	}
-	return history.MustValue(v.String())
-}
-
-// toJSON writes v as JSON: integers as numbers, keywords and symbols as
-// strings, sets as arrays, maps with string or keyword keys as objects.
-func toJSON(b *bytes.Buffer, v Value) bool {
+// valueName is the text that names a value, and its JSON form.
+func valueName(v Value) (string, json.RawMessage, error) {
+	form, err := jsonValue(v)
 	switch v.Kind {
-	case Nil:
-		b.WriteString("null")
-	case Bool, Int:
-		b.WriteString(v.Text)
-	case Float:
-		f := v.Float64()
-		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return false
-		}
-		// Canonical text, so that 1.0 and 1.00 compare equal as Clojure's
-		// = does, and 1.0 still differs from 1.
-		s := strconv.FormatFloat(f, 'g', -1, 64)
-		if !strings.ContainsAny(s, ".e") {
-			s += ".0"
-		}
-		b.WriteString(s)
-	case String, Char, Keyword, Symbol:
-		b.Write(history.MustValue(v.Text))
-	case Vector, List, Set:
-		b.WriteByte('[')
-		for i, x := range v.Items {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if !toJSON(b, x) {
-				return false
-			}
-		}
-		b.WriteByte(']')
-	case Map:
-		seen := map[string]bool{}
-		b.WriteByte('{')
-		for i := 0; i < len(v.Items); i += 2 {
-			k := v.Items[i]
-			if k.Kind != String && k.Kind != Keyword || seen[k.Text] {
-				return false
-			}
-			seen[k.Text] = true
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(history.MustValue(k.Text))
-			b.WriteByte(':')
-			if !toJSON(b, v.Items[i+1]) {
-				return false
-			}
-		}
-		b.WriteByte('}')
-	default: // Ratio, Tagged
-		return false
+	case String, Keyword, Symbol, Int, Char:
+		return v.Text, form, err
 	}
-	return true
+	return string(form), form, err
+}
+
+// jsonValue is v's JSON form (tagged.go).
+func jsonValue(v Value) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if err := encode(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

@@ -95,10 +95,10 @@ func TestReadConversion(t *testing.T) {
 p0 invoke read {"key":""}
 p0 ok read {"key":"","value":null}
 p1 invoke write {"key":"","value":"x"}
-p1 info write {"key":"","value":"kw"} !:timed-out
+p1 info write {"key":"","value":"~:kw"} !:timed-out
 p2 invoke read {"key":""}
 p2 fail read {"key":""} ![:not-found "no"]
-p3 ok write {"key":"","value":1.5}
+p3 ok write {"key":"","value":"~d1.5"}
 `},
 		{"cas", CasRegister, `[
 			{:type :invoke, :process 0, :f :cas, :value [1 2]}
@@ -127,10 +127,10 @@ p2 ok write {"key":"k","value":[1,2]}
 			{:type :info, :process "checker", :f :x, :value #inst "2024"}
 			{:type :info, :process nil, :f :x, :value 1/3}]`, `
 nemesis info start
-nemesis info start-partition ["isolated",{"n1":["n2"],"n3":1.0}]
-nemesis info kill "{1 :n1}"
-nemesis info x "#inst \"2024\""
-nemesis info x "1/3"
+nemesis info start-partition ["~:isolated",{"n1":{"~set":["n2"]},"~:n3":"~d1.0"}]
+nemesis info kill {"~i1":"~:n1"}
+nemesis info x {"~#inst":"2024"}
+nemesis info x "~r1/3"
 `},
 		{"multi-register", MultiRegister, `[
 			{:type :invoke, :process 0, :f :txn, :value [[:r 0 nil] [:w :y 2] [:read "z" nil] [:write 1 nil]]}
@@ -148,13 +148,13 @@ p2 invoke txn []
 			{:type :ok, :process 0, :f :acquire, :value {:lock "l", :session 2, :token 7}}
 			{:type :invoke, :process 0, :f :release, :value {:lock "l", :other 1}}
 			{:type :ok, :process 0, :f :write, :value ["l" "p0-s2"], :session 2, :token 7}
-			{:type :ok, :process 0, :f :write, :value [:l 5]})`, `
+			{:type :ok, :process 0, :f :write, :value [:m 5]})`, `
 p0 invoke acquire
 p0 ok acquire
 p0 ok acquire {"lock":"l","session":2,"token":7}
 p0 invoke release
 p0 ok write {"key":"l","value":"p0-s2","session":2,"token":7}
-p0 ok write {"key":"l","value":"5","session":0,"token":null}
+p0 ok write {"key":"m","value":"5","session":0,"token":null}
 `},
 	} {
 		ops, err := Read(strings.NewReader(c.in), c.name, c.model)
@@ -211,7 +211,7 @@ func TestReadInfoExample(t *testing.T) {
 	}
 	got := brief(ops[2:8])
 	want := `nemesis info start
-nemesis info start ["isolated",{"n1":["n2","n3"]}]
+nemesis info start ["~:isolated",{"n1":{"~set":["n2","n3"]}}]
 p0 invoke cas {"key":"","from":0,"to":4}
 p1 invoke read {"key":""}
 p1 ok read {"key":"","value":0}

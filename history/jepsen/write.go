@@ -21,12 +21,15 @@ import (
 // [k [from to]] (bare v and [from to] for the key ""); txn steps become
 // [[:r k v] [:w k v]]; lock acquires and releases carry {:lock :session
 // :token}; lock workload writes (history.WriteValue) carry [key value],
-// with :session and :token on the op. Anything else is written as the
-// EDN form of its JSON. Nemesis ops get :process :nemesis and :type :info
-// (observer ops :process :observer),
-// and processes are renumbered (see Renumber). Read(Write(ops)) gives back
-// Renumber(ops), with times replaced by positions and nemesis invocations
-// turned :info.
+// with :session and :token on the op. Values are written as the EDN
+// values whose JSON form they are (tagged.go): numbers as integers, or as
+// decimals (1.5M) when they are not integers, so that Clojure's = compares
+// them exactly as chaos does. A cas that completed ok without applying
+// (history.RegisterValue.Mismatch) becomes a :fail, the nearest Knossos
+// has. Nemesis ops get :process :nemesis and :type :info (observer ops
+// :process :observer), and processes are renumbered (see Renumber).
+// Read(Write(ops)) gives back Renumber(ops), with times replaced by
+// positions, nemesis invocations turned :info and mismatched cas :fail.
 func Write(w io.Writer, ops []history.Op) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteByte('[')
@@ -107,6 +110,10 @@ func opMap(i int, op history.Op) (Value, error) {
 	if err != nil {
 		return Value{}, fmt.Errorf("value %s: %w", op.Value, err)
 	}
+	var rv history.RegisterValue
+	if op.Type == history.Ok && op.F == history.FCas && json.Unmarshal(op.Value, &rv) == nil && rv.Mismatch {
+		typ = kw(string(history.Fail))
+	}
 	m := mapOf(kw("index"), num(int64(i)), kw("time"), num(op.Time.Nanoseconds()),
 		kw("type"), typ, kw("process"), proc, kw("f"), ident(op.F), kw("value"), v)
 	m.Items = append(m.Items, extra...)
@@ -155,12 +162,12 @@ func value(op history.Op) (Value, []Value, error) {
 		}
 		return vec(keyEDN(wv.Key), str(wv.Value)), extra, nil
 	case (op.F == history.FRead || op.F == history.FWrite || op.F == history.FCas) && strict(op.Value, &rv):
-		x, err := fromJSON(rv.Value)
+		x, err := decode(rv.Value)
 		if op.F == history.FCas && (rv.From != nil || rv.To != nil) {
 			var from, to Value
-			from, err = fromJSON(rv.From)
+			from, err = decode(rv.From)
 			if err == nil {
-				to, err = fromJSON(rv.To)
+				to, err = decode(rv.To)
 			}
 			x = vec(from, to)
 		}
@@ -171,7 +178,7 @@ func value(op history.Op) (Value, []Value, error) {
 	case op.F == history.FTxn && strict(op.Value, &steps) && !slices.ContainsFunc(steps, func(s history.TxnStep) bool { return s.F != "r" && s.F != "w" }):
 		out := vec()
 		for _, s := range steps {
-			x, err := fromJSON(s.Value)
+			x, err := decode(s.Value)
 			if err != nil {
 				return Value{}, nil, err
 			}
@@ -188,64 +195,6 @@ func value(op history.Op) (Value, []Value, error) {
 		}
 		return m, nil, nil
 	}
-	x, err := fromJSON(op.Value)
+	x, err := decode(op.Value)
 	return x, nil, err
-}
-
-// fromJSON converts JSON to EDN: objects become maps with string keys.
-// Absent JSON is nil.
-func fromJSON(raw json.RawMessage) (Value, error) {
-	if len(raw) == 0 {
-		return Value{}, nil
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	v, err := jsonToken(d)
-	if err == nil {
-		if _, e := d.Token(); e != io.EOF {
-			err = fmt.Errorf("trailing data after JSON value")
-		}
-	}
-	return v, err
-}
-
-func jsonToken(d *json.Decoder) (Value, error) {
-	t, err := d.Token()
-	if err != nil {
-		return Value{}, err
-	}
-	switch t := t.(type) {
-	case bool:
-		return Value{Kind: Bool, Text: strconv.FormatBool(t)}, nil
-	case json.Number:
-		if strings.ContainsAny(string(t), ".eE") {
-			return Value{Kind: Float, Text: string(t)}, nil
-		}
-		return Value{Kind: Int, Text: string(t)}, nil
-	case string:
-		return str(t), nil
-	case json.Delim:
-		v := vec()
-		if t == '{' {
-			v.Kind = Map
-		}
-		for d.More() {
-			if v.Kind == Map {
-				k, err := d.Token()
-				s, ok := k.(string)
-				if err != nil || !ok {
-					return v, fmt.Errorf("bad JSON object key: %v", err)
-				}
-				v.Items = append(v.Items, str(s))
-			}
-			x, err := jsonToken(d)
-			if err != nil {
-				return v, err
-			}
-			v.Items = append(v.Items, x)
-		}
-		_, err := d.Token() // the closing delimiter
-		return v, err
-	}
-	return Value{}, nil // null
 }

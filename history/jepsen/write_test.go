@@ -84,7 +84,7 @@ func TestWriteFormat(t *testing.T) {
  {:index 2, :time 3000000, :type :info, :process 0, :f :write, :value ["r1" 3], :error "timeout \"5s\""}
  {:index 3, :time 4000000, :type :invoke, :process 2, :f :read, :value [7 nil]}
  {:index 4, :time 5000000, :type :ok, :process 2, :f :read, :value [7 nil]}
- {:index 5, :time 6000000, :type :invoke, :process 1, :f :cas, :value ["a" {"b" [1.5]}]}
+ {:index 5, :time 6000000, :type :invoke, :process 1, :f :cas, :value ["a" {"b" [1.5M]}]}
  {:index 6, :time 7000000, :type :fail, :process 1, :f "odd f", :value nil}
  {:index 7, :time 8000000, :type :ok, :process 1, :f :txn, :value [{"f" "append", "key" "x", "value" 1}]}]
 `
@@ -217,6 +217,7 @@ func FuzzRead(f *testing.F) {
 		`#:a{:b 1} #jepsen.history.Op{:type :info, :process :nemesis, :f :x, :value #object[Foo 0x1f {:a ##NaN}]}`,
 		`({:type :ok :process 0 :f :acquire :value {:lock "l" :session 1 :token nil}} #_ #_ 1 2)`,
 		`"\ud83d\ude00\u12" \newline 1e999 -0x1F 0x1G`,
+		`{:type :ok, :process 0, :f :write, :value [1.0 1.0M 1.50M 1e400M 3/6 "~x" :x \x x ##NaN -0.0 #{[1] 2} {[1] 2, :k #{}} {nil 1, true 2, 3 4, 5.5 6, 7M 8, "~" 9} #inst "x"]}`,
 	} {
 		f.Add([]byte(s))
 	}

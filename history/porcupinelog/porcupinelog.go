@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chaos-testing/chaos/history"
 )
@@ -124,6 +125,11 @@ func lines(r io.Reader, name string, fn func(line int, s string) error) error {
 		if s == "" {
 			continue
 		}
+		if !utf8.ValidString(s) {
+			// encoding/json would turn each bad byte into U+FFFD, merging
+			// distinct keys and values.
+			return fmt.Errorf("%s:%d: the line has bytes that are not UTF-8 (%.40q)", name, line, s)
+		}
 		if err := fn(line, s); err != nil {
 			return fmt.Errorf("%s:%d: %w", name, line, err)
 		}
@@ -172,10 +178,13 @@ func (b *builder) invoked(proc int, f string) (json.RawMessage, bool) {
 //   - `:info :write|:cas :timed-out` is an info completion (unknown outcome)
 //     with the invocation's value and error "timed-out" (any error keyword
 //     in place of a value is read the same way);
-//   - `:fail :read :timed-out` is a fail with error "timed-out": a read
-//     changes nothing, so a read that may not have happened is no evidence.
-//
-// `:fail :cas [a b]` is a fail: the compare did not match, nothing changed.
+//   - `:fail :read :timed-out` is a fail with error "timed-out": porcupine
+//     gives it an unknown output, which its model accepts in any state, and
+//     a read changes nothing, so dropping it, as chaos does a fail, is the same;
+//   - `:fail :cas [a b]` means the compare did not match: porcupine's model
+//     takes it as evidence (legal only if the value was not a), so it is an
+//     ok completion with history.RegisterValue.Mismatch, not a fail (which
+//     chaos drops as "did not take effect").
 func ParseEtcd(r io.Reader, name string) ([]history.Op, error) {
 	b := &builder{pending: map[int]int{}}
 	err := lines(r, name, func(line int, s string) error {
@@ -229,6 +238,9 @@ func ParseEtcd(r io.Reader, name string) ([]history.Op, error) {
 			}
 			if !ok || err != nil {
 				return fmt.Errorf("%s :cas value %q: expected [<from> <to>] with two integers", fs[4], val)
+			}
+			if typ == history.Fail {
+				typ, v.Mismatch = history.Ok, true
 			}
 		default:
 			return fmt.Errorf("operation %q: expected :read, :write or :cas", fs[5])

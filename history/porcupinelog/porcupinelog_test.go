@@ -40,7 +40,8 @@ func TestParseEtcd(t *testing.T) {
 		{3, 0, history.Ok, "read", `{"key":"","value":null}`, ""},
 		{4, 2, history.Invoke, "cas", `{"key":"","from":1,"to":2}`, ""},
 		{5, 1, history.Info, "write", `{"key":"","value":4}`, "timed-out"},
-		{7, 2, history.Fail, "cas", `{"key":"","from":1,"to":2}`, ""},
+		// The compare did not match: evidence, not a cas that never happened.
+		{7, 2, history.Ok, "cas", `{"key":"","from":1,"to":2,"mismatch":true}`, ""},
 		{8, 3, history.Invoke, "read", `{"key":""}`, ""},
 		{9, 3, history.Fail, "read", `{"key":""}`, "timed-out"},
 		{10, 6, history.Invoke, "read", `{"key":""}`, ""},
@@ -76,6 +77,7 @@ func TestParseEtcdMalformed(t *testing.T) {
 		{"INFO  jepsen.util - 0\t:invoke\t:cas\t[1]", "expected [<from> <to>]"},
 		{"INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2 3]", "expected [<from> <to>]"},
 		{"INFO  jepsen.util - 0\t:ok\t:write\t:timed-out", "only :info and :fail carry an error"},
+		{"INFO  jepsen.util - 0\t:invoke\t:write\t1\xff", "not UTF-8"},
 	}
 	for _, tt := range tests {
 		_, err := ParseEtcd(strings.NewReader(good+tt.line+"\n"+good), "bad.log")
@@ -150,6 +152,9 @@ func TestParseKVMalformed(t *testing.T) {
 		{`{:process 0, :type :invoke, :f :get, :key "1"}`, `expected ":value"`},
 		{`{:process 0, :type :invoke, :f :get, :key "1", :value "v"}`, "a get's invocation has"},
 		{`{:process 0, :type :invoke, :f :put, :key "1", :value nil}`, "must be a string"},
+		// Two keys that differ only in bytes that are not UTF-8 must not
+		// both become "\ufffd".
+		{"{:process 0, :type :invoke, :f :get, :key \"\xff\", :value nil}", "not UTF-8"},
 	}
 	for _, tt := range tests {
 		_, err := ParseKV(strings.NewReader(good+tt.line+"\n"), "bad.txt")
@@ -183,11 +188,8 @@ func TestDetect(t *testing.T) {
 // each gives one entry per line (etcd) or per line plus none appended (kv,
 // whose files leave no invocation open).
 func TestReadFileRefdata(t *testing.T) {
-	dir := "../../../shared/refdata/porcupine"
+	dir := "../../testdata/porcupine" // part of the repository: missing is a failure
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
-	if len(files) == 0 {
-		t.Skipf("no reference data in %s", dir)
-	}
 	n := 0
 	for _, path := range files {
 		if strings.HasSuffix(path, ".md") {

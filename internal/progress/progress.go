@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/chaos-testing/chaos/internal/clock"
 )
 
 // IsTerminal reports whether w is a terminal (a character device).
@@ -36,6 +38,7 @@ func Bar(frac float64) string {
 type Line struct {
 	mu       sync.Mutex
 	w        io.Writer
+	clock    clock.Clock
 	terminal bool
 	// every is how often a log gets a new line.
 	every time.Duration
@@ -44,9 +47,9 @@ type Line struct {
 }
 
 // NewLine makes a status line on w, rewritten in place when terminal is
-// set, else written out at most once per every.
-func NewLine(w io.Writer, terminal bool, every time.Duration) *Line {
-	return &Line{w: w, terminal: terminal, every: every}
+// set, else written out at most once per every of c's time.
+func NewLine(w io.Writer, terminal bool, every time.Duration, c clock.Clock) *Line {
+	return &Line{w: w, terminal: terminal, every: every, clock: c}
 }
 
 // Show replaces the status with s.
@@ -57,9 +60,9 @@ func (l *Line) Show(s string) {
 		l.draw(s)
 		return
 	}
-	if time.Since(l.last) >= l.every {
+	if now := l.clock.Now(); now.Sub(l.last) >= l.every {
 		fmt.Fprintln(l.w, s)
-		l.last = time.Now()
+		l.last = now
 	}
 }
 
@@ -104,28 +107,40 @@ type Task struct {
 	done  int64
 	total int64
 	note  string
-	quit  chan struct{}
-	ended chan struct{}
+	stop  func()
 }
 
 // Start shows a task's status line on w, a terminal or a log.
-func Start(w io.Writer, label string) *Task {
-	t := &Task{Line: NewLine(w, IsTerminal(w), 5*time.Second), label: label, start: time.Now(),
-		quit: make(chan struct{}), ended: make(chan struct{})}
+func Start(w io.Writer, label string) *Task { return StartClock(w, label, clock.Real) }
+
+// StartClock is Start on c's time.
+func StartClock(w io.Writer, label string, c clock.Clock) *Task {
+	t := &Task{Line: NewLine(w, IsTerminal(w), 5*time.Second, c), label: label, start: c.Now()}
+	t.stop = Refresh(c, time.Second, func() { t.Show(t.status()) })
+	return t
+}
+
+// Refresh calls update every period of c's time until the returned
+// function is called, which returns once update has run for the last time.
+func Refresh(c clock.Clock, every time.Duration, update func()) (stop func()) {
+	tick, stopTick := c.Tick(every)
+	quit, ended := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(t.ended)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
+		defer close(ended)
 		for {
 			select {
-			case <-t.quit:
+			case <-quit:
 				return
-			case <-tick.C:
-				t.Show(t.status())
+			case <-tick:
+				update()
 			}
 		}
 	}()
-	return t
+	return func() {
+		stopTick()
+		close(quit)
+		<-ended
+	}
 }
 
 // Set records that done of total units of work are done (total 0: not
@@ -146,13 +161,12 @@ func (t *Task) status() string {
 	if t.note != "" {
 		s += t.note + ", "
 	}
-	return s + fmt.Sprintf("%ds", int(time.Since(t.start).Seconds()))
+	return s + fmt.Sprintf("%ds", int(t.clock.Now().Sub(t.start).Seconds()))
 }
 
 // Stop ends the task's line; final, if not empty, is printed after it.
 func (t *Task) Stop(final string) {
-	close(t.quit)
-	<-t.ended
+	t.stop()
 	t.Done()
 	if final != "" {
 		t.Print(final)

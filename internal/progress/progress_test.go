@@ -2,9 +2,12 @@ package progress
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chaos-testing/chaos/internal/clock"
 )
 
 func TestBar(t *testing.T) {
@@ -26,7 +29,7 @@ func TestBar(t *testing.T) {
 
 func TestTerminalLineIsRewrittenInPlace(t *testing.T) {
 	var b bytes.Buffer
-	l := NewLine(&b, true, time.Hour)
+	l := NewLine(&b, true, time.Hour, clock.Real)
 	l.Show("a long status")
 	l.Show("short")
 	l.Print("a message")
@@ -43,7 +46,7 @@ func TestTerminalLineIsRewrittenInPlace(t *testing.T) {
 
 func TestLogGetsALineNowAndThen(t *testing.T) {
 	var b bytes.Buffer
-	l := NewLine(&b, false, time.Hour)
+	l := NewLine(&b, false, time.Hour, clock.Real)
 	l.Show("first")
 	l.Show("second") // within the hour: not written
 	l.Print("a message")
@@ -55,7 +58,8 @@ func TestLogGetsALineNowAndThen(t *testing.T) {
 
 func TestTaskShowsItsBar(t *testing.T) {
 	var b bytes.Buffer
-	task := &Task{Line: NewLine(&b, false, 0), label: "building x", start: time.Now().Add(-3 * time.Second)}
+	clock := clock.NewFake(time.Unix(100, 0))
+	task := &Task{Line: NewLine(&b, false, 0, clock), label: "building x", start: clock.Now().Add(-3 * time.Second)}
 	task.Set(2, 8, "extracting archives")
 	if got, want := task.status(), "building x [=====               ] 2/8 extracting archives, 3s"; got != want {
 		t.Errorf("status %q, want %q", got, want)
@@ -68,9 +72,10 @@ func TestTaskShowsItsBar(t *testing.T) {
 
 func TestTaskStopPrintsTheFinalLine(t *testing.T) {
 	var b bytes.Buffer
-	task := Start(&b, "building x")
+	clock := clock.NewFake(time.Unix(100, 0))
+	task := StartClock(&b, "building x", clock)
 	task.Set(1, 2, "half")
-	time.Sleep(1100 * time.Millisecond) // one redraw
+	clock.Advance(1500 * time.Millisecond) // one redraw, received before Advance returns
 	task.Stop("built x")
 	out := b.String()
 	if !strings.Contains(out, "building x [==========          ] 1/2 half, 1s\n") || !strings.HasSuffix(out, "built x\n") {
@@ -88,5 +93,33 @@ func TestLinesSplitsAcrossWrites(t *testing.T) {
 	}
 	if strings.Join(got, "|") != "I: one|I: two" || l.Partial() != "last" {
 		t.Errorf("lines %q, partial %q; want [I: one I: two] and \"last\"", got, l.Partial())
+	}
+}
+
+// Refresh on a fake clock updates once per period passed, and not after
+// it is stopped.
+func TestRefreshOnFakeClock(t *testing.T) {
+	clock := clock.NewFake(time.Unix(100, 0))
+	n := 0
+	stop := Refresh(clock, time.Second, func() { n++ })
+	clock.Advance(3500 * time.Millisecond)
+	stop()
+	clock.Advance(5 * time.Second)
+	if n != 3 {
+		t.Errorf("%d updates in 3.5 periods, want 3", n)
+	}
+}
+
+// A log gets a status line at most once per its period.
+func TestLogLineRate(t *testing.T) {
+	clock := clock.NewFake(time.Unix(100, 0))
+	var b bytes.Buffer
+	l := NewLine(&b, false, 2*time.Second, clock)
+	for i := 1; i <= 4; i++ {
+		clock.Advance(time.Second)
+		l.Show(fmt.Sprintf("update %d", i))
+	}
+	if got := b.String(); got != "update 1\nupdate 3\n" {
+		t.Errorf("log %q, want updates 1 and 3 (2 s apart)", got)
 	}
 }

@@ -80,7 +80,7 @@ func Image(t testing.TB, cli *client.Client, target targets.Target, version stri
 	img := v.(*image)
 	img.once.Do(func() {
 		began := time.Now()
-		img.tag, img.err = target.Image(context.Background(), cli, version, Log(t))
+		img.tag, img.err = target.Image(context.Background(), cli, targets.Spec{Version: version}, Log(t))
 		t.Logf("image %s ready in %s", img.tag, time.Since(began).Round(time.Millisecond))
 	})
 	if img.err != nil {
@@ -95,7 +95,7 @@ func Start(t testing.TB, cli *client.Client, run *containers.Run, target targets
 	t.Helper()
 	img := Image(t, cli, target, version)
 	began := time.Now()
-	nodes, err := target.Start(context.Background(), run, targets.Spec{Nodes: n, Image: img})
+	nodes, err := target.Start(context.Background(), run, targets.Spec{Nodes: n, Version: version, Image: img})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func Store(t testing.TB, workload, addr, readMode string) register.Store {
 	t.Helper()
 	w, _ := workloads.Workloads.Lookup(workload)
 	cfg := workloads.Config{Nodes: []string{addr}}
-	cfg.Workload.ReadMode = readMode
+	cfg.Workload.Spec = &register.Params{ReadMode: readMode}
 	s, err := w.(register.Workload).Open(cfg)
 	if err != nil {
 		t.Fatal(err)

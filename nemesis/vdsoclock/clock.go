@@ -8,39 +8,61 @@
 //
 // Install stops every thread of the process with ptrace, maps a page into
 // it holding fake.S (replacements of clock_gettime, gettimeofday and time
-// that ask the kernel with a system call and add an offset), and writes a
-// jump to them over the entries of the process's vDSO. Set changes the
-// offset by writing the page, without stopping the process. Remove puts
-// the vDSO entries back; the page stays, unused.
+// that ask the kernel with a system call and add the offset of the clock
+// asked for), and writes a jump to them over the entries of the process's
+// vDSO. Set changes the offsets by writing the page, without stopping the
+// process. Remove puts the vDSO entries back; the page stays, unused. The
+// page also names its owner, the harness that patched the process, so
+// that a leftover patch can be told from one in use (Scan).
 package vdsoclock
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Patch is a process whose vDSO clock entries lead to the injected code.
 type Patch struct {
-	Pid  int
-	page uint64 // where the code is mapped in the process
+	Pid int
+	// Owner names the harness that patched the process (see Install).
+	Owner string
+	page  uint64 // where the code is mapped in the process
+	// offsets are those written to the page.
+	offsets Offsets
 }
 
-// Install patches process pid, with no offset yet (see Set).
-func Install(pid int) (*Patch, error) {
-	v, img, err := findVDSO(pid)
+// ownerLen is the room for the owner's name in the page, its NUL included.
+const ownerLen = offClockGettime - offOwner
+
+// Install patches process pid, with no offset yet (see Set), and writes
+// owner (at most 47 bytes) into the page: who is responsible for it.
+func Install(pid int, owner string) (*Patch, error) {
+	if len(owner) >= ownerLen || strings.IndexByte(owner, 0) >= 0 {
+		return nil, fmt.Errorf("owner %q: at most %d bytes, no NUL", owner, ownerLen-1)
+	}
+	v, img, err := settledVDSO(pid)
 	if err != nil {
 		return nil, err
 	}
 	if patched(v, img) {
 		return nil, fmt.Errorf("process %d is already patched", pid)
 	}
-	p := &Patch{Pid: pid}
+	p := &Patch{Pid: pid, Owner: owner}
+	code := append(append(slices.Clone(fakeCode[:offOwner]), owner...), fakeCode[offOwner+uint64(len(owner)):]...)
 	err = withStopped(pid, func(s *stopped) error {
+		if !s.sameImage(v) {
+			return ErrChanged
+		}
 		page, err := s.syscall(v.syscall, syscall.SYS_MMAP, 0, uint64(syscall.Getpagesize()),
 			syscall.PROT_READ|syscall.PROT_EXEC, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS, ^uint64(0), 0)
 		if err != nil {
@@ -50,7 +72,7 @@ func Install(pid int) (*Patch, error) {
 			return fmt.Errorf("mapping a page in process %d: %w", pid, syscall.Errno(-page))
 		}
 		p.page = page
-		if err := writeMem(pid, page, fakeCode); err != nil {
+		if err := writeMem(pid, page, code); err != nil {
 			return fmt.Errorf("writing the clock code into process %d: %w", pid, err)
 		}
 		if err := s.stepOutOf(v.entries); err != nil {
@@ -63,27 +85,70 @@ func Install(pid int) (*Patch, error) {
 		}
 		return nil
 	})
-	if err != nil {
+	if errors.Is(err, ErrChanged) {
+		return nil, fmt.Errorf("process %d: %w", pid, err)
+	} else if err != nil {
 		return nil, errors.Join(err, Remove(pid))
 	}
 	return p, nil
 }
 
-// Set makes clocks read offset ahead (behind, if negative) of the truth,
-// and the other clocks true. Each is one aligned 8-byte write, which a
-// thread reading the clock meanwhile sees whole; the offset is written
-// before the mask that turns it on.
-func (p *Patch) Set(offset time.Duration, clocks Clocks) error {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(offset))
-	if err := writeMem(p.Pid, p.page+offDelta, b[:]); err != nil {
-		return fmt.Errorf("setting the clock offset of process %d: %w", p.Pid, err)
+// settledVDSO is findVDSO, given up to 100 ms for a process that is
+// running another program (execve): its new memory has no vDSO for a
+// moment, or none readable.
+func settledVDSO(pid int) (vdso, []byte, error) {
+	deadline := time.Now().Add(100 * time.Millisecond)
+	for {
+		v, img, err := findVDSO(pid)
+		if err == nil || gone(err) || time.Now().After(deadline) {
+			return v, img, err
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	binary.LittleEndian.PutUint64(b[:], uint64(clocks))
-	if err := writeMem(p.Pid, p.page+offMask, b[:]); err != nil {
-		return fmt.Errorf("setting the clocks of process %d: %w", p.Pid, err)
+}
+
+// ErrChanged is a process that ran another program (execve) or ended
+// while it was to be patched: its vDSO, and any patch of it, went with its
+// old program. Its new program may be patched.
+var ErrChanged = errors.New("the process ran another program, or ended, meanwhile")
+
+// sameImage reports whether the process, now held stopped, still maps its
+// vDSO where v was found: it has not run another program since, and will
+// not while it is held. Nothing may be written into it otherwise: the
+// addresses found were its old program's.
+func (s *stopped) sameImage(v vdso) bool {
+	now, _, err := findVDSO(s.pid)
+	return err == nil && now.start == v.start
+}
+
+// Set makes each clock read its offset ahead (behind, if negative) of
+// the truth. Each offset that changes is one aligned 8-byte write, which a
+// thread reading the clock meanwhile sees whole.
+func (p *Patch) Set(o Offsets) error {
+	var b [8]byte
+	for id := range o {
+		if o[id] == p.offsets[id] {
+			continue
+		}
+		binary.LittleEndian.PutUint64(b[:], uint64(o[id]))
+		if err := writeMem(p.Pid, p.page+offDeltas+8*uint64(id), b[:]); err != nil {
+			return fmt.Errorf("setting the clock offsets of process %d: %w", p.Pid, err)
+		}
+		p.offsets[id] = o[id]
 	}
 	return nil
+}
+
+// InForce reports whether process p.Pid runs this patch: its vDSO leads to
+// this patch's page. It does not once the process is gone, its pid reused,
+// or the patch removed.
+func (p *Patch) InForce() bool {
+	v, img, err := findVDSO(p.Pid)
+	if err != nil {
+		return false
+	}
+	page, ok := pageOf(v, img)
+	return ok && page == p.page
 }
 
 // gone reports whether err says that the process has exited (a kill can
@@ -96,7 +161,7 @@ func gone(err error) bool {
 // harness's own vDSO has them), if they were patched. A process that is
 // gone has nothing to remove.
 func Remove(pid int) error {
-	v, img, err := findVDSO(pid)
+	v, img, err := settledVDSO(pid)
 	if err != nil {
 		if gone(err) {
 			return nil
@@ -111,6 +176,9 @@ func Remove(pid int) error {
 		return err
 	}
 	return withStopped(pid, func(s *stopped) error {
+		if !s.sameImage(v) {
+			return nil // the patch went with the old program
+		}
 		if err := s.stepOutOf(v.entries); err != nil {
 			return err
 		}
@@ -133,13 +201,19 @@ func Patched(pid int) (bool, error) {
 }
 
 func patched(v vdso, img []byte) bool {
-	for _, e := range v.entries {
+	_, ok := pageOf(v, img)
+	return ok
+}
+
+// pageOf is the page that the first patched vDSO entry jumps into.
+func pageOf(v vdso, img []byte) (uint64, bool) {
+	for i, e := range v.entries {
 		at := img[e-v.start:]
 		if len(at) >= jumpLen && at[0] == 0x48 && at[1] == 0xb8 && at[10] == 0xff && at[11] == 0xe0 {
-			return true
+			return binary.LittleEndian.Uint64(at[2:10]) - entrySymbols[i].fake, true
 		}
 	}
-	return false
+	return 0, false
 }
 
 // originals are the first jumpLen bytes of each entry in the harness's
@@ -160,22 +234,41 @@ func originals() ([][]byte, error) {
 }
 
 // Scan lists the processes of the machine whose vDSO clock entries are
-// patched: what a killed harness may have left.
-func Scan() ([]int, error) {
+// patched, each with its owner: what a killed harness may have left, and
+// what harnesses at work are using. A page unreadable, or from a chaos
+// that wrote no owner, has owner "".
+func Scan() ([]Patch, error) {
 	es, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err
 	}
-	var pids []int
+	var found []Patch
 	for _, e := range es {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
 		// Kernel threads map no vDSO, and processes end as we look.
-		if ok, err := Patched(pid); err == nil && ok {
-			pids = append(pids, pid)
+		v, img, err := findVDSO(pid)
+		if err != nil {
+			continue
+		}
+		if page, ok := pageOf(v, img); ok {
+			found = append(found, Patch{Pid: pid, Owner: ownerAt(pid, page), page: page})
 		}
 	}
-	return pids, nil
+	return found, nil
+}
+
+// ownerAt reads the owner's name from the page at page in process pid.
+func ownerAt(pid int, page uint64) string {
+	b := make([]byte, ownerLen)
+	if readMem(pid, page+offOwner, b) != nil {
+		return ""
+	}
+	name, _, _ := bytes.Cut(b, []byte{0})
+	if !utf8.Valid(name) || bytes.ContainsFunc(name, unicode.IsControl) {
+		return ""
+	}
+	return string(name)
 }

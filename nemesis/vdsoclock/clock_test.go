@@ -4,11 +4,14 @@ package vdsoclock
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -108,7 +111,7 @@ func TestShiftRealtimeThenMonotonicThenRemove(t *testing.T) {
 	if !near(base.now, 0) || !near(base.monotonic, 0) {
 		t.Fatalf("helper's clocks skewed before any patch: %+v", base)
 	}
-	p, err := Install(pid)
+	p, err := Install(pid, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,7 @@ func TestShiftRealtimeThenMonotonicThenRemove(t *testing.T) {
 		t.Errorf("installed with no offset, the clock moved: %+v", s)
 	}
 
-	if err := p.Set(20*time.Second, Realtime); err != nil {
+	if err := p.Set(Realtime.By(20 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	s := h.skews(t)
@@ -128,13 +131,23 @@ func TestShiftRealtimeThenMonotonicThenRemove(t *testing.T) {
 		t.Errorf("after +20s on the wall clock: %+v", s)
 	}
 
-	if err := p.Set(-7*time.Second, Realtime|Monotonic); err != nil {
+	if err := p.Set((Realtime | Monotonic).By(-7 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	s = h.skews(t)
 	t.Logf("-7s realtime and monotonic: %+v", s)
 	if !near(s.now, -7*time.Second) || !near(s.gettimeofday, -7*time.Second) || !near(s.monotonic, -7*time.Second) {
 		t.Errorf("after -7s on both clocks: %+v", s)
+	}
+
+	// Each clock has an offset of its own: shares of two faults add up.
+	if err := p.Set(Realtime.By(30 * time.Second).Plus((Realtime | Monotonic).By(-4 * time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	s = h.skews(t)
+	t.Logf("+30s realtime, -4s realtime and monotonic: %+v", s)
+	if !near(s.now, 26*time.Second) || !near(s.gettimeofday, 26*time.Second) || !near(s.monotonic, -4*time.Second) {
+		t.Errorf("after +30s on the wall clock and -4s on both: %+v", s)
 	}
 
 	if err := Remove(pid); err != nil {
@@ -147,7 +160,7 @@ func TestShiftRealtimeThenMonotonicThenRemove(t *testing.T) {
 		t.Errorf("after Remove: %+v", s)
 	}
 	// The process runs on, and can be patched again.
-	if _, err := Install(pid); err != nil {
+	if _, err := Install(pid, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if err := Remove(pid); err != nil {
@@ -178,7 +191,7 @@ func TestBusyProcess(t *testing.T) {
 	pid := h.cmd.Process.Pid
 	h.skews(t)
 	for i := range 20 {
-		p, err := Install(pid)
+		p, err := Install(pid, "test")
 		if err != nil {
 			t.Fatalf("round %d: %v", i, err)
 		}
@@ -186,7 +199,7 @@ func TestBusyProcess(t *testing.T) {
 		// monotonic clock goes back (as it does when the offset is
 		// removed) fire that much later, which would only slow the test.
 		offset := time.Duration(i-10) * time.Second
-		if err := p.Set(offset, Realtime); err != nil {
+		if err := p.Set(Realtime.By(offset)); err != nil {
 			t.Fatal(err)
 		}
 		if s := h.skews(t); !near(s.now, offset) || !near(s.monotonic, 0) {
@@ -205,17 +218,162 @@ func TestScanFindsPatched(t *testing.T) {
 	h := startHelper(t, "idle")
 	pid := h.cmd.Process.Pid
 	h.skews(t)
-	if _, err := Install(pid); err != nil {
+	p, err := Install(pid, "4242:123456")
+	if err != nil {
 		t.Fatal(err)
 	}
-	pids, err := Scan()
-	if err != nil || !slices.Contains(pids, pid) {
-		t.Fatalf("Scan: %v, %v; want %d among them", pids, err, pid)
+	if !p.InForce() {
+		t.Error("the patch just installed is not in force")
+	}
+	found, err := Scan()
+	i := slices.IndexFunc(found, func(f Patch) bool { return f.Pid == pid })
+	if err != nil || i < 0 || found[i].Owner != "4242:123456" {
+		t.Fatalf("Scan: %+v, %v; want %d among them, owned by 4242:123456", found, err, pid)
 	}
 	if err := Remove(pid); err != nil {
 		t.Fatal(err)
 	}
-	if pids, _ := Scan(); slices.Contains(pids, pid) {
-		t.Fatalf("Scan after Remove: %v", pids)
+	if p.InForce() {
+		t.Error("the patch removed is still in force")
+	}
+	if found, _ := Scan(); slices.ContainsFunc(found, func(f Patch) bool { return f.Pid == pid }) {
+		t.Fatalf("Scan after Remove: %+v", found)
+	}
+	if _, err := Install(pid, strings.Repeat("x", 48)); err == nil {
+		t.Error("an owner longer than the page's room was accepted")
+	}
+}
+
+// TestStopDuringPatchIsKept sends SIGSTOP (a pause) to a busy process
+// while it is being patched or restored, round after round: the process
+// must end up stopped every time, never running on with its pause lost.
+func TestStopDuringPatchIsKept(t *testing.T) {
+	h := startHelper(t, "busy")
+	pid := h.cmd.Process.Pid
+	h.skews(t)
+	for i := range 30 {
+		done := make(chan error, 1)
+		go func() {
+			_, err := Install(pid, "test")
+			done <- err
+		}()
+		time.Sleep(time.Duration(i%5) * time.Millisecond)
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("round %d: Install: %v", i, err)
+		}
+		if !stopsWithin(pid, time.Second) {
+			t.Fatalf("round %d: SIGSTOP sent during Install, yet the process runs", i)
+		}
+		if err := Remove(pid); err != nil {
+			t.Fatalf("round %d: Remove: %v", i, err)
+		}
+		if !stopsWithin(pid, time.Second) {
+			t.Fatalf("round %d: a stopped process runs after Remove", i)
+		}
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+}
+
+// stopsWithin reports whether pid is stopped (state T) within d.
+func stopsWithin(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] == 'T' {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return false
+}
+
+// A process paused (SIGSTOP) when a clock fault patches it stays paused,
+// and reads the shifted clock once resumed; restoring it paused keeps it
+// paused too.
+func TestPatchPausedProcess(t *testing.T) {
+	h := startHelper(t, "idle")
+	pid := h.cmd.Process.Pid
+	h.skews(t)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if !stopsWithin(pid, time.Second) {
+		t.Fatal("SIGSTOP did not stop the helper")
+	}
+	p, err := Install(pid, "test")
+	if err == nil {
+		err = p.Set(Realtime.By(9 * time.Second))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stopsWithin(pid, 100*time.Millisecond) {
+		t.Error("patching a paused process resumed it")
+	}
+	syscall.Kill(pid, syscall.SIGCONT)
+	if s := h.skews(t); !near(s.now, 9*time.Second) {
+		t.Errorf("resumed after the patch, its clock is %+v, want +9s", s)
+	}
+	syscall.Kill(pid, syscall.SIGSTOP)
+	if !stopsWithin(pid, time.Second) {
+		t.Fatal("SIGSTOP did not stop the helper")
+	}
+	if err := Remove(pid); err != nil {
+		t.Fatal(err)
+	}
+	if !stopsWithin(pid, 100*time.Millisecond) {
+		t.Error("restoring a paused process resumed it")
+	}
+	syscall.Kill(pid, syscall.SIGCONT)
+	if s := h.skews(t); !near(s.now, 0) {
+		t.Errorf("resumed after the restore, its clock is %+v", s)
+	}
+}
+
+// A process that runs another program (execve) as it is patched or
+// restored, as a container's shell does when it execs its server: each
+// try either lands or says ErrChanged, never writes into the new program
+// at the old one's addresses, and the new program can be patched.
+func TestPatchAcrossExec(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("ptrace of another process needs root here")
+	}
+	for round := range 20 {
+		cmd := exec.Command("sh", "-c", "read x; exec sleep 60")
+		in, _ := cmd.StdinPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pid := cmd.Process.Pid
+		shell, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		go func() {
+			time.Sleep(time.Duration(round%4) * time.Millisecond)
+			in.Close() // the shell execs sleep
+		}()
+		for {
+			exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+			p, err := Install(pid, "test")
+			if err != nil && !errors.Is(err, ErrChanged) {
+				t.Fatalf("round %d: Install: %v", round, err)
+			}
+			if err == nil {
+				if err := p.Set(Realtime.By(time.Second)); err != nil && !p.InForce() {
+					err = nil // the program changed since: the page went with it
+				} else if err != nil {
+					t.Fatalf("round %d: Set: %v", round, err)
+				}
+				if err := Remove(pid); err != nil {
+					t.Fatalf("round %d: Remove: %v", round, err)
+				}
+				if exe != shell && exe != "" {
+					break // the new program was patched
+				}
+			}
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
 	}
 }

@@ -1,14 +1,14 @@
 # Replacements for the vDSO's clock functions, injected into a process by
 # package vdsoclock. They ask the kernel for the time with a system call
-# (the vDSO entries they replace now jump here) and add the offset in
-# "delta" to the clocks whose bits are set in "mask". The page holds the
-# two words first, then the code, which finds them relative to itself.
-# Assembled by scripts/vdsoclock-gen into fake_amd64.go.
+# (the vDSO entries they replace now jump here) and add the offset of the
+# clock asked for, from the table "deltas". The page holds the table and
+# the owner's name first, then the code, which finds them relative to
+# itself. Assembled by scripts/vdsoclock-gen into fake_amd64.go.
 	.intel_syntax noprefix
 	.text
-	.globl mask, delta, fake_clock_gettime, fake_gettimeofday, fake_time
-mask:	.quad 0		# bit i: clock id i is shifted (0 realtime, 1 monotonic, ...)
-delta:	.quad 0		# offset in nanoseconds, signed
+	.globl deltas, owner, fake_clock_gettime, fake_gettimeofday, fake_time
+deltas:	.fill 16, 8, 0	# offset in nanoseconds, signed, of clock id i (0 realtime, 1 monotonic, ...)
+owner:	.fill 48, 1, 0	# who patched the process: its harness's "pid:start time", NUL-padded
 
 # int clock_gettime(clockid_t clk /* edi */, struct timespec *ts /* rsi */)
 fake_clock_gettime:
@@ -16,15 +16,17 @@ fake_clock_gettime:
 	syscall
 	test rax, rax
 	jnz 1f			# an error: return it as the vDSO would
-	cmp edi, 63
-	ja 0f			# a CPU-time clock (negative id): untouched
-	mov rcx, [rip + mask]
-	bt rcx, rdi
-	jnc 0f
+	cmp edi, 15
+	ja 0f			# no offset (a CPU-time clock: a negative id)
+	mov eax, edi
+	lea rcx, [rip + deltas]
+	mov rcx, [rcx + rax*8]
+	test rcx, rcx
+	jz 0f
 	mov rax, [rsi]
 	imul rax, rax, 1000000000
 	add rax, [rsi + 8]
-	add rax, [rip + delta]
+	add rax, rcx
 	cqo
 	mov rcx, 1000000000
 	idiv rcx
@@ -45,10 +47,9 @@ fake_gettimeofday:
 	jnz 1f
 	test rdi, rdi
 	jz 0f
-	mov rcx, [rip + mask]
-	bt rcx, 0		# CLOCK_REALTIME
-	jnc 0f
-	mov rax, [rip + delta]
+	mov rax, [rip + deltas]	# CLOCK_REALTIME's
+	test rax, rax
+	jz 0f
 	cqo
 	mov rcx, 1000
 	idiv rcx		# the offset in microseconds
@@ -75,11 +76,8 @@ fake_time:
 	syscall
 	cmp rax, -4096
 	ja 1f			# an error
-	mov rcx, [rip + mask]
-	bt rcx, 0		# CLOCK_REALTIME
-	jnc 1f
 	mov r8, rax
-	mov rax, [rip + delta]
+	mov rax, [rip + deltas]	# CLOCK_REALTIME's
 	cqo
 	mov rcx, 1000000000
 	idiv rcx

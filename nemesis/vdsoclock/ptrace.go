@@ -96,10 +96,20 @@ func (s *stopped) stop(tid int) error {
 	} else if err != nil {
 		return err
 	}
-	if sig := ws.StopSignal(); !(sig == syscall.SIGTRAP && ws.TrapCause() == eventStop) && sig != syscall.SIGSTOP {
-		s.threads[tid] = sig // a signal-delivery stop: deliver it on release
+	if !isEventStop(ws) {
+		s.threads[tid] = ws.StopSignal() // a signal-delivery stop: deliver it on release
 	}
 	return nil
+}
+
+// isEventStop tells the stops that deliver nothing (the interrupt's, and a
+// group-stop of a process already stopped: PTRACE_EVENT_STOP) from a
+// signal-delivery stop, whose signal must be delivered on release, a
+// SIGSTOP included: a pause sent while the process is held would
+// otherwise be lost, and the process run on while the history says it is
+// paused.
+func isEventStop(ws syscall.WaitStatus) bool {
+	return int(ws>>16)&0xff == eventStop
 }
 
 // release lets every thread go, delivering the signals that stopping them
@@ -115,28 +125,30 @@ func (s *stopped) release() error {
 }
 
 // step runs one instruction of a stopped thread. The thread may first
-// report another stop (the interrupt that stopped it, or a signal that
-// arrived), with the instruction not run yet: a signal is kept for
-// release, and the step tried again.
+// report another stop (the interrupt that stopped it, a group-stop, or a
+// signal that arrived), with the instruction not run yet: a signal is kept
+// for release, and the step tried again.
 func (s *stopped) step(tid int) error {
+	var ws syscall.WaitStatus
 	for range 100 {
 		if err := syscall.PtraceSingleStep(tid); err != nil {
 			return err
 		}
-		ws, err := wait(tid)
+		var err error
+		ws, err = wait(tid)
 		if err != nil {
 			return err
 		}
 		switch sig := ws.StopSignal(); {
-		case sig == syscall.SIGTRAP && ws.TrapCause() == 0:
+		case isEventStop(ws):
+			// the interrupt's stop, or a group-stop: nothing to deliver
+		case sig == syscall.SIGTRAP:
 			return nil
-		case sig == syscall.SIGTRAP, sig == syscall.SIGSTOP:
-			// the interrupt's stop, or a stop signal: nothing to deliver
 		default:
 			s.threads[tid] = sig
 		}
 	}
-	return fmt.Errorf("thread %d would not single-step", tid)
+	return fmt.Errorf("thread %d would not single-step (its last stop: signal %v, event %d)", tid, ws.StopSignal(), int(ws>>16)&0xff)
 }
 
 // stepOutOf single-steps every thread whose next instruction lies in one

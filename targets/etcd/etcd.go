@@ -1,12 +1,15 @@
 // Package etcd starts an etcd cluster, one member per node, with etcd built
-// from the Go module proxy (see Image): Debian's etcd is too old to matter.
+// from the Go module proxy at the release a plan asks (see Image), or
+// Debian's etcd-server (source: debian) for the releases before v3.5.
 package etcd
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,19 +44,76 @@ type Target struct{}
 // DefaultNodes is the smallest cluster that survives losing a member.
 func (Target) DefaultNodes() int { return 3 }
 
-// CheckNodes accepts 3 or 5 members.
-func (Target) CheckNodes(n int) error {
-	if n != 3 && n != 5 {
-		return fmt.Errorf("etcd: %d nodes asked for; an etcd cluster here has 3 or 5 members", n)
+// Params are the target's fields in a plan.
+type Params struct {
+	// Source is where etcd comes from: module (built from the Go module
+	// proxy at any release from v3.5 on) or debian (Debian's etcd-server,
+	// which has v3.3 and v3.4 too).
+	Source string `yaml:"source" json:"source"`
+}
+
+// NewParams are the target's plan fields.
+func (Target) NewParams() any { return &Params{} }
+
+// params are a spec's fields with their defaults; a spec without any (a
+// test's) builds from the module proxy.
+func params(s targets.Spec) Params {
+	p, _ := s.Params.(*Params)
+	if p == nil || p.Source == "" {
+		return Params{Source: "module"}
+	}
+	return *p
+}
+
+// CheckSpec accepts 3 or 5 members of a version the source has.
+func (Target) CheckSpec(s targets.Spec) error {
+	if s.Nodes != 3 && s.Nodes != 5 {
+		return &targets.SpecError{Field: "nodes", Err: fmt.Errorf("%d: an etcd cluster here has 3 or 5 members", s.Nodes)}
+	}
+	var err error
+	switch p := params(s); p.Source {
+	case "module":
+		_, err = normVersion(s.Version)
+	case "debian":
+		_, err = Debian.Suite(debianVersion(s.Version))
+	default:
+		return &targets.SpecError{Field: "source", Err: fmt.Errorf("%q: expected module or debian", p.Source)}
+	}
+	if err != nil {
+		return &targets.SpecError{Field: "version", Err: err}
 	}
 	return nil
+}
+
+// flags are the etcd flags a plan may set (without the leading "--"):
+// Raft's timing, snapshots and compaction, limits, and the experimental
+// switches that robustness tests turn.
+var flags = []string{
+	"snapshot-count", "heartbeat-interval", "election-timeout", "pre-vote", "strict-reconfig-check",
+	"quota-backend-bytes", "max-request-bytes", "max-txn-ops", "max-snapshots", "max-wals",
+	"auto-compaction-mode", "auto-compaction-retention", "unsafe-no-fsync",
+	"backend-batch-interval", "backend-batch-limit", "snapshot-catchup-entries",
+	"initial-election-tick-advance", "grpc-keepalive-min-time", "grpc-keepalive-interval",
+	"grpc-keepalive-timeout", "log-level", "enable-v2", "experimental-*",
+}
+
+// Config is the flags the members run with beyond those that make the
+// cluster: the plan's alone (etcd's defaults otherwise).
+func (Target) Config(s targets.Spec) (map[string]string, error) {
+	return targets.Settings(nil, s.Config, flags, []string{"name", "data-dir", "listen-client-urls",
+		"advertise-client-urls", "listen-peer-urls", "initial-advertise-peer-urls",
+		"initial-cluster", "initial-cluster-state", "initial-cluster-token"})
 }
 
 // Start runs one member per node, etcd itself as PID 1 (so a signal to the
 // container is a signal to etcd), and returns once every member answers and
 // all agree on a leader.
 func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	if err := (Target{}).CheckNodes(spec.Nodes); err != nil {
+	if err := (Target{}).CheckSpec(spec); err != nil {
+		return nil, err
+	}
+	cfg, err := Target{}.Config(spec)
+	if err != nil {
 		return nil, err
 	}
 	// Started together: each member waits for the others anyway, and one
@@ -65,7 +125,7 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 		wg.Go(func() {
 			c, err := run.Start(ctx, containers.Spec{
 				Name: name, Role: "node", Image: spec.Image,
-				Cmd: command(name, spec.Nodes, "chaos-"+run.ID()),
+				Cmd: command(name, spec.Nodes, "chaos-"+run.ID(), cfg),
 			})
 			nodes[i], errs[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}, err
 		})
@@ -86,12 +146,19 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 // are addressed by host name, which the run's network resolves and which,
 // unlike the IP, survives a restart. The same command restarts a killed
 // member: with a data directory present, etcd ignores the --initial-* flags.
-func command(name string, n int, token string) []string {
+//
+// Debian's etcd is /usr/bin/etcd and the module build /usr/local/bin/etcd:
+// the image has one of the two, on the PATH.
+func command(name string, n int, token string, cfg map[string]string) []string {
 	peers := make([]string, n)
 	for i := range peers {
 		peers[i] = fmt.Sprintf("n%d=http://n%d:%d", i+1, i+1, PeerPort)
 	}
-	return []string{"etcd",
+	var set []string
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		set = append(set, "--"+k+"="+cfg[k])
+	}
+	return append([]string{"etcd",
 		"--name", name,
 		"--data-dir", dataDir,
 		"--listen-client-urls", fmt.Sprintf("http://0.0.0.0:%d", ClientPort),
@@ -101,7 +168,7 @@ func command(name string, n int, token string) []string {
 		"--initial-cluster", strings.Join(peers, ","),
 		"--initial-cluster-state", "new",
 		"--initial-cluster-token", token,
-	}
+	}, set...)
 }
 
 // ready checks that every member answers, knows the same leader, and
@@ -166,6 +233,15 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, e
 		}
 	}
 	return targets.Node{}, fmt.Errorf("etcd: leader %x is none of the nodes", id)
+}
+
+// Version is the server version the member reports (Status).
+func (Target) Version(ctx context.Context, n targets.Node) (string, error) {
+	sts, errs := ask(ctx, []targets.Node{n}, status)
+	if errs[0] != nil {
+		return "", errs[0]
+	}
+	return sts[0].Version, nil
 }
 
 // status is the member's own view: its ID, the leader's, the Raft term.

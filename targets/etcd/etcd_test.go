@@ -20,7 +20,16 @@ import (
 )
 
 func TestCommand(t *testing.T) {
-	got := command("n2", 3, "tok")
+	cfg, err := Target{}.Config(targets.Spec{Config: map[string]string{"snapshot-count": "100", "experimental-initial-corrupt-check": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := command("n2", 3, "tok", cfg)
+	for _, want := range []string{"--snapshot-count=100", "--experimental-initial-corrupt-check=true"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%q missing from %q", want, got)
+		}
+	}
 	i := slices.Index(got, "--initial-cluster")
 	if i < 0 || got[i+1] != "n1=http://n1:2380,n2=http://n2:2380,n3=http://n3:2380" {
 		t.Errorf("initial cluster in %q", got)
@@ -38,9 +47,42 @@ func TestNormVersion(t *testing.T) {
 			t.Errorf("normVersion(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"v2.3.8", "latest", "v3.6", "v3.6.1/../x"} {
+	for _, bad := range []string{"v2.3.8", "latest", "v3.6", "v3.6.1/../x", "v3.4.23"} {
 		if _, err := normVersion(bad); err == nil {
 			t.Errorf("normVersion(%q) accepted", bad)
+		}
+	}
+}
+
+// TestCheckSpec: versions by source, flags by name, before anything starts.
+func TestCheckSpec(t *testing.T) {
+	debian := &Params{Source: "debian"}
+	for _, s := range []targets.Spec{
+		{Nodes: 3}, {Nodes: 5, Version: "v3.5.21"},
+		{Nodes: 3, Version: "3.3.25", Params: debian}, {Nodes: 3, Version: "v3.4.23", Params: debian},
+	} {
+		if err := (Target{}).CheckSpec(s); err != nil {
+			t.Errorf("%+v refused: %v", s, err)
+		}
+	}
+	for _, c := range []struct {
+		spec  targets.Spec
+		field string
+	}{
+		{targets.Spec{Nodes: 4}, "nodes"},
+		{targets.Spec{Nodes: 3, Version: "v3.4.23"}, "version"},
+		{targets.Spec{Nodes: 3, Version: "3.4.22", Params: debian}, "version"},
+		{targets.Spec{Nodes: 3, Params: &Params{Source: "git"}}, "source"},
+	} {
+		err := (Target{}).CheckSpec(c.spec)
+		if e, ok := errors.AsType[*targets.SpecError](err); !ok || e.Field != c.field {
+			t.Errorf("%+v: %v; want an error on %s", c.spec, err, c.field)
+		}
+	}
+	for k, field := range map[string]string{"snapshot-cnt": "config.snapshot-cnt", "data-dir": "config.data-dir"} {
+		_, err := Target{}.Config(targets.Spec{Config: map[string]string{k: "1"}})
+		if e, ok := errors.AsType[*targets.SpecError](err); !ok || e.Field != field {
+			t.Errorf("config %s: %v; want an error on %s", k, err, field)
 		}
 	}
 }
@@ -54,7 +96,7 @@ func TestStartRefusesSizes(t *testing.T) {
 func TestReadMode(t *testing.T) {
 	w, _ := workloads.Workloads.Lookup("etcd-register")
 	cfg := workloads.Config{Nodes: []string{"n1:2379"}}
-	cfg.Workload.ReadMode = "sync"
+	cfg.Workload.Spec = &register.Params{ReadMode: "sync"}
 	if _, err := w.(register.Workload).Open(cfg); err == nil {
 		t.Error("read mode sync accepted")
 	}

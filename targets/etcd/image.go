@@ -21,6 +21,7 @@ import (
 
 	"github.com/chaos-testing/chaos/images"
 	"github.com/chaos-testing/chaos/internal/progress"
+	"github.com/chaos-testing/chaos/targets"
 )
 
 // DefaultVersion is the etcd release built when a plan names none: the
@@ -32,7 +33,10 @@ const DefaultVersion = "v3.6.16"
 // or the image is built changes, so that stale images are not reused.
 const recipeVersion = 1
 
-var versionRE = regexp.MustCompile(`^v3\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
+// versionRE is a release the module proxy can build: the server module
+// (go.etcd.io/etcd/server/v3) begins at v3.5; v3.4 and older were one
+// module without a /v3 path, which the proxy does not serve as v3.
+var versionRE = regexp.MustCompile(`^v3\.([5-9]|\d\d+)\.\d+(-[0-9A-Za-z.]+)?$`)
 
 // normVersion checks a plan's version ("3.6.16" or "v3.6.16"): it ends up
 // in a module query, a file name and an image tag.
@@ -44,10 +48,19 @@ func normVersion(v string) (string, error) {
 		v = "v" + v
 	}
 	if !versionRE.MatchString(v) {
-		return "", fmt.Errorf("etcd version %q: want a v3 release such as %s", v, DefaultVersion)
+		return "", fmt.Errorf("%q: built from the Go module proxy, etcd is a release from v3.5 on, such as %s; older ones come from Debian (source: debian): %s", v, DefaultVersion, Debian.List())
 	}
 	return v, nil
 }
+
+// Debian are the etcd-server versions Debian suites carry, for plans with
+// source: debian.
+var Debian = images.Releases{Server: "etcd", Default: "3.4.23", Suites: map[string]string{
+	"3.3.25": "bullseye", "3.4.23": "bookworm", "3.5.16": "trixie",
+}}
+
+// debianVersion is a plan's version as Debian's table has it: no "v".
+func debianVersion(v string) string { return strings.TrimPrefix(v, "v") }
 
 // imageTag derives the tag from everything that goes into the image.
 func imageTag(base, version string) string {
@@ -61,8 +74,16 @@ var buildSem = make(chan struct{}, 1)
 
 // Image returns an image with etcd version at /usr/local/bin/etcd on top of
 // chaos's node image, building etcd and the image on first use.
-func (Target) Image(ctx context.Context, cli *client.Client, version string, progress io.Writer) (string, error) {
-	version, err := normVersion(version)
+// From Debian, the image is Debian's etcd-server of the version asked.
+func (Target) Image(ctx context.Context, cli *client.Client, spec targets.Spec, progress io.Writer) (string, error) {
+	if params(spec).Source == "debian" {
+		r, err := Debian.Recipe("etcd-debian", debianVersion(spec.Version), "etcd-server")
+		if err != nil {
+			return "", err
+		}
+		return images.Ensure(ctx, cli, r, progress)
+	}
+	version, err := normVersion(spec.Version)
 	if err != nil {
 		return "", err
 	}

@@ -1,11 +1,14 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +17,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/chaos-testing/chaos/containers"
-	"github.com/chaos-testing/chaos/images"
 	"github.com/chaos-testing/chaos/targets"
 )
 
@@ -42,31 +44,65 @@ type Sentinel struct{}
 // DefaultNodes is one primary and two replicas.
 func (Sentinel) DefaultNodes() int { return 3 }
 
-// Image is the node image, which has redis-server and redis-sentinel.
-func (Sentinel) Image(ctx context.Context, cli *client.Client, _ string, progress io.Writer) (string, error) {
-	return images.Ensure(ctx, cli, images.Node, progress)
+// NewParams are the target's plan fields: the server (redis or valkey).
+func (Sentinel) NewParams() any { return &Params{} }
+
+// Image is the node image, which has the server and its sentinel.
+func (Sentinel) Image(ctx context.Context, cli *client.Client, spec targets.Spec, progress io.Writer) (string, error) {
+	return image(ctx, cli, spec, progress)
 }
 
-// CheckNodes accepts a primary and at least one replica.
-func (Sentinel) CheckNodes(n int) error {
-	if n < 2 {
-		return fmt.Errorf("redis-sentinel: %d nodes asked for; a primary needs at least one replica", n)
+// CheckSpec accepts a primary and at least one replica, of a server and
+// version a Debian suite carries.
+func (Sentinel) CheckSpec(s targets.Spec) error {
+	if s.Nodes < 2 {
+		return &targets.SpecError{Field: "nodes", Err: fmt.Errorf("%d: a primary needs at least one replica", s.Nodes)}
+	}
+	if err := checkSpec(s); err != nil {
+		return err
+	}
+	if v := cmp.Or(s.Version, servers[params(s).Server].releases.Default); params(s).Server == "redis" && before62(v) {
+		return &targets.SpecError{Field: "version", Err: fmt.Errorf("redis %s: the sentinels here find the servers by name, which Sentinel does from Redis 6.2 on (resolve-hostnames); %s runs as the redis target", v, v)}
 	}
 	return nil
+}
+
+// before62 says whether Redis version v ("6.0.16") is older than 6.2.
+func before62(v string) bool {
+	var major, minor int
+	fmt.Sscanf(v, "%d.%d", &major, &minor)
+	return major < 6 || major == 6 && minor < 2
+}
+
+// Config is the directives the data servers run with, and the sentinels'
+// own, which a plan sets as "sentinel.NAME". A primary unheard for 2 s is
+// down, so a failover takes seconds. min-replicas-to-write is 0, Redis's
+// default: nothing stops a primary cut off from its replicas from taking
+// writes, which is what the Sentinel plans put to the test.
+func (Sentinel) Config(s targets.Spec) (map[string]string, error) {
+	return config(s, map[string]string{
+		"sentinel.down-after-milliseconds": "2000",
+		"sentinel.failover-timeout":        "10000",
+		"sentinel.parallel-syncs":          "1",
+	})
 }
 
 // Start runs the servers, then the sentinels (a sentinel refuses to start
 // when the primary's name does not resolve yet), and returns once every
 // replica is in sync and every sentinel sees the others and every replica.
 func (Sentinel) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	if err := (Sentinel{}).CheckNodes(spec.Nodes); err != nil {
+	if err := (Sentinel{}).CheckSpec(spec); err != nil {
+		return nil, err
+	}
+	cfg, err := Sentinel{}.Config(spec)
+	if err != nil {
 		return nil, err
 	}
 	servers := make([]targets.Node, spec.Nodes)
-	err := targets.Each(spec.Nodes, func(i int) error {
+	err = targets.Each(spec.Nodes, func(i int) error {
 		name := fmt.Sprintf("n%d", i+1)
 		c, err := run.Start(ctx, containers.Spec{Name: name, Role: "node", Image: spec.Image,
-			Cmd: configured("redis-server", "/etc/redis/chaos.conf"), Env: []string{"CHAOS_CONF=" + serverConfig(name, i == 0)}})
+			Cmd: configured(program(spec, false), "server.conf"), Env: []string{"CHAOS_CONF=" + serverConfig(name, i == 0, cfg)}})
 		servers[i] = targets.Node{Container: c}
 		return err
 	})
@@ -77,7 +113,7 @@ func (Sentinel) Start(ctx context.Context, run *containers.Run, spec targets.Spe
 	err = targets.Each(sentinels, func(i int) error {
 		name := fmt.Sprintf("s%d", i+1)
 		c, err := run.Start(ctx, containers.Spec{Name: name, Role: "node", Image: spec.Image,
-			Cmd: configured("redis-sentinel", "/etc/redis/chaos-sentinel.conf"), Env: []string{"CHAOS_CONF=" + sentinelConfig(name)}})
+			Cmd: configured(program(spec, true), "sentinel.conf"), Env: []string{"CHAOS_CONF=" + sentinelConfig(name, cfg)}})
 		watchers[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(SentinelPort)), Kind: "sentinel"}
 		return err
 	})
@@ -91,24 +127,23 @@ func (Sentinel) Start(ctx context.Context, run *containers.Run, spec targets.Spe
 }
 
 // configured is a command that writes the configuration in $CHAOS_CONF to
-// path on the container's first start only: Sentinel rewrites both its own
-// file and the servers' (on failover), and a restarted node must come back
-// with what Sentinel made of it. exec makes the server PID 1, so a signal
-// to the container hits it.
-func configured(program, path string) []string {
-	return []string{"sh", "-c", fmt.Sprintf(`[ -e %[1]s ] || printf '%%s' "$CHAOS_CONF" > %[1]s; exec %[2]s %[1]s`, path, program)}
+// file (in /etc/chaos, since Redis's and Valkey's packages have their own
+// /etc directories) on the container's first start only: Sentinel rewrites
+// both its own file and the servers' (on failover), and a restarted node
+// must come back with what Sentinel made of it. exec makes the server PID
+// 1, so a signal to the container hits it.
+func configured(program, file string) []string {
+	return []string{"sh", "-c", fmt.Sprintf(`mkdir -p /etc/chaos; [ -e /etc/chaos/%[1]s ] || printf '%%s' "$CHAOS_CONF" > /etc/chaos/%[1]s; exec %[2]s /etc/chaos/%[1]s`, file, program)}
 }
 
-// serverConfig is a data server's configuration. Servers announce their
-// names, which survive a restart, and keep no data on disk, as the other
-// Redis target. Replication is asynchronous and nothing stops a primary
-// cut off from its replicas from taking writes (min-replicas-to-write is
-// 0, Redis's default): that is what the Sentinel plans put to the test.
-func serverConfig(name string, primary bool) string {
-	lines := []string{
-		"port " + strconv.Itoa(Port), "bind 0.0.0.0", "protected-mode no",
-		`save ""`, "appendonly no",
-		"replica-announce-ip " + name,
+// serverConfig is a data server's configuration: cfg's directives
+// (sentinel.* aside), and the name it announces, which survives a restart.
+func serverConfig(name string, primary bool, cfg map[string]string) string {
+	lines := []string{"port " + strconv.Itoa(Port), "bind 0.0.0.0", "protected-mode no", "replica-announce-ip " + name}
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		if !strings.HasPrefix(k, "sentinel.") {
+			lines = append(lines, line(k, cfg[k]))
+		}
 	}
 	if !primary {
 		lines = append(lines, fmt.Sprintf("replicaof n1 %d", Port))
@@ -117,19 +152,22 @@ func serverConfig(name string, primary bool) string {
 }
 
 // sentinelConfig makes a sentinel watch n1 under MasterName, with a
-// quorum of two of the three, and announce names rather than addresses.
-// A primary unheard for 2 s is down, so a failover takes seconds.
-func sentinelConfig(name string) string {
-	return strings.Join([]string{
+// quorum of two of the three, announce names rather than addresses, and
+// take cfg's sentinel.* settings.
+func sentinelConfig(name string, cfg map[string]string) string {
+	lines := []string{
 		"port " + strconv.Itoa(SentinelPort), "bind 0.0.0.0", "protected-mode no",
 		"sentinel resolve-hostnames yes",
 		"sentinel announce-hostnames yes",
 		"sentinel announce-ip " + name,
 		fmt.Sprintf("sentinel monitor %s n1 %d 2", MasterName, Port),
-		fmt.Sprintf("sentinel down-after-milliseconds %s 2000", MasterName),
-		fmt.Sprintf("sentinel failover-timeout %s 10000", MasterName),
-		fmt.Sprintf("sentinel parallel-syncs %s 1", MasterName),
-	}, "\n") + "\n"
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		if s, ok := strings.CutPrefix(k, "sentinel."); ok {
+			lines = append(lines, fmt.Sprintf("sentinel %s %s %s", s, MasterName, cfg[k]))
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // settled checks that every replica's link to the primary is up and that
@@ -203,6 +241,14 @@ func (Sentinel) Role(ctx context.Context, n targets.Node) (string, bool, error) 
 		return role, false, nil
 	}
 	return role, c.Set(ctx, probeKey, time.Now().UnixNano(), 0).Err() == nil, nil
+}
+
+// Version is the version a data server or a sentinel reports (INFO server).
+func (Sentinel) Version(ctx context.Context, n targets.Node) (string, error) {
+	if n.Kind == "sentinel" {
+		return version(ctx, n, SentinelPort)
+	}
+	return version(ctx, n, Port)
 }
 
 // dial reaches a server from the harness, at its current address; one

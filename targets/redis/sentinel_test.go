@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,16 +12,63 @@ import (
 )
 
 func TestSentinelConfig(t *testing.T) {
-	if c := serverConfig("n1", true); strings.Contains(c, "replicaof") || !strings.Contains(c, "replica-announce-ip n1\n") {
+	cfg, err := Sentinel{}.Config(targets.Spec{Config: map[string]string{"min-replicas-to-write": "1", "sentinel.down-after-milliseconds": "5000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := serverConfig("n1", true, cfg); strings.Contains(c, "replicaof") || !strings.Contains(c, "replica-announce-ip n1\n") ||
+		!strings.Contains(c, "min-replicas-to-write 1\n") || !strings.Contains(c, `save ""`) || strings.Contains(c, "sentinel") {
 		t.Errorf("primary's config:\n%s", c)
 	}
-	if c := serverConfig("n2", false); !strings.Contains(c, "replicaof n1 6379\n") {
+	if c := serverConfig("n2", false, cfg); !strings.Contains(c, "replicaof n1 6379\n") {
 		t.Errorf("replica's config:\n%s", c)
 	}
-	c := sentinelConfig("s2")
+	c := sentinelConfig("s2", cfg)
 	// Sentinel resolves the monitored name as it reads the monitor line.
 	if strings.Index(c, "resolve-hostnames yes") > strings.Index(c, "sentinel monitor chaos n1 6379 2") {
 		t.Errorf("resolve-hostnames must come before monitor:\n%s", c)
+	}
+	for _, want := range []string{"sentinel down-after-milliseconds chaos 5000\n", "sentinel failover-timeout chaos 10000\n"} {
+		if !strings.Contains(c, want) || strings.Contains(c, "min-replicas") {
+			t.Errorf("sentinel's config lacks %q, or has the servers':\n%s", want, c)
+		}
+	}
+}
+
+// TestCheckSpec: a server and version some Debian suite carries, and
+// settings by name; Sentinel's own only for the Sentinel target.
+func TestCheckSpec(t *testing.T) {
+	valkey := &Params{Server: "valkey"}
+	if err := (Target{}).CheckSpec(targets.Spec{Nodes: 5, Version: "6.0.16"}); err != nil {
+		t.Errorf("redis 6.0.16 refused: %v", err)
+	}
+	for _, s := range []targets.Spec{{Nodes: 3}, {Nodes: 3, Version: "8.0.2"}, {Nodes: 3, Version: "8.1.1", Params: valkey}} {
+		if err := (Sentinel{}).CheckSpec(s); err != nil {
+			t.Errorf("%+v refused: %v", s, err)
+		}
+	}
+	for _, c := range []struct {
+		spec  targets.Spec
+		field string
+	}{
+		{targets.Spec{Nodes: 1}, "nodes"},
+		{targets.Spec{Nodes: 3, Version: "8.1.1"}, "version"},
+		// Sentinel 6.0 resolves no host names (measured: "Unrecognized
+		// sentinel configuration statement" on resolve-hostnames).
+		{targets.Spec{Nodes: 3, Version: "6.0.16"}, "version"},
+		{targets.Spec{Nodes: 3, Version: "7.0.15", Params: valkey}, "version"},
+		{targets.Spec{Nodes: 3, Params: &Params{Server: "keydb"}}, "server"},
+	} {
+		err := (Sentinel{}).CheckSpec(c.spec)
+		if e, ok := errors.AsType[*targets.SpecError](err); !ok || e.Field != c.field {
+			t.Errorf("%+v: %v; want an error on %s", c.spec, err, c.field)
+		}
+	}
+	if _, err := (Target{}).Config(targets.Spec{Config: map[string]string{"sentinel.parallel-syncs": "2"}}); err == nil {
+		t.Error("redis (no sentinels) took a sentinel setting")
+	}
+	if _, err := (Sentinel{}).Config(targets.Spec{Config: map[string]string{"replicaof": "n2 6379"}}); err == nil {
+		t.Error("a plan set replicaof, which chaos sets")
 	}
 }
 

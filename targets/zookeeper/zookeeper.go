@@ -1,5 +1,6 @@
 // Package zookeeper starts a ZooKeeper ensemble from Debian's zookeeper
-// package, one server per node, the JVM itself as each container's PID 1.
+// package (the version a plan asks, from the suite that carries it), one
+// server per node, the JVM itself as each container's PID 1.
 package zookeeper
 
 import (
@@ -8,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,37 +47,71 @@ type Target struct{}
 // DefaultNodes is the smallest ensemble that survives losing a server.
 func (Target) DefaultNodes() int { return 3 }
 
-// Image is Debian's zookeeper 3.8.0 with OpenJDK 17: the only version here.
-func (Target) Image(ctx context.Context, cli *client.Client, version string, progress io.Writer) (string, error) {
-	if version != "" && version != "3.8.0" {
-		return "", fmt.Errorf("zookeeper: version %q asked for; only Debian bookworm's 3.8.0 is available", version)
+// Releases are the ZooKeeper versions Debian suites carry. bookworm's
+// brings OpenJDK 17 (default-jre, the full runtime: most of the image's
+// size), bullseye's OpenJDK 11, trixie's OpenJDK 21.
+var Releases = images.Releases{Server: "zookeeper", Default: "3.8.0", Suites: map[string]string{
+	"3.4.13": "bullseye", "3.8.0": "bookworm", "3.9.3": "trixie",
+}}
+
+// Image is Debian's zookeeper of the version asked.
+func (Target) Image(ctx context.Context, cli *client.Client, spec targets.Spec, progress io.Writer) (string, error) {
+	r, err := Releases.Recipe("zookeeper", spec.Version, "zookeeper")
+	if err != nil {
+		return "", err
 	}
-	return images.Ensure(ctx, cli, images.ZooKeeper, progress)
+	return images.Ensure(ctx, cli, r, progress)
 }
 
-// CheckNodes accepts 3 or 5 servers.
-func (Target) CheckNodes(n int) error {
-	if n != 3 && n != 5 {
-		return fmt.Errorf("zookeeper: %d nodes asked for; an ensemble here has 3 or 5 servers", n)
+// CheckSpec accepts 3 or 5 servers of a version a suite carries.
+func (Target) CheckSpec(s targets.Spec) error {
+	if s.Nodes != 3 && s.Nodes != 5 {
+		return &targets.SpecError{Field: "nodes", Err: fmt.Errorf("%d: an ensemble here has 3 or 5 servers", s.Nodes)}
+	}
+	if _, err := Releases.Suite(s.Version); err != nil {
+		return &targets.SpecError{Field: "version", Err: err}
 	}
 	return nil
+}
+
+// settings are the zoo.cfg lines a plan may set; ZooKeeper takes any
+// other key as a system property, so a misspelt one would pass unseen.
+var settings = []string{
+	"tickTime", "initLimit", "syncLimit", "forceSync", "globalOutstandingLimit",
+	"maxClientCnxns", "snapCount", "preAllocSize", "minSessionTimeout", "maxSessionTimeout",
+	"autopurge.snapRetainCount", "autopurge.purgeInterval", "leaderServes", "cnxTimeout",
+	"syncEnabled", "fsync.warningthresholdms", "snapSizeLimitInKb", "txnLogSizeLimitInKb",
+	"commitLogCount", "connectToLearnerMasterLimit", "localSessionsEnabled",
+	"localSessionsUpgradingEnabled", "maxCnxns", "electionPortBindRetry",
+}
+
+// Config is the zoo.cfg settings the servers run with. Short ticks make
+// elections and failure detection take seconds: a follower unheard for
+// syncLimit ticks (2.5 s) is dropped.
+func (Target) Config(s targets.Spec) (map[string]string, error) {
+	return targets.Settings(map[string]string{"tickTime": "500", "initLimit": "10", "syncLimit": "5"},
+		s.Config, settings, []string{"dataDir", "dataLogDir", "clientPort", "server.*", "4lw.commands.whitelist", "admin.enableServer", "quorumListenOnAllIPs"})
 }
 
 // Start runs one server per node and returns once every one of them is
 // serving as leader or follower.
 func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	if err := (Target{}).CheckNodes(spec.Nodes); err != nil {
+	if err := (Target{}).CheckSpec(spec); err != nil {
+		return nil, err
+	}
+	cfg, err := Target{}.Config(spec)
+	if err != nil {
 		return nil, err
 	}
 	// Containers are started at once: one by one, Docker took 1.5 s each
 	// on a busy machine.
 	nodes := make([]targets.Node, spec.Nodes)
-	err := targets.Each(len(nodes), func(i int) error {
+	err = targets.Each(len(nodes), func(i int) error {
 		name := fmt.Sprintf("n%d", i+1)
 		c, err := run.Start(ctx, containers.Spec{
 			Name: name, Role: "node", Image: spec.Image,
 			Cmd: command,
-			Env: []string{"ZK_MYID=" + strconv.Itoa(i+1), "ZK_CFG=" + config(spec.Nodes)},
+			Env: []string{"ZK_MYID=" + strconv.Itoa(i+1), "ZK_CFG=" + config(spec.Nodes, cfg)},
 		})
 		nodes[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}
 		return err
@@ -98,18 +135,17 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 	return nodes, nil
 }
 
-// config is the configuration of every server of an ensemble of n.
-// Servers are addressed by host name, which the run's network resolves and
-// which, unlike the IP, survives a restart.
-func config(n int) string {
-	lines := []string{
-		// Short ticks make elections and failure detection take seconds:
-		// a follower unheard for syncLimit ticks (2.5 s) is dropped.
-		"tickTime=500",
-		"initLimit=10",
-		"syncLimit=5",
-		"dataDir=" + dataDir,
-		"clientPort=" + strconv.Itoa(ClientPort),
+// config is the configuration of every server of an ensemble of n, with
+// settings. Servers are addressed by host name, which the run's network
+// resolves and which, unlike the IP, survives a restart.
+func config(n int, settings map[string]string) string {
+	var lines []string
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		lines = append(lines, k+"="+settings[k])
+	}
+	lines = append(lines,
+		"dataDir="+dataDir,
+		"clientPort="+strconv.Itoa(ClientPort),
 		// Readiness and Leader ask srvr; other commands stay refused.
 		"4lw.commands.whitelist=srvr,mntr,ruok,stat",
 		// Its Jetty would only take memory and a port.
@@ -117,7 +153,7 @@ func config(n int) string {
 		// Bind the quorum ports on every address, not just the one the own
 		// host name resolved to at start.
 		"quorumListenOnAllIPs=true",
-	}
+	)
 	for i := 1; i <= n; i++ {
 		lines = append(lines, fmt.Sprintf("server.%d=n%d:%d:%d", i, i, QuorumPort, ElectionPort))
 	}
@@ -136,7 +172,8 @@ const startedMark = "/etc/zookeeper/peers-started"
 // container with it, and the mark and the data directory are still there.
 // The class path is explicit because /usr/share/java holds five SLF4J
 // bindings; this one logs through Debian's log4j.properties to the
-// console, that is, the container log.
+// console, that is, the container log. slf4j-api is named because 3.4's
+// jar, unlike later ones, does not list it in its manifest.
 var command = []string{"sh", "-c", `set -e
 mkdir -p ` + dataDir + `
 echo "$ZK_MYID" > ` + dataDir + `/myid
@@ -144,7 +181,7 @@ printf '%s' "$ZK_CFG" > /etc/zookeeper/chaos.cfg
 while [ ! -e ` + startedMark + ` ]; do sleep 0.1; done
 exec java -Xms64m -Xmx256m -XX:+UseSerialGC \
 	-Dzookeeper.root.logger=INFO,CONSOLE \
-	-cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar \
+	-cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar \
 	org.apache.zookeeper.server.quorum.QuorumPeerMain /etc/zookeeper/chaos.cfg`}
 
 // ready checks that every server serves, as leader or follower (not
@@ -198,8 +235,15 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, e
 
 // status is what srvr reports of one server.
 type status struct {
-	mode string // leader, follower, standalone, ...
-	zxid uint64 // last transaction seen: epoch<<32 | counter
+	mode    string // leader, follower, standalone, ...
+	zxid    uint64 // last transaction seen: epoch<<32 | counter
+	version string // the server's own, with its build
+}
+
+// Version is the server version the node reports (srvr).
+func (Target) Version(ctx context.Context, n targets.Node) (string, error) {
+	sts, errs := ask(ctx, []targets.Node{n})
+	return sts[0].version, errs[0]
 }
 
 // ask runs srvr on every node at once, each with a short deadline, so that a
@@ -250,6 +294,12 @@ func srvr(ctx context.Context, addr string) (status, error) {
 			st.mode = v
 		case "Zxid":
 			st.zxid, _ = strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 64)
+		case "Zookeeper version":
+			// "3.9.3-${mvngit.commit.id}, built on 2026-03-08 16:19 UTC":
+			// the build's date and Debian's unexpanded placeholder say
+			// nothing of the version.
+			v, _, _ = strings.Cut(v, ", built on")
+			st.version = strings.TrimSuffix(v, "-${mvngit.commit.id}")
 		}
 	}
 	if st.mode == "" {

@@ -20,15 +20,34 @@ import (
 )
 
 func TestConfig(t *testing.T) {
-	cfg := config(5)
-	for _, want := range []string{"tickTime=500\n", "server.1=n1:2888:3888\n", "server.5=n5:2888:3888\n", "dataDir=/srv/zookeeper\n",
-		"4lw.commands.whitelist=srvr,"} {
+	settings, err := Target{}.Config(targets.Spec{Config: map[string]string{"forceSync": "no", "tickTime": "2000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config(5, settings)
+	for _, want := range []string{"tickTime=2000\n", "forceSync=no\n", "syncLimit=5\n", "server.1=n1:2888:3888\n", "server.5=n5:2888:3888\n",
+		"dataDir=/srv/zookeeper\n", "4lw.commands.whitelist=srvr,"} {
 		if !strings.Contains(cfg, want) {
 			t.Errorf("%q missing from config:\n%s", want, cfg)
 		}
 	}
-	if strings.Contains(config(3), "server.4") {
+	if strings.Contains(config(3, settings), "server.4") {
 		t.Error("3-server config names a fourth")
+	}
+	for _, k := range []string{"tikTime", "server.4", "clientPort"} {
+		_, err := Target{}.Config(targets.Spec{Config: map[string]string{k: "1"}})
+		if e, ok := errors.AsType[*targets.SpecError](err); !ok || e.Field != "config."+k {
+			t.Errorf("setting %s: %v; want it refused", k, err)
+		}
+	}
+	for _, v := range []string{"3.4.13", "3.9.3", ""} {
+		if err := (Target{}).CheckSpec(targets.Spec{Nodes: 3, Version: v}); err != nil {
+			t.Errorf("version %q: %v", v, err)
+		}
+	}
+	err = Target{}.CheckSpec(targets.Spec{Nodes: 3, Version: "3.5.9"})
+	if e, ok := errors.AsType[*targets.SpecError](err); !ok || e.Field != "version" || !strings.Contains(err.Error(), "3.4.13 (bullseye)") {
+		t.Errorf("version 3.5.9: %v; want it refused, naming those there are", err)
 	}
 }
 
@@ -43,7 +62,7 @@ func TestStartRefusesSizes(t *testing.T) {
 func TestReadMode(t *testing.T) {
 	w, _ := workloads.Workloads.Lookup("zookeeper-register")
 	cfg := workloads.Config{Nodes: []string{"n1:2181"}}
-	cfg.Workload.ReadMode = "linearizable"
+	cfg.Workload.Spec = &register.Params{ReadMode: "linearizable"}
 	if _, err := w.(register.Workload).Open(cfg); err == nil {
 		t.Error("read mode linearizable accepted")
 	}
@@ -82,8 +101,11 @@ func fakeServer(t *testing.T, ip, answer string) targets.Node {
 func TestSrvr(t *testing.T) {
 	n := fakeServer(t, "127.0.0.2", srvrAnswer("leader", 0x300000002))
 	sts, errs := ask(context.Background(), []targets.Node{n})
-	if errs[0] != nil || sts[0] != (status{mode: "leader", zxid: 0x300000002}) {
+	if errs[0] != nil || sts[0] != (status{mode: "leader", zxid: 0x300000002, version: "3.8.0-debian--1"}) {
 		t.Errorf("srvr: %+v, %v", sts[0], errs[0])
+	}
+	if v, err := (Target{}).Version(context.Background(), n); err != nil || v != "3.8.0-debian--1" {
+		t.Errorf("Version = %q, %v", v, err)
 	}
 	n = fakeServer(t, "127.0.0.3", "This ZooKeeper instance is not currently serving requests\n")
 	if _, errs := ask(context.Background(), []targets.Node{n}); errs[0] == nil {

@@ -11,6 +11,9 @@ import (
 	"google.golang.org/grpc/backoff"
 )
 
+// Module is the etcd client library's module.
+const Module = "go.etcd.io/etcd/client/v3"
+
 // warnings is a logger of warnings and errors to stderr, or none if it
 // cannot be built.
 func warnings() *zap.Logger {

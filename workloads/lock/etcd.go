@@ -16,8 +16,8 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("etcd-lock", Workload{TargetKind: "etcd", NewLocker: newEtcdLock(false)})
-	workloads.Workloads.Register("etcd-election", Workload{TargetKind: "etcd", NewLocker: newEtcdLock(true), Election: true})
+	workloads.Workloads.Register("etcd-lock", Workload{TargetKind: "etcd", NewLocker: newEtcdLock(false), Modules: []string{etcdclient.Module}})
+	workloads.Workloads.Register("etcd-election", Workload{TargetKind: "etcd", NewLocker: newEtcdLock(true), Election: true, Modules: []string{etcdclient.Module}})
 }
 
 // etcdQueue is what etcd's lock and election recipes share: a key under a
@@ -88,7 +88,7 @@ func newEtcdLock(election bool) func(cfg workloads.Config) (Locker, error) {
 		if err != nil {
 			return nil, fmt.Errorf("etcd-lock: %w", err)
 		}
-		return &etcdLock{cli: cli, node: node, ttl: sessionTTL(cfg.Workload.Lease.Duration),
+		return &etcdLock{cli: cli, node: node, ttl: sessionTTL(params(cfg).Lease.Duration),
 			election: election, name: fmt.Sprintf("p%d", cfg.Process)}, nil
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/runner"
 	"github.com/chaos-testing/chaos/targets/etcd"
 	"github.com/chaos-testing/chaos/workloads"
 )
@@ -41,11 +42,11 @@ func TestEtcdLockPlansCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.(Workload).CheckPlan(p); err != nil {
-			t.Errorf("%s: %v", name, err)
+		if err := runner.Validate(p); err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
-		if p.Workload.Kind != "etcd-lock" || sessionTTL(p.Workload.Lease.Duration) != 2 ||
-			p.Nemesis[0].Duration.Duration <= p.Workload.Lease.Duration {
+		lease := p.Workload.Spec.(*Params).Lease.Duration
+		if p.Workload.Kind != "etcd-lock" || sessionTTL(lease) != 2 || p.Nemesis[0].Duration.Duration <= lease {
 			t.Errorf("%s: want etcd-lock, a 2 s lease and a pause longer than it: %+v", name, p)
 		}
 	}
@@ -72,7 +73,7 @@ func etcdCluster(t *testing.T) ([]string, *clientv3.Client) {
 func etcdLocker(t *testing.T, addrs []string, p int) Locker {
 	t.Helper()
 	cfg := workloads.Config{Process: p, Nodes: addrs}
-	cfg.Workload.Lease.Duration = 2 * time.Second
+	cfg.Workload.Spec = &Params{Lease: plans.Duration{Duration: 2 * time.Second}}
 	l, err := newEtcdLock(false)(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ package lock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -48,8 +47,10 @@ type Loser interface {
 
 // Outcomes a Locker reports with certainty.
 var (
-	ErrNotAcquired = errors.New("lock not acquired")
-	ErrNotHeld     = errors.New("lock was no longer held")
+	ErrNotAcquired = fmt.Errorf("lock not acquired (%w)", workloads.ErrNotApplied)
+	ErrNotHeld     = fmt.Errorf("lock was no longer held (%w)", workloads.ErrNotApplied)
+	// errRejected is the fenced resource's refusal of a write.
+	errRejected = fmt.Errorf("write rejected (%w)", workloads.ErrNotApplied)
 )
 
 // Workload runs lock clients against one backend.
@@ -58,6 +59,8 @@ type Workload struct {
 	TargetKind string
 	// NewLocker connects one client process to the lock service.
 	NewLocker func(cfg workloads.Config) (Locker, error)
+	// Modules are the client libraries NewLocker uses.
+	Modules []string
 	// Election makes the clients leader candidates: they campaign, write
 	// to the resource every actEvery while they lead (for a tenure of
 	// hold_min to hold_max, which may outlast the lease: a leader's
@@ -88,12 +91,34 @@ func (w Workload) names() (acquire, release string) {
 // Target is the cluster kind the backend needs.
 func (w Workload) Target() string { return w.TargetKind }
 
+// Libraries are the backend's client libraries.
+func (w Workload) Libraries() []string { return w.Modules }
+
 // ResourceModes of the protected resource.
 var ResourceModes = []string{"fenced", "unfenced"}
 
+// Params are a lock or election workload's own fields.
+type Params struct {
+	// Lease is the lock's lease, or the session's timeout.
+	Lease plans.Duration `yaml:"lease" json:"lease"`
+	// A holder keeps the lock for a random time in [HoldMin, HoldMax],
+	// then writes to the resource and releases.
+	HoldMin plans.Duration `yaml:"hold_min" json:"hold_min"`
+	HoldMax plans.Duration `yaml:"hold_max" json:"hold_max"`
+	// Resource is "fenced" or "unfenced": whether the protected resource
+	// rejects writes carrying a token older than one it has accepted.
+	Resource string `yaml:"resource" json:"resource"`
+}
+
+// NewParams makes Workload a plans.Parameterized.
+func (Workload) NewParams() any { return &Params{} }
+
+// params are the parameters of a client's workload.
+func params(cfg workloads.Config) *Params { return cfg.Workload.Spec.(*Params) }
+
 // CheckPlan checks the lease and hold times and the resource mode.
 func (w Workload) CheckPlan(p *plans.Plan) error {
-	wl := &p.Workload
+	wl := p.Workload.Spec.(*Params)
 	if wl.Lease.Duration <= 0 {
 		return p.Errorf("workload.lease", "missing or not positive; expected a duration such as 3s")
 	}
@@ -115,6 +140,17 @@ func (w Workload) CheckPlan(p *plans.Plan) error {
 	return nil
 }
 
+// Needs are the resource, holders, and time for a last acquisition, hold,
+// write and release.
+func (w Workload) Needs(p plans.Workload) workloads.Needs {
+	ps := p.Spec.(*Params)
+	finish := 3*opTimeout + ps.HoldMax.Duration
+	if w.Election {
+		finish += ps.HoldMax.Duration + ps.Lease.Duration // a candidate's wait
+	}
+	return workloads.Needs{Resource: ps.Resource, Holders: true, Finish: finish}
+}
+
 // Run loops acquire, hold, write, release until ctx ends.
 func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
 	locker, err := w.NewLocker(cfg)
@@ -123,7 +159,7 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 	}
 	c := &client{w: w, cfg: cfg, h: h, locker: locker,
 		res: resource.NewClient(cfg.Resource, opTimeout),
-		rng: plans.Rand(cfg.Seed, cfg.Process)}
+		rng: plans.Rand(cfg.Seed, plans.ClientStream(cfg.Process))}
 	for session := 1; ctx.Err() == nil; {
 		ok, err := c.cycle(session)
 		if err != nil {
@@ -153,24 +189,24 @@ type client struct {
 func (c *client) cycle(session int) (bool, error) {
 	ctx := context.Background()
 	acquire, release := c.w.names()
-	if _, err := c.h.Invoke(acquire, history.LockValue{Lock: Name}); err != nil {
-		return false, err
-	}
-	w := c.cfg.Workload
+	w := params(c.cfg)
 	wait := opTimeout
 	if c.w.Election {
 		// A candidate waits out the leader's tenure, or its lease.
 		wait += w.HoldMax.Duration + w.Lease.Duration
 	}
-	held, err := withTimeout(ctx, wait, func(ctx context.Context) (Held, error) { return c.locker.Acquire(ctx) })
-	if err != nil {
-		_, herr := c.h.Complete(certain(err, ErrNotAcquired), acquire, history.LockValue{Lock: Name}, err)
-		return false, herr
+	got, err := workloads.Record(ctx, c.h, workloads.Op[Held]{F: acquire, Value: history.LockValue{Lock: Name}, Timeout: wait,
+		Call: c.locker.Acquire,
+		Completion: func(held Held, err error) any {
+			if err != nil {
+				return history.LockValue{Lock: Name}
+			}
+			return history.LockValue{Lock: Name, Session: session, Token: held.Token()}
+		}})
+	if err != nil || got.Err != nil {
+		return false, err
 	}
-	lv := history.LockValue{Lock: Name, Session: session, Token: held.Token()}
-	if _, err := c.h.Complete(history.Ok, acquire, lv, nil); err != nil {
-		return true, err
-	}
+	held := got.Result
 
 	// Work while holding the lock. A pause (SIGSTOP) landing here outlives
 	// the lease; like most lock users, the client does not check again
@@ -179,17 +215,10 @@ func (c *client) cycle(session int) (bool, error) {
 	if err := c.work(ctx, held, session, hold); err != nil {
 		return true, err
 	}
-
-	if _, err := c.h.Invoke(release, lv); err != nil {
-		return true, err
-	}
-	_, err = withTimeout(ctx, opTimeout, func(ctx context.Context) (struct{}, error) { return struct{}{}, held.Release(ctx) })
-	typ := history.Ok
-	if err != nil {
-		typ = certain(err, ErrNotHeld)
-	}
-	_, herr := c.h.Complete(typ, release, lv, err)
-	return true, herr
+	_, err = workloads.Record(ctx, c.h, workloads.Op[struct{}]{F: release, Timeout: opTimeout,
+		Value: history.LockValue{Lock: Name, Session: session, Token: held.Token()},
+		Call:  func(ctx context.Context) (struct{}, error) { return struct{}{}, held.Release(ctx) }})
+	return true, err
 }
 
 // work is what a holder does for hold: a lock holder writes once, at the
@@ -228,35 +257,13 @@ func (c *client) write(ctx context.Context, session, act int, token *int64) erro
 		value += fmt.Sprintf("-a%d", act)
 	}
 	wv := history.WriteValue{Key: Name, Value: value, Session: session, Token: token}
-	if _, err := c.h.Invoke(history.FWrite, wv); err != nil {
-		return err
-	}
-	resp, err := withTimeout(ctx, opTimeout, func(ctx context.Context) (resource.Response, error) {
-		return c.res.Write(ctx, resource.Request{Client: c.cfg.Process, WriteValue: wv})
-	})
-	switch {
-	case err != nil:
-		_, err = c.h.Complete(history.Info, history.FWrite, wv, err)
-	case resp.Accepted:
-		_, err = c.h.Complete(history.Ok, history.FWrite, wv, nil)
-	default:
-		_, err = c.h.Complete(history.Fail, history.FWrite, wv, errors.New(resp.Reason))
-	}
+	_, err := workloads.Record(ctx, c.h, workloads.Op[struct{}]{F: history.FWrite, Value: wv, Timeout: opTimeout,
+		Call: func(ctx context.Context) (struct{}, error) {
+			resp, err := c.res.Write(ctx, resource.Request{Client: c.cfg.Process, WriteValue: wv})
+			if err == nil && !resp.Accepted {
+				err = fmt.Errorf("%w: %s", errRejected, resp.Reason)
+			}
+			return struct{}{}, err
+		}})
 	return err
-}
-
-// certain maps an error to Fail when it is the service's definite answer
-// (sentinel), and to Info otherwise: a timeout or a lost connection after
-// the request left may or may not have taken effect.
-func certain(err, sentinel error) history.Type {
-	if errors.Is(err, sentinel) {
-		return history.Fail
-	}
-	return history.Info
-}
-
-func withTimeout[T any](ctx context.Context, d time.Duration, f func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	return f(ctx)
 }

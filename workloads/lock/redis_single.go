@@ -9,11 +9,12 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	redistarget "github.com/chaos-testing/chaos/targets/redis"
 	"github.com/chaos-testing/chaos/workloads"
 )
 
 func init() {
-	workloads.Workloads.Register("redis-single-lock", Workload{TargetKind: "redis", NewLocker: newSingleLock})
+	workloads.Workloads.Register("redis-single-lock", Workload{TargetKind: "redis", NewLocker: newSingleLock, Modules: []string{redistarget.ClientModule}})
 }
 
 // singleLock is the lock most Redis users write: SET key random NX PX lease
@@ -36,7 +37,7 @@ func newSingleLock(cfg workloads.Config) (Locker, error) {
 	// Every client uses the first node: the lock lives on one instance.
 	c := goredis.NewClient(&goredis.Options{Addr: cfg.Nodes[0], DialTimeout: 300 * time.Millisecond,
 		ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: -1})
-	return &singleLock{c: c, lease: cfg.Workload.Lease.Duration}, nil
+	return &singleLock{c: c, lease: params(cfg).Lease.Duration}, nil
 }
 
 // Acquire retries SET NX until it succeeds or ctx ends. A SET whose answer

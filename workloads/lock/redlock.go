@@ -11,11 +11,12 @@ import (
 	rsgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	goredis "github.com/redis/go-redis/v9"
 
+	redistarget "github.com/chaos-testing/chaos/targets/redis"
 	"github.com/chaos-testing/chaos/workloads"
 )
 
 func init() {
-	workloads.Workloads.Register("redlock", Workload{TargetKind: "redis", NewLocker: newRedlock})
+	workloads.Workloads.Register("redlock", Workload{TargetKind: "redis", NewLocker: newRedlock, Modules: []string{"github.com/go-redsync/redsync/v4", redistarget.ClientModule}})
 }
 
 // redlock is go-redsync's Redlock over the independent masters of a redis
@@ -34,7 +35,7 @@ func newRedlock(cfg workloads.Config) (Locker, error) {
 			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: -1})
 		pools = append(pools, rsgoredis.NewPool(c))
 	}
-	m := redsync.New(pools...).NewMutex(Name, redsync.WithExpiry(cfg.Workload.Lease.Duration))
+	m := redsync.New(pools...).NewMutex(Name, redsync.WithExpiry(params(cfg).Lease.Duration))
 	return &redlock{mutex: m}, nil
 }
 

@@ -17,10 +17,10 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("zookeeper-lock", Workload{TargetKind: "zookeeper", NewLocker: newZooKeeperLock})
+	workloads.Workloads.Register("zookeeper-lock", Workload{TargetKind: "zookeeper", NewLocker: newZooKeeperLock, Modules: []string{zkclient.Module}})
 	// ZooKeeper's leader election recipe is its lock recipe: the candidate
 	// with the lowest sequential znode leads, each watching its predecessor.
-	workloads.Workloads.Register("zookeeper-election", Workload{TargetKind: "zookeeper", NewLocker: newZooKeeperLock, Election: true})
+	workloads.Workloads.Register("zookeeper-election", Workload{TargetKind: "zookeeper", NewLocker: newZooKeeperLock, Election: true, Modules: []string{zkclient.Module}})
 }
 
 const (
@@ -85,7 +85,7 @@ func newZooKeeperLock(cfg workloads.Config) (Locker, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, fmt.Errorf("zookeeper-lock: no ZooKeeper servers given")
 	}
-	if cfg.Workload.Lease.Duration <= 0 {
+	if params(cfg).Lease.Duration <= 0 {
 		return nil, fmt.Errorf("zookeeper-lock: no lease, which is the session timeout")
 	}
 	node := cfg.Node()
@@ -97,7 +97,7 @@ func newZooKeeperLock(cfg workloads.Config) (Locker, error) {
 	// holder's session, and with it its znode, that long after last hearing
 	// from it. The server keeps it within 2 to 20 ticks (1 s to 10 s at the
 	// target's tickTime of 500 ms).
-	conn, err := zkclient.Connect(node, cfg.Workload.Lease.Duration)
+	conn, err := zkclient.Connect(node, params(cfg).Lease.Duration)
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper-lock: %w", err)
 	}

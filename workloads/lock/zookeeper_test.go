@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/targets/zookeeper"
 	"github.com/chaos-testing/chaos/workloads"
@@ -37,7 +39,7 @@ func TestZKSeq(t *testing.T) {
 }
 
 func TestZKNoLease(t *testing.T) {
-	if _, err := newZooKeeperLock(workloads.Config{Nodes: []string{"n1:2181"}}); err == nil {
+	if _, err := newZooKeeperLock(workloads.Config{Nodes: []string{"n1:2181"}, Workload: plans.Workload{Spec: &Params{}}}); err == nil {
 		t.Error("a lock without a lease (session timeout) was made")
 	}
 }
@@ -59,7 +61,7 @@ func zkClientAddr(n targets.Node) string {
 func zkTestLocker(t *testing.T, addr string) *zkLock {
 	t.Helper()
 	cfg := workloads.Config{Nodes: []string{addr}}
-	cfg.Workload.Lease.Duration = 2 * time.Second
+	cfg.Workload.Spec = &Params{Lease: plans.Duration{Duration: 2 * time.Second}}
 	l, err := newZooKeeperLock(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -312,8 +314,12 @@ func TestZooKeeperLockGivesUp(t *testing.T) {
 // TestZooKeeperLockPlans runs both pause plans, shortened, end to end.
 func TestZooKeeperLockPlans(t *testing.T) {
 	testPausePlans(t, "zookeeper-lock-pause.yaml", "zookeeper-lock-pause-unfenced.yaml", 20*time.Second, func(t *testing.T, rep analysis.Report, res lockResult) {
-		if len(rep.Results) != 1 {
-			t.Fatalf("results: %+v", rep.Results)
+		var checkers []string
+		for _, r := range rep.Results {
+			checkers = append(checkers, r.Checker)
+		}
+		if !slices.Equal(checkers, []string{"lock", "stats"}) {
+			t.Errorf("checkers %q, want the lock's and the stats", checkers)
 		}
 		if rep.Verdict != analysis.Invalid {
 			t.Errorf("verdict %s, want invalid", rep.Verdict)

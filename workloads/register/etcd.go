@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("etcd-register", Workload{TargetKind: "etcd", ReadModes: []string{"linearizable", "serializable"}, Open: openEtcd})
+	workloads.Workloads.Register("etcd-register", Workload{TargetKind: "etcd", ReadModes: []string{"linearizable", "serializable"}, Open: openEtcd, Modules: []string{etcdclient.Module}})
 }
 
 // etcdStore is a register on etcd keys, values as decimal strings.
@@ -28,14 +28,14 @@ type etcdStore struct {
 
 func openEtcd(cfg workloads.Config) (Store, error) {
 	var read []clientv3.OpOption
-	switch cfg.Workload.ReadMode {
+	switch params(cfg).ReadMode {
 	case "", "linearizable":
 	case "serializable":
 		// Served from the member's local state: may be stale, which is
 		// what a plan choosing it wants the checker to catch.
 		read = append(read, clientv3.WithSerializable())
 	default:
-		return nil, fmt.Errorf("etcd-register: read_mode %q: want linearizable or serializable", cfg.Workload.ReadMode)
+		return nil, fmt.Errorf("etcd-register: read_mode %q: want linearizable or serializable", params(cfg).ReadMode)
 	}
 	cli, err := etcdclient.Connect(cfg.Node())
 	if err != nil {

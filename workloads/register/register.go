@@ -17,6 +17,7 @@ import (
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/traffic"
 )
 
 // opTimeout bounds one operation; a longer silence is an unknown outcome.
@@ -47,24 +48,76 @@ type Workload struct {
 	ReadModes []string
 	// Open connects one client process to the node it is bound to.
 	Open func(cfg workloads.Config) (Store, error)
+	// Modules are the client libraries Open uses.
+	Modules []string
 }
+
+// Params are a register workload's own fields.
+type Params struct {
+	// ReadMode is how clients read: one of the backend's ReadModes.
+	ReadMode string `yaml:"read_mode" json:"read_mode"`
+	// Spec is the mix of reads, writes and cases, and the rate.
+	traffic.Spec `yaml:",inline"`
+	// Values are 0 to Values-1, written and compared.
+	Values int `yaml:"values" json:"values"`
+	// Keys is how many keys the clients share in each KeyPeriod; the keys
+	// change every KeyPeriod, which keeps each key's history short enough
+	// to check.
+	Keys      int            `yaml:"keys" json:"keys"`
+	KeyPeriod plans.Duration `yaml:"key_period" json:"key_period"`
+}
+
+// kinds are the register's operations and their default weights: half
+// reads, as in Jepsen's register tests.
+var kinds = []traffic.Kind{{Name: history.FRead, Weight: 2}, {Name: history.FWrite, Weight: 1}, {Name: history.FCas, Weight: 1}}
+
+// NewParams makes Workload a plans.Parameterized.
+func (Workload) NewParams() any { return &Params{} }
+
+// params are the parameters of a client's workload.
+func params(cfg workloads.Config) *Params { return cfg.Workload.Spec.(*Params) }
 
 // CheckPlan checks the read mode, defaulting to the backend's first.
 func (w Workload) CheckPlan(p *plans.Plan) error {
-	if p.Workload.ReadMode == "" && len(w.ReadModes) > 0 {
-		p.Workload.ReadMode = w.ReadModes[0]
+	ps := p.Workload.Spec.(*Params)
+	if ps.ReadMode == "" && len(w.ReadModes) > 0 {
+		ps.ReadMode = w.ReadModes[0]
 	}
-	if !slices.Contains(w.ReadModes, p.Workload.ReadMode) {
-		return p.Errorf("workload.read_mode", "%q: %s offers %s", p.Workload.ReadMode, w.TargetKind, strings.Join(w.ReadModes, ", "))
+	if !slices.Contains(w.ReadModes, ps.ReadMode) {
+		return p.Errorf("workload.read_mode", "%q: %s offers %s", ps.ReadMode, w.TargetKind, strings.Join(w.ReadModes, ", "))
 	}
-	return nil
+	for _, d := range []struct {
+		field string
+		v     *int
+		def   int
+	}{{"values", &ps.Values, 5}, {"keys", &ps.Keys, 3}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < 1 {
+			return p.Errorf("workload."+d.field, "%d: expected at least 1", *d.v)
+		}
+	}
+	if ps.KeyPeriod.Duration == 0 {
+		ps.KeyPeriod.Duration = 5 * time.Second
+	}
+	if ps.KeyPeriod.Duration < 100*time.Millisecond {
+		return p.Errorf("workload.key_period", "%s: expected at least 100ms", ps.KeyPeriod)
+	}
+	return ps.Spec.Check(p, kinds)
 }
+
+// Needs is time for the operation in flight.
+func (w Workload) Needs(plans.Workload) workloads.Needs { return workloads.Needs{Finish: opTimeout} }
 
 // Checkers judge register histories for linearizability, key by key.
 func (w Workload) Checkers() []string { return []string{"cas-register"} }
 
 // Target is the cluster kind the backend needs.
 func (w Workload) Target() string { return w.TargetKind }
+
+// Libraries are the backend's client libraries.
+func (w Workload) Libraries() []string { return w.Modules }
 
 // Key is the key a client works on at time now. Keys change every period,
 // so each key's history stays short enough to check quickly, while the
@@ -73,73 +126,71 @@ func Key(now time.Duration, rng *rand.Rand, period time.Duration, perPeriod int)
 	return "r" + strconv.FormatInt(int64(now/period)*int64(perPeriod)+rng.Int64N(int64(perPeriod)), 10)
 }
 
-// Run issues random reads (half), writes and cases until ctx ends.
+// Run issues reads, writes and cases as the plan's traffic asks (by
+// default half reads, as fast as answers come) until ctx ends.
 func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
 	store, err := w.Open(cfg)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	rng := plans.Rand(cfg.Seed, cfg.Process)
-	clock := history.Clock{Start: cfg.ClockStart}
-	period, perPeriod := 5*time.Second, 3
-	for ctx.Err() == nil {
-		key := Key(clock.Now(), rng, period, perPeriod)
-		var err error
-		switch r := rng.IntN(4); {
-		case r < 2:
-			err = read(store, h, key)
-		case r == 2:
-			v := rng.Int64N(5)
-			err = mutate(h, history.FWrite, history.RegisterValue{Key: key, Value: num(v)},
-				func(ctx context.Context) error { return store.Write(ctx, key, v) })
-		default:
-			from, to := rng.Int64N(5), rng.Int64N(5)
-			err = mutate(h, history.FCas, history.RegisterValue{Key: key, From: num(from), To: num(to)},
-				func(ctx context.Context) error { return store.Cas(ctx, key, from, to) })
+	ps := params(cfg)
+	return workloads.Workers(ctx, cfg, h, ps.Concurrency, func(ctx context.Context, process int, h *history.Appender) error {
+		rng := plans.Rand(cfg.Seed, plans.ClientStream(process))
+		gen := ps.Generator(kinds, rng)
+		clock := history.Clock{Start: cfg.ClockStart}
+		values := int64(ps.Values)
+		for {
+			kind, ok := gen.Next(ctx)
+			if !ok {
+				return nil
+			}
+			key := Key(clock.Now(), rng, ps.KeyPeriod.Duration, ps.Keys)
+			var err error
+			switch kind {
+			case history.FRead:
+				err = read(store, h, key)
+			case history.FWrite:
+				v := rng.Int64N(values)
+				err = mutate(h, history.FWrite, history.RegisterValue{Key: key, Value: num(v)},
+					func(ctx context.Context) error { return store.Write(ctx, key, v) })
+			default:
+				from, to := rng.Int64N(values), rng.Int64N(values)
+				err = mutate(h, history.FCas, history.RegisterValue{Key: key, From: num(from), To: num(to)},
+					func(ctx context.Context) error { return store.Cas(ctx, key, from, to) })
+			}
+			if err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 func read(store Store, h *history.Appender, key string) error {
-	if _, err := h.Invoke(history.FRead, history.RegisterValue{Key: key}); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	v, err := store.Read(ctx, key)
-	var bad BadValue
-	if errors.As(err, &bad) {
-		raw, _ := json.Marshal(bad.Raw)
-		_, err = h.Complete(history.Ok, history.FRead, history.RegisterValue{Key: key, Value: raw}, nil)
-		return err
-	}
-	if err != nil {
-		// A read changes nothing, so a failed one is simply a failure.
-		_, err = h.Complete(history.Fail, history.FRead, history.RegisterValue{Key: key}, err)
-		return err
-	}
-	out := history.RegisterValue{Key: key, Value: []byte("null")}
-	if v != nil {
-		out.Value = num(*v)
-	}
-	_, err = h.Complete(history.Ok, history.FRead, out, nil)
+	_, err := workloads.Record(context.Background(), h, workloads.Op[json.RawMessage]{
+		F: history.FRead, Value: history.RegisterValue{Key: key}, Timeout: opTimeout, ReadOnly: true,
+		Call: func(ctx context.Context) (json.RawMessage, error) {
+			v, err := store.Read(ctx, key)
+			var bad BadValue
+			switch {
+			case errors.As(err, &bad):
+				return json.Marshal(bad.Raw) // a read of garbage, for the checker to judge
+			case err != nil:
+				return nil, err
+			case v == nil:
+				return []byte("null"), nil
+			}
+			return num(*v), nil
+		},
+		Completion: func(v json.RawMessage, _ error) any { return history.RegisterValue{Key: key, Value: v} },
+	})
 	return err
 }
 
 func mutate(h *history.Appender, f string, v history.RegisterValue, do func(context.Context) error) error {
-	if _, err := h.Invoke(f, v); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	err := do(ctx)
-	_, herr := h.Complete(workloads.Outcome(err), f, v, err)
-	return herr
+	_, err := workloads.Record(context.Background(), h, workloads.Op[struct{}]{F: f, Value: v, Timeout: opTimeout,
+		Call: func(ctx context.Context) (struct{}, error) { return struct{}{}, do(ctx) }})
+	return err
 }
 
 func num(v int64) []byte { return []byte(fmt.Sprint(v)) }

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("zookeeper-register", Workload{TargetKind: "zookeeper", ReadModes: []string{"sync", "plain"}, Open: openZooKeeper})
+	workloads.Workloads.Register("zookeeper-register", Workload{TargetKind: "zookeeper", ReadModes: []string{"sync", "plain", "checked"}, Open: openZooKeeper, Modules: []string{zkclient.Module}})
 }
 
 const (
@@ -31,25 +31,31 @@ const (
 // zkStore is a register on znodes /chaos/<key>, values as decimal strings.
 type zkStore struct {
 	conn *zk.Conn
-	sync bool // Read syncs with the leader before reading
+	// readMode is how Read reads:
+	//   - plain: getData on the bound server, which may be stale, as
+	//     ZooKeeper allows;
+	//   - sync: sync, then getData; not linearizable either, since sync is
+	//     not a quorum operation (ZOOKEEPER-1675);
+	//   - checked: getData, then a multi holding only a check of the
+	//     version read. A multi is a write: the leader orders it with every
+	//     other write and a quorum commits it, so when the check passes the
+	//     znode still had that version, hence that value, at a point
+	//     between the read's start and its end: a linearizable read.
+	readMode string
 }
 
 func openZooKeeper(cfg workloads.Config) (Store, error) {
-	var sync bool
-	switch cfg.Workload.ReadMode {
-	case "", "plain":
-		// getData on the bound server: may be stale, as ZooKeeper allows.
-	case "sync":
-		sync = true
+	switch params(cfg).ReadMode {
+	case "", "plain", "sync", "checked":
 	default:
-		return nil, fmt.Errorf("zookeeper-register: read_mode %q: want plain or sync", cfg.Workload.ReadMode)
+		return nil, fmt.Errorf("zookeeper-register: read_mode %q: want plain, sync or checked", params(cfg).ReadMode)
 	}
 	node := cfg.Node()
 	conn, err := zkclient.Connect(node, zkSessionTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper-register: %w", err)
 	}
-	s := &zkStore{conn: conn, sync: sync}
+	s := &zkStore{conn: conn, readMode: params(cfg).ReadMode}
 	ctx, cancel := context.WithTimeout(context.Background(), zkOpenLimit)
 	defer cancel()
 	if err := s.session(ctx); err != nil {
@@ -64,18 +70,18 @@ func (s *zkStore) Read(ctx context.Context, key string) (*int64, error) {
 		return nil, err
 	}
 	p := zkPath(key)
-	if s.sync {
+	if s.readMode == "sync" {
 		// The bound server catches up with the leader before the read.
 		if _, err := zkclient.Call(ctx, func() (string, error) { return s.conn.Sync(p) }); err != nil {
 			return nil, fmt.Errorf("sync: %w", err)
 		}
 	}
-	r, err := s.get(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
-	}
+	r, absent, err := s.getChecked(ctx, p)
 	if err != nil {
 		return nil, err
+	}
+	if absent {
+		return nil, nil
 	}
 	v, err := strconv.ParseInt(string(r.data), 10, 64)
 	if err != nil {
@@ -126,6 +132,54 @@ func (s *zkStore) Cas(ctx context.Context, key string, from, to int64) error {
 		return s.conn.Set(p, []byte(strconv.FormatInt(to, 10)), r.stat.Version)
 	})
 	return zkClassify(err)
+}
+
+// checkedTries bounds how often a checked read reads again after a write
+// changed the znode between its getData and its check: under contention
+// most checks would otherwise fail, and a refused read checks nothing.
+const checkedTries = 3
+
+// getChecked is getData on p (a znode that does not exist is a register
+// never written: absent), followed in read_mode checked by a check through
+// a quorum that p is still as getData saw it. A read whose check never
+// passes cannot be placed in time: it is refused, and constrains nothing.
+func (s *zkStore) getChecked(ctx context.Context, p string) (r getResult, absent bool, err error) {
+	for try := 1; ; try++ {
+		r, err = s.get(ctx, p)
+		if absent = errors.Is(err, zk.ErrNoNode); absent {
+			err = nil
+		}
+		if err != nil || s.readMode != "checked" {
+			return r, absent, err
+		}
+		err = s.check(ctx, p, r.stat, absent)
+		if !errors.Is(err, errChanged) || try == checkedTries {
+			return r, absent, err
+		}
+	}
+}
+
+// errChanged is a check that found the znode changed since getData.
+var errChanged = fmt.Errorf("%w: changed between getData and its check", workloads.ErrNotApplied)
+
+// check is a multi holding only a check that p is at stat's version, or
+// absent (nothing deletes znodes, so a check that finds no node confirms
+// an absent register).
+func (s *zkStore) check(ctx context.Context, p string, stat *zk.Stat, absent bool) error {
+	version := int32(-1) // any version: only the znode's absence is checked
+	if !absent {
+		version = stat.Version
+	}
+	_, err := zkclient.Call(ctx, func() ([]zk.MultiResponse, error) {
+		return s.conn.Multi(&zk.CheckVersionRequest{Path: p, Version: version})
+	})
+	switch {
+	case absent && errors.Is(err, zk.ErrNoNode), !absent && err == nil:
+		return nil
+	case absent && err == nil, errors.Is(err, zk.ErrBadVersion):
+		return errChanged
+	}
+	return fmt.Errorf("check of version %d: %w", version, zkClassify(err))
 }
 
 func (s *zkStore) Close() error {

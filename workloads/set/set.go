@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/traffic"
 )
 
 const (
@@ -23,8 +25,9 @@ const (
 	// to notice the heal and converge, as Jepsen's final reads wait.
 	settle = 5 * time.Second
 	// readTries is how many final reads a client attempts, a second apart,
-	// before it gives up.
-	readTries = 10
+	// before it gives up; each may take readTimeout.
+	readTries   = 10
+	readTimeout = 5 * opTimeout
 )
 
 // Store is a set service's client. Add and Read return the server that
@@ -39,6 +42,8 @@ type Store interface {
 type Workload struct {
 	TargetKind string
 	Open       func(cfg workloads.Config) (Store, error)
+	// Modules are the client libraries Open uses.
+	Modules []string
 }
 
 // Checkers judge the adds against the final reads, and whether two
@@ -48,60 +53,87 @@ func (w Workload) Checkers() []string { return []string{"set", "primaries"} }
 // Target is the cluster kind the backend needs.
 func (w Workload) Target() string { return w.TargetKind }
 
-// Run adds process-unique numbers until ctx ends, then makes the final read.
+// Libraries are the backend's client libraries.
+func (w Workload) Libraries() []string { return w.Modules }
+
+// Needs is time for the add in flight, the settling and every final read.
+func (w Workload) Needs(plans.Workload) workloads.Needs {
+	return workloads.Needs{Finish: opTimeout + settle + readTries*(readTimeout+time.Second)}
+}
+
+// Params are a set workload's own fields: its pace.
+type Params struct {
+	traffic.Pace `yaml:",inline"`
+}
+
+// NewParams makes Workload a plans.Parameterized.
+func (Workload) NewParams() any { return &Params{} }
+
+// CheckPlan checks the pace.
+func (Workload) CheckPlan(p *plans.Plan) error { return p.Workload.Spec.(*Params).Check(p) }
+
+// Run adds process-unique numbers until ctx ends, then makes the final
+// read, in each of the client's workers.
 func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
 	store, err := w.Open(cfg)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	// Numbers are unique across processes: process p adds p*1e9+1, p*1e9+2...
-	next := int64(cfg.Process) * 1_000_000_000
-	for ctx.Err() == nil {
-		next++
-		if err := add(store, h, next); err != nil {
-			return err
+	pace := cfg.Workload.Spec.(*Params).Pace
+	return workloads.Workers(ctx, cfg, h, pace.Concurrency, func(ctx context.Context, process int, h *history.Appender) error {
+		pacer := pace.Pacer()
+		// Numbers are unique across processes: process p adds p*1e9+1, p*1e9+2...
+		next := int64(process) * 1_000_000_000
+		for pacer.Wait(ctx) {
+			next++
+			if err := add(store, h, next); err != nil {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(think):
+			}
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(think):
+		time.Sleep(settle)
+		for range readTries {
+			ok, err := read(store, h)
+			if ok || err != nil {
+				return err
+			}
+			time.Sleep(time.Second)
 		}
-	}
-	time.Sleep(settle)
-	for range readTries {
-		ok, err := read(store, h)
-		if ok || err != nil {
-			return err
-		}
-		time.Sleep(time.Second)
-	}
-	return nil
+		return nil
+	})
 }
 
 func add(store Store, h *history.Appender, v int64) error {
-	if _, err := h.Invoke(history.FAdd, history.SetValue{Element: &v}); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	node, err := store.Add(ctx, v)
-	_, herr := h.Complete(workloads.Outcome(err), history.FAdd, history.SetValue{Element: &v, Node: node}, err)
-	return herr
+	_, err := workloads.Record(context.Background(), h, workloads.Op[string]{
+		F: history.FAdd, Value: history.SetValue{Element: &v}, Timeout: opTimeout,
+		Call:       func(ctx context.Context) (string, error) { return store.Add(ctx, v) },
+		Completion: func(node string, _ error) any { return history.SetValue{Element: &v, Node: node} },
+	})
+	return err
 }
 
 // read makes one final read and says whether it succeeded.
 func read(store Store, h *history.Appender) (bool, error) {
-	if _, err := h.Invoke(history.FRead, history.SetValue{}); err != nil {
-		return false, err
+	type seen struct {
+		vs   []int64
+		node string
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*opTimeout)
-	defer cancel()
-	vs, node, err := store.Read(ctx)
-	if err != nil {
-		// A read changes nothing, so a failed one is simply a failure.
-		_, err = h.Complete(history.Fail, history.FRead, history.SetValue{Node: node}, err)
-		return false, err
-	}
-	_, err = h.Complete(history.Ok, history.FRead, history.SetValue{Read: vs, Node: node}, nil)
-	return true, err
+	d, err := workloads.Record(context.Background(), h, workloads.Op[seen]{
+		F: history.FRead, Value: history.SetValue{}, Timeout: readTimeout, ReadOnly: true,
+		Call: func(ctx context.Context) (seen, error) {
+			vs, node, err := store.Read(ctx)
+			return seen{vs, node}, err
+		},
+		Completion: func(r seen, err error) any {
+			if err != nil {
+				return history.SetValue{Node: r.node} // what a failed read saw counts for nothing
+			}
+			return history.SetValue{Read: r.vs, Node: r.node}
+		},
+	})
+	return d.Err == nil, err
 }

@@ -14,6 +14,9 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
+// Module is the ZooKeeper client library's module.
+const Module = "github.com/go-zookeeper/zk"
+
 // Connect opens a session with the one server a client process is bound
 // to, as in Jepsen: the client must not fail over to another server, or a
 // fault on its node would go unobserved. Reconnects go to stderr, the

@@ -1,0 +1,114 @@
+// What the oracle comparisons (TestOracle*, FuzzOracle*) share: how many
+// histories a test draws, where each one comes from, how a disagreement is
+// reported so that it can be reproduced.
+
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-testing/chaos/analysis/oracle"
+)
+
+// An oracleComparison is how one kind of small history is drawn, checked
+// with a production checker and with its oracle, and shown.
+type oracleComparison[H any] struct {
+	draw func(r oracle.Rand) H
+	// diff says how the checker and the oracle differ on h, or else what
+	// both said (labels to tally: the verdict, kinds of finding).
+	diff func(h H) (labels []string, err error)
+	// show renders h as its files are written, to reproduce a failure.
+	show func(h H) string
+}
+
+// once compares the checker with the oracle on one history drawn from r.
+func (c oracleComparison[H]) once(r oracle.Rand) ([]string, error) {
+	h := c.draw(r)
+	labels, err := c.diff(h)
+	if err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, c.show(h))
+	}
+	return labels, nil
+}
+
+// A pcgSeed is the seed of history i of a comparison: it is drawn from
+// rand.NewPCG(seed(i)).
+type pcgSeed func(i uint64) (uint64, uint64)
+
+// indexed seeds history i with rand.NewPCG(i, stream).
+func indexed(stream uint64) pcgSeed {
+	return func(i uint64) (uint64, uint64) { return i, stream }
+}
+
+// oracleN is how many random histories a comparison draws: env
+// CHAOS_ORACLE_N, else def.
+func oracleN(t testing.TB, def int) int {
+	t.Helper()
+	s := os.Getenv("CHAOS_ORACLE_N")
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		t.Fatalf("CHAOS_ORACLE_N=%q: want a count", s)
+	}
+	return n
+}
+
+// test compares on oracleN(t, def) histories, history i drawn from
+// rand.NewPCG(seed(i)), and logs what they were judged. Each disagreement
+// is reported with its seed and the history; the third ends the test.
+func (c oracleComparison[H]) test(t *testing.T, def int, seed pcgSeed) {
+	t.Helper()
+	n := oracleN(t, def)
+	start := time.Now()
+	tally := map[string]int{}
+	failures := 0
+	for i := range n {
+		hi, lo := seed(uint64(i))
+		labels, err := c.once(rand.New(rand.NewPCG(hi, lo)))
+		if err != nil {
+			t.Errorf("history %d (rand.NewPCG(%d, %d)): %v", i, hi, lo, err)
+			if failures++; failures == 3 {
+				t.FailNow()
+			}
+			continue
+		}
+		for _, l := range labels {
+			tally[l]++
+		}
+	}
+	t.Logf("%d histories agree in %s: %s", n, time.Since(start).Round(time.Millisecond), describeCounts(tally))
+}
+
+// fuzz compares on histories drawn from the fuzzer's bytes, starting from
+// the corpus seeds.
+func (c oracleComparison[H]) fuzz(f *testing.F, seeds ...[]byte) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := c.once((*oracle.FuzzBytes)(&b)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// jsonLines renders es one JSON object a line, as history.jsonl and
+// resource.jsonl are written.
+func jsonLines[E any](es []E) string {
+	var b strings.Builder
+	for _, e := range es {
+		line, _ := json.Marshal(e)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,36 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+func TestStatsKindThatNeverSucceeded(t *testing.T) {
+	h := new(lh).write(0, 0, 1, history.Ok, "x", "1").
+		add(2, 1, history.Invoke, history.FRead, reg("x", "")).add(3, 1, history.Fail, history.FRead, reg("x", "")).
+		add(4, 2, history.Invoke, history.FRead, reg("x", "")) // never completed
+	r := runChecker(t, "stats", Input{History: h.ops})
+	if r.Verdict != Unknown || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "read: none of 2 succeeded (1 failed, 1 unknown)") {
+		t.Fatalf("got %s %q; want unknown, naming the reads that never succeeded", r.Verdict, r.Notes)
+	}
+}
+
+func TestStatsEveryKindSucceeded(t *testing.T) {
+	h := new(lh).write(0, 0, 1, history.Ok, "x", "1").write(2, 1, 3, history.Fail, "x", "2").read(4, 0, 5, "x", "1")
+	r := runChecker(t, "stats", Input{History: h.ops})
+	if r.Verdict != Valid || len(r.Notes) != 0 {
+		t.Fatalf("got %s %q; want valid", r.Verdict, r.Notes)
+	}
+	if w := r.Stats[history.FWrite].(map[string]int); w["ok"] != 1 || w["fail"] != 1 {
+		t.Errorf("write counts %v, want ok 1, fail 1", w)
+	}
+}
+
+func TestStatsNoOperation(t *testing.T) {
+	r := runChecker(t, "stats", Input{History: new(lh).add(0, history.Nemesis, history.Invoke, "pause-start", nil).ops})
+	if r.Verdict != Unknown {
+		t.Fatalf("got %s; a run whose clients did nothing tested nothing", r.Verdict)
+	}
+}

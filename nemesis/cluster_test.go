@@ -1,0 +1,230 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/chaos-testing/chaos/containers"
+)
+
+// cluster is a fake Env that keeps the state of its processes (running,
+// stopped or down) and of each node's iptables, as the kernel and Docker
+// would: a signal to a process that is down fails as it does for real, a
+// restart of a process that runs is an illegal act, and a restarted node
+// comes back with an empty network namespace and a new address. Every
+// illegal act is recorded, for the tests to assert there was none.
+type cluster struct {
+	mu      sync.Mutex
+	roles   map[string][]string // role → process names
+	state   map[string]string   // name → running, stopped, down
+	addr    map[string]string
+	netns   map[string]*netns
+	acts    []string // "STOP c0", "RESTART n1", in order
+	illegal []string
+	// hook, if set, runs once, before the first command of its op on its
+	// node.
+	hook *hook
+	// restarts count each node's restarts: its process id.
+	restarts map[string]int
+}
+
+type hook struct {
+	node, op string
+	f        func()
+}
+
+// before has f run before the next command op ("-N") on node.
+func (c *cluster) before(node, op string, f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hook = &hook{node, op, f}
+}
+
+// netns is one node's filter table: its chains and INPUT's jumps.
+type netns struct {
+	chains map[string][]string // chain → sources dropped
+	input  []string            // chains INPUT jumps to
+}
+
+func newCluster(nodes, clients int) *cluster {
+	c := &cluster{roles: map[string][]string{}, state: map[string]string{}, addr: map[string]string{}, netns: map[string]*netns{},
+		restarts: map[string]int{}}
+	for i := 1; i <= nodes; i++ {
+		n := fmt.Sprintf("n%d", i)
+		c.roles["nodes"] = append(c.roles["nodes"], n)
+		c.state[n], c.addr[n], c.netns[n] = "running", "ip-"+n, &netns{chains: map[string][]string{}}
+	}
+	for i := range clients {
+		n := fmt.Sprintf("c%d", i)
+		c.roles["clients"] = append(c.roles["clients"], n)
+		c.state[n] = "running"
+	}
+	return c
+}
+
+func (c *cluster) Candidates(_ context.Context, role string) []Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ps []Process
+	for _, n := range c.roles[role] {
+		ps = append(ps, Process{Name: n, Container: containers.Container{Name: n}})
+	}
+	return ps
+}
+
+func (c *cluster) Signal(_ context.Context, p Process, sig string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.acts = append(c.acts, sig+" "+p.Name)
+	if c.state[p.Name] == "down" {
+		if sig == "KILL" {
+			return fmt.Errorf("SIGKILL to %s: %w", p.Name, containers.ErrNotRunning)
+		}
+		return nil // as faultEnv: nothing to stop or resume
+	}
+	switch sig {
+	case "STOP":
+		c.state[p.Name] = "stopped"
+	case "CONT":
+		c.state[p.Name] = "running"
+	case "KILL":
+		c.state[p.Name] = "down"
+	}
+	return nil
+}
+
+func (c *cluster) Restart(_ context.Context, p Process) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.acts = append(c.acts, "RESTART "+p.Name)
+	if c.state[p.Name] != "down" {
+		c.illegal = append(c.illegal, "restart of "+p.Name+", which is "+c.state[p.Name])
+		return nil
+	}
+	c.state[p.Name] = "running"
+	c.restarts[p.Name]++
+	c.addr[p.Name] += "'"
+	c.netns[p.Name] = &netns{chains: map[string][]string{}}
+	return nil
+}
+
+func (c *cluster) Address(p Process) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.addr[p.Name]
+}
+
+// exitStatus is the error of a command that exited with a status.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+func (e exitStatus) ExitCode() int { return int(e) }
+
+// NetExec runs iptables as the real one would, in the node's table; a node
+// that is down has none, and there is nothing to do (as faultEnv).
+func (c *cluster) NetExec(_ context.Context, p Process, argv ...string) error {
+	c.mu.Lock()
+	h := c.hook
+	if h != nil && h.node == p.Name && len(argv) > 2 && argv[2] == h.op {
+		c.hook = nil
+	} else {
+		h = nil
+	}
+	c.mu.Unlock()
+	if h != nil {
+		h.f()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state[p.Name] == "down" {
+		return nil
+	}
+	if len(argv) < 4 || argv[0] != "iptables" || argv[1] != "-w" {
+		c.illegal = append(c.illegal, fmt.Sprintf("%s: %q", p.Name, argv))
+		return exitStatus(2)
+	}
+	t := c.netns[p.Name]
+	op, chain := argv[2], argv[3]
+	_, exists := t.chains[chain]
+	switch {
+	case op == "-N" && !exists:
+		t.chains[chain] = []string{}
+	case op == "-A" && exists && len(argv) == 8:
+		t.chains[chain] = append(t.chains[chain], strings.Split(argv[5], ",")...)
+	case op == "-F" && exists:
+		t.chains[chain] = []string{}
+	case op == "-X" && exists && !slices.Contains(t.input, chain):
+		delete(t.chains, chain)
+	case op == "-I" && chain == "INPUT" && len(argv) == 6:
+		if _, ok := t.chains[argv[5]]; !ok {
+			return exitStatus(2)
+		}
+		t.input = append([]string{argv[5]}, t.input...)
+	case op == "-D" && chain == "INPUT" && len(argv) == 6:
+		i := slices.Index(t.input, argv[5])
+		if i < 0 {
+			return exitStatus(1)
+		}
+		t.input = slices.Delete(t.input, i, i+1)
+	default:
+		return exitStatus(1)
+	}
+	return nil
+}
+
+// HostPID makes the cluster a ProcessEnv: a process's id changes when it
+// restarts. The ids are negative, no host process's: clock faults on the
+// cluster would fail, and the tests make none.
+func (c *cluster) HostPID(_ context.Context, p Process) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state[p.Name] == "down" {
+		return 0, containers.ErrNotRunning
+	}
+	return -1 - c.restarts[p.Name], nil
+}
+
+// drops is what node n drops now: the union of its chains' sources.
+func (c *cluster) drops(n string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, ch := range c.netns[n].input {
+		out = append(out, c.netns[n].chains[ch]...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// chains counts the chains on every node.
+func (c *cluster) chains() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.netns {
+		n += len(t.chains)
+	}
+	return n
+}
+
+func (c *cluster) stateOf(n string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state[n]
+}
+
+// actsSince are the acts from the i-th on.
+func (c *cluster) actsSince(i int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.acts[i:])
+}
+
+func (c *cluster) illegalActs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.illegal)
+}

@@ -1,0 +1,167 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/chaos-testing/chaos/containers"
+)
+
+// World is what the faults of one run act on: the run's processes (Env),
+// and a ledger of what each fault in force holds on each of them, so that
+// faults of any kinds and schedules compose, as Jepsen's combined nemesis
+// mixes them:
+//
+//   - A process is paused while any pause holds it: a pause of a process
+//     already paused is recorded as such ("c1 (already paused)") and sends
+//     nothing, and a heal resumes the process only when it releases the
+//     last pause holding it.
+//   - A node is down while any kill holds it: a kill of a node already down
+//     is recorded as such ("n3 (already down)") and sends nothing, and a
+//     heal restarts the node only when it releases the last kill holding
+//     it. A kill ends the pauses of its victim (their heals then send
+//     nothing): the restart comes back running. A pause of a node that is
+//     down is recorded as "(down)" and does nothing.
+//   - Partitions each have an iptables chain of their own: what is cut is
+//     the union of the partitions in force, and a heal removes its own
+//     chain alone.
+//   - Clock offsets on one process add up, clock by clock, on the one
+//     patch the process has, which goes when the last share does.
+//   - The roles leader and holder are resolved among processes that are
+//     not down (a paused leader may still lead; a killed one does not).
+type World struct {
+	Env
+
+	mu     sync.Mutex
+	lastID int
+	procs  map[string]*holds // by process name
+	clocks clockBook
+	// restarts counts the nodes restarted, each counted once it is up.
+	restarts atomic.Int64
+}
+
+// NewWorld is a world with no fault in force.
+func NewWorld(env Env) *World {
+	return &World{Env: env, procs: map[string]*holds{}, clocks: clockBook{procs: map[int]*sharedPatch{}}}
+}
+
+// holds is what the faults in force hold on one process. Its mutex is held
+// while a fault acts on the process, so that signals and restarts land in
+// the order the ledger records them (a pause's SIGSTOP never overtaken by
+// the SIGCONT of a pause healing).
+type holds struct {
+	mu     sync.Mutex
+	paused []int // ids of the pauses that hold it stopped
+	killed []int // ids of the kills that hold it down
+}
+
+// newID names one injected fault, for the ledger.
+func (w *World) newID() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lastID++
+	return w.lastID
+}
+
+// lock returns p's holds, locked; the caller unlocks them.
+func (w *World) lock(p Process) *holds {
+	w.mu.Lock()
+	h := w.procs[p.Name]
+	if h == nil {
+		h = &holds{}
+		w.procs[p.Name] = h
+	}
+	w.mu.Unlock()
+	h.mu.Lock()
+	return h
+}
+
+// down reports whether a kill holds p down.
+func (w *World) down(p Process) bool {
+	h := w.lock(p)
+	defer h.mu.Unlock()
+	return len(h.killed) > 0
+}
+
+// Notes on a victim that a fault found in another fault's hands.
+const (
+	noteAlreadyPaused = " (already paused)"
+	noteAlreadyDown   = " (already down)"
+	noteDown          = " (down)"
+)
+
+// pause stops p for pause id, unless it is down or paused already. held
+// says whether the pause holds p (its heal must release it); note is what
+// the history adds to p's name.
+func (w *World) pause(ctx context.Context, p Process, id int) (held bool, note string, err error) {
+	h := w.lock(p)
+	defer h.mu.Unlock()
+	switch {
+	case len(h.killed) > 0:
+		return false, noteDown, nil
+	case len(h.paused) > 0:
+		h.paused = append(h.paused, id)
+		return true, noteAlreadyPaused, nil
+	}
+	// Held even if the signal fails: the heal's SIGCONT is harmless.
+	h.paused = append(h.paused, id)
+	return true, "", w.Signal(ctx, p, "STOP")
+}
+
+// resume releases pause id's hold on p, and resumes p if no other pause
+// holds it. A kill since has ended the pause: nothing to do.
+func (w *World) resume(ctx context.Context, p Process, id int) error {
+	h := w.lock(p)
+	defer h.mu.Unlock()
+	return release(&h.paused, id, func() error { return w.Signal(ctx, p, "CONT") })
+}
+
+// release takes id out of the faults that hold a process, and runs undo
+// if id was one of them and the last.
+func release(held *[]int, id int, undo func() error) error {
+	i := slices.Index(*held, id)
+	if i < 0 {
+		return nil
+	}
+	*held = slices.Delete(*held, i, i+1)
+	if len(*held) > 0 {
+		return nil
+	}
+	return undo()
+}
+
+// kill crashes p for kill id, unless it is down already. A node that went
+// down by itself (its process gone though no kill holds it) is recorded as
+// already down and not held: restarting it is not this fault's to do.
+func (w *World) kill(ctx context.Context, p Process, id int) (held bool, note string, err error) {
+	h := w.lock(p)
+	defer h.mu.Unlock()
+	if len(h.killed) > 0 {
+		h.killed = append(h.killed, id)
+		return true, noteAlreadyDown, nil
+	}
+	err = w.Signal(ctx, p, "KILL")
+	if errors.Is(err, containers.ErrNotRunning) {
+		return false, noteAlreadyDown, nil
+	}
+	// Held even if the signal failed otherwise: the heal's restart of a
+	// node that runs does nothing.
+	h.killed = append(h.killed, id)
+	h.paused = nil // the restart comes back running
+	return true, "", err
+}
+
+// restart releases kill id's hold on p, and restarts p if no other kill
+// holds it down.
+func (w *World) restart(ctx context.Context, p Process, id int) error {
+	h := w.lock(p)
+	defer h.mu.Unlock()
+	return release(&h.killed, id, func() error {
+		err := w.Restart(ctx, p)
+		w.restarts.Add(1)
+		return err
+	})
+}

@@ -1,0 +1,98 @@
+package plans
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// exitOf is the exit code of `chaos run` that an expectation promises,
+// or "" when the verdict varies with the seed.
+var exitOf = map[string]string{"valid": "exit 0", "invalid": "exit 1", "varies": ""}
+
+// measuredRate is how a plan whose verdict varies states what was seen:
+// "in 7 of 10 seeds".
+var measuredRate = regexp.MustCompile(`in \d+ of \d+ seeds`)
+
+// TestExpectationsAgree: every shipped plan (but a comparison) says what it
+// is expected to give in its expect field, and its header and the
+// README's plan table say the same: the exit code for plans expected
+// valid or invalid, a measured rate over seeds for plans whose verdict
+// varies. scripts/plan-rates measures them.
+func TestExpectationsAgree(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{} // plan file -> the README row that names it
+	for _, l := range strings.Split(string(readme), "\n") {
+		for _, m := range regexp.MustCompile("`plans/([a-z0-9-]+\\.yaml)`").FindAllStringSubmatch(l, -1) {
+			if strings.HasPrefix(l, "|") {
+				rows[m[1]] = l
+			}
+		}
+	}
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		p, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Compare != nil {
+			continue
+		}
+		t.Run(f, func(t *testing.T) {
+			want, ok := exitOf[p.Expect]
+			if !ok {
+				t.Fatalf("expect %q: every shipped plan says valid, invalid or varies", p.Expect)
+			}
+			b, _ := os.ReadFile(f)
+			header := strings.Join(headerLines(string(b)), " ")
+			expected := header[max(0, strings.Index(header, "Expected:")):]
+			switch {
+			case !strings.Contains(header, "Expected:"):
+				t.Errorf("the header has no \"Expected:\" sentence")
+			case want != "" && !strings.Contains(expected, want):
+				t.Errorf("expect %s, but the header's %q does not say %s", p.Expect, cut(expected), want)
+			case want == "" && !measuredRate.MatchString(expected):
+				t.Errorf("expect varies, but the header's %q gives no rate (\"in N of M seeds\")", cut(expected))
+			}
+			if strings.HasSuffix(f, "-soak.yaml") {
+				return // the soak has its own README section
+			}
+			row, listed := rows[f]
+			switch {
+			case !listed:
+				t.Errorf("the README's plan table has no row for plans/%s", f)
+			case want != "" && !strings.Contains(row, want):
+				t.Errorf("expect %s, but the README's row does not say %s: %s", p.Expect, want, row)
+			case want == "" && !measuredRate.MatchString(row):
+				t.Errorf("expect varies, but the README's row gives no rate: %s", row)
+			}
+		})
+	}
+}
+
+// headerLines are the comment lines a plan file starts with, without "# ".
+func headerLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			break
+		}
+		out = append(out, strings.TrimSpace(strings.TrimPrefix(l, "#")))
+	}
+	return out
+}
+
+func cut(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}

@@ -1,0 +1,143 @@
+package register
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/traffic"
+)
+
+// memory is an in-memory register service, shared by the clients of a
+// test: linearizable, or, with stale set, answering every other read with
+// the value before the last write.
+type memory struct {
+	mu     sync.Mutex
+	v, old map[string]int64
+	stale  bool
+	reads  int
+}
+
+type memStore struct{ m *memory }
+
+func (s memStore) Read(_ context.Context, key string) (*int64, error) {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	s.m.reads++
+	vs := s.m.v
+	if s.m.stale && s.m.reads%2 == 0 {
+		vs = s.m.old
+	}
+	v, ok := vs[key]
+	if !ok {
+		return nil, nil
+	}
+	return &v, nil
+}
+
+func (s memStore) set(key string, v int64) {
+	if cur, ok := s.m.v[key]; ok {
+		s.m.old[key] = cur
+	}
+	s.m.v[key] = v
+}
+
+func (s memStore) Write(_ context.Context, key string, v int64) error {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	s.set(key, v)
+	return nil
+}
+
+func (s memStore) Cas(_ context.Context, key string, from, to int64) error {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	if cur, ok := s.m.v[key]; !ok || cur != from {
+		return fmt.Errorf("%w: %s is not %d", workloads.ErrNotApplied, key, from)
+	}
+	s.set(key, to)
+	return nil
+}
+
+func (memStore) Close() error { return nil }
+
+// runOnMemory runs the register workload's clients against m for d, and
+// judges their history with the workload's checker.
+func runOnMemory(t *testing.T, m *memory, d time.Duration, concurrency int) (analysis.Report, []history.Op) {
+	t.Helper()
+	w := Workload{TargetKind: "memory", Open: func(workloads.Config) (Store, error) { return memStore{m}, nil }}
+	ps := &Params{Values: 3, Keys: 2, KeyPeriod: plans.Duration{Duration: time.Second},
+		Spec: traffic.Spec{Mix: map[string]int{history.FRead: 2, history.FWrite: 1, history.FCas: 1}, Pace: traffic.Pace{Rate: 500, Concurrency: concurrency}}}
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	clock := history.NewClock()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range 3 {
+		cfg := workloads.Config{Process: i, Seed: 1, Nodes: []string{"memory"}, History: path, ClockStart: clock.Start,
+			Workload: plans.Workload{Kind: "memory-register", Clients: 3, Spec: ps}}
+		wg.Go(func() {
+			if err := workloads.RunClient(ctx, w, cfg); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	ops, _, err := history.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return analysis.Run(context.Background(), w.Checkers(), analysis.Input{History: ops}), ops
+}
+
+// TestWorkloadOnMemory: the register workload's clients, on a service
+// that keeps its promise, make a history of every kind of operation that
+// its checker judges valid; on one that serves stale reads, invalid.
+func TestWorkloadOnMemory(t *testing.T) {
+	rep, ops := runOnMemory(t, &memory{v: map[string]int64{}, old: map[string]int64{}}, 300*time.Millisecond, 1)
+	kinds := map[string]int{}
+	for _, op := range ops {
+		if op.Type == history.Ok {
+			kinds[op.F]++
+		}
+	}
+	if kinds[history.FRead] == 0 || kinds[history.FWrite] == 0 || kinds[history.FCas] == 0 {
+		t.Errorf("operations that succeeded: %v; want reads, writes and cases", kinds)
+	}
+	if rep.Verdict != analysis.Valid {
+		t.Errorf("linearizable memory: %s %+v", rep.Verdict, rep.Results)
+	}
+	rep, _ = runOnMemory(t, &memory{v: map[string]int64{}, old: map[string]int64{}, stale: true}, 300*time.Millisecond, 1)
+	if rep.Verdict != analysis.Invalid {
+		t.Errorf("memory serving stale reads: %s, want invalid", rep.Verdict)
+	}
+}
+
+// TestWorkersOnMemory: with two operations in flight per client, each
+// worker is a history process of its own, one operation at a time, and
+// the history stays valid.
+func TestWorkersOnMemory(t *testing.T) {
+	rep, ops := runOnMemory(t, &memory{v: map[string]int64{}, old: map[string]int64{}}, 300*time.Millisecond, 2)
+	inFlight := map[int]bool{}
+	for _, op := range ops {
+		if op.Type == history.Invoke {
+			if inFlight[op.Process] {
+				t.Fatalf("process %d invoked %+v with an operation in flight", op.Process, op)
+			}
+		}
+		inFlight[op.Process] = op.Type == history.Invoke
+	}
+	if len(inFlight) != 6 {
+		t.Errorf("processes %v, want 0 to 5: 3 clients of 2 workers", inFlight)
+	}
+	if rep.Verdict != analysis.Valid {
+		t.Errorf("linearizable memory: %s %+v", rep.Verdict, rep.Results)
+	}
+}
