@@ -8,7 +8,7 @@ package analysis
 import "hash/maphash"
 
 func init() {
-	for _, m := range []*linModel{registerModel(false), registerModel(true), kvModel(), multiRegisterModel(), mutexModel()} {
+	for _, m := range []*linModel{registerModel(false), registerModel(true), kvModel(), multiRegisterModel(), mutexModel(), etcdKVModel()} {
 		Register(LinearChecker{model: m})
 	}
 }

@@ -1,0 +1,366 @@
+// The etcd-kv model: etcd's key-value store with its revisions, as etcd's
+// robustness tests model it. Every change increments one global revision;
+// a put sets the key's mod revision to it (and its create revision, when
+// the key is new) and increments its version; a transaction is atomic, its
+// ranges seeing its own earlier writes; a lease revoke deletes its keys at
+// one revision. Every ok answer is checked whole: the header revision, each
+// range's keys with their revisions and versions, each delete's count and
+// which branch a transaction ran. The revision couples every key, so the
+// history is checked as a whole.
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+// etcdKey is one key of the model's store.
+type etcdKey struct {
+	value                          string
+	create, mod, version, leaseID int64
+}
+
+// etcdState is an immutable state of the store: a step that changes it
+// makes a new one.
+type etcdState struct {
+	rev    int64
+	keys   map[string]etcdKey
+	leases map[int64]bool // granted and not revoked
+	hash   uint64
+}
+
+// etcdIn is an operation as the model runs it; etcdOut its answer, nil
+// when the outcome is unknown.
+type etcdIn struct {
+	f   string
+	req *history.KVRequest
+}
+
+type etcdOut struct{ resp *history.KVResponse }
+
+func etcdKVModel() *linModel {
+	return &linModel{
+		name: "etcd-kv",
+		// Serializable ranges (history.FRange with a member's own state) are
+		// not linearizable; the workload records them under another f.
+		fs:      map[string]bool{history.FRange: true, history.FPut: true, history.FDelete: true, history.FKVTxn: true, history.FLeaseGrant: true, history.FLeaseRevoke: true},
+		what:    "store",
+		prepare: prepareEtcd,
+	}
+}
+
+// etcdInitial is the model's Input.Initial: the store's revision when the
+// history began (1, an empty store, unless given).
+type etcdInitial struct {
+	Revision int64 `json:"revision"`
+}
+
+func prepareEtcd(in Input) (*linSpec, error) {
+	init := etcdInitial{Revision: 1}
+	if len(in.Initial) > 0 && string(in.Initial) != "null" {
+		if err := json.Unmarshal(in.Initial, &init); err != nil {
+			return nil, fmt.Errorf(`initial value %s: the etcd-kv model starts from {"revision": N}: %w`, in.Initial, err)
+		}
+	}
+	return &linSpec{convert: convertEtcd, model: porcupine.Model{
+		Init: func() any { return newEtcdState(init.Revision, map[string]etcdKey{}, map[int64]bool{}) },
+		Step: func(s, i, o any) (bool, any) {
+			ok, next := etcdStep(s.(*etcdState), i.(etcdIn), o.(etcdOut))
+			return ok, next
+		},
+		Equal:             func(a, b any) bool { return a.(*etcdState).equal(b.(*etcdState)) },
+		Hash:              func(s any) uint64 { return s.(*etcdState).hash },
+		DescribeOperation: func(i, o any) string { return describeEtcd(i.(etcdIn), o.(etcdOut)) },
+		DescribeState:     func(s any) string { return s.(*etcdState).String() },
+	}}, nil
+}
+
+func convertEtcd(inv, done *history.Op) (linOp, error) {
+	var req history.KVRequest
+	if err := inv.Decode(&req); err != nil {
+		return linOp{}, err
+	}
+	if err := checkKVRequest(inv.F, &req); err != nil {
+		return linOp{}, fmt.Errorf("op #%d %s: %w", inv.Index, inv.F, err)
+	}
+	in := etcdIn{f: inv.F, req: &req}
+	if done == nil {
+		// A range of unknown result constrains nothing; nor does a lease
+		// grant of unknown result, since nobody learnt its lease.
+		return linOp{input: in, output: etcdOut{}, drop: inv.F == history.FRange || inv.F == history.FLeaseGrant}, nil
+	}
+	var resp history.KVResponse
+	if err := done.Decode(&resp); err != nil {
+		return linOp{}, err
+	}
+	return linOp{input: in, output: etcdOut{&resp}}, nil
+}
+
+// checkKVRequest refuses what the model cannot run.
+func checkKVRequest(f string, req *history.KVRequest) error {
+	switch f {
+	case history.FLeaseGrant, history.FLeaseRevoke:
+		return nil
+	case history.FRange, history.FPut, history.FDelete:
+		if len(req.Then) != 1 || req.Then[0].F != f || len(req.If)+len(req.Else) > 0 {
+			return fmt.Errorf("expected one %s in then, and nothing else", f)
+		}
+	}
+	for _, c := range req.If {
+		switch c.Target {
+		case history.CompareValue, history.CompareMod, history.CompareCreate, history.CompareVersion:
+		default:
+			return fmt.Errorf("compare target %q: expected value, mod, create or version", c.Target)
+		}
+	}
+	for _, op := range slices.Concat(req.Then, req.Else) {
+		switch op.F {
+		case history.FRange, history.FPut, history.FDelete:
+		default:
+			return fmt.Errorf("transaction operation %q: expected range, put or delete", op.F)
+		}
+	}
+	return nil
+}
+
+// etcdStep applies in to s. An answer of unknown outcome is legal in every
+// state: the operation took effect there, or (ordered last) never.
+func etcdStep(s *etcdState, in etcdIn, out etcdOut) (bool, *etcdState) {
+	resp := out.resp
+	switch in.f {
+	case history.FLeaseGrant:
+		if resp == nil { // dropped by convertEtcd; legal all the same
+			return true, s
+		}
+		if resp.Lease == 0 || s.leases[resp.Lease] || resp.Revision != s.rev {
+			return false, s
+		}
+		leases := maps.Clone(s.leases)
+		leases[resp.Lease] = true
+		return true, newEtcdState(s.rev, s.keys, leases)
+	case history.FLeaseRevoke:
+		if !s.leases[in.req.Lease] {
+			return resp == nil, s // etcd refuses to revoke a lease it does not have
+		}
+		keys := maps.Clone(s.keys)
+		maps.DeleteFunc(keys, func(_ string, k etcdKey) bool { return k.leaseID == in.req.Lease })
+		leases := maps.Clone(s.leases)
+		delete(leases, in.req.Lease)
+		rev := s.rev
+		if len(keys) < len(s.keys) {
+			rev++
+		}
+		next := newEtcdState(rev, keys, leases)
+		return resp == nil || resp.Revision == rev, next
+	}
+	succeeded := true
+	for _, c := range in.req.If {
+		succeeded = succeeded && s.holds(c)
+	}
+	ops := in.req.Then
+	if !succeeded {
+		ops = in.req.Else
+	}
+	next, results, ok := s.apply(ops)
+	switch {
+	case !ok: // a put to a lease etcd does not have: the whole transaction is refused
+		return resp == nil, s
+	case resp == nil:
+		return true, next
+	case in.f == history.FKVTxn && resp.Succeeded != succeeded, resp.Revision != next.rev, len(resp.Results) != len(results):
+		return false, s
+	}
+	for i, r := range results {
+		if r.Deleted != resp.Results[i].Deleted || !slices.Equal(r.KVs, resp.Results[i].KVs) {
+			return false, s
+		}
+	}
+	return true, next
+}
+
+// holds evaluates one condition; a missing key has revisions and version 0.
+func (s *etcdState) holds(c history.KVCompare) bool {
+	k, exists := s.keys[c.Key]
+	switch c.Target {
+	case history.CompareValue:
+		return exists && k.value == c.Value
+	case history.CompareMod:
+		return k.mod == c.Rev
+	case history.CompareCreate:
+		return k.create == c.Rev
+	}
+	return k.version == c.Rev
+}
+
+// apply runs a transaction's operations in order, each range seeing the
+// writes before it, all writes at one new revision (if any key changed).
+// ok is false when a put names a lease the store does not have.
+func (s *etcdState) apply(ops []history.KVOp) (next *etcdState, results []history.KVResult, ok bool) {
+	keys := s.keys
+	changed := false
+	write := func() {
+		if !changed {
+			keys, changed = maps.Clone(keys), true
+		}
+	}
+	rev := s.rev + 1
+	results = make([]history.KVResult, len(ops))
+	for i, op := range ops {
+		switch op.F {
+		case history.FRange:
+			for _, name := range rangeKeys(keys, op) {
+				k := keys[name]
+				results[i].KVs = append(results[i].KVs, history.KV{Key: name, Value: k.value, Create: k.create, Mod: k.mod, Version: k.version, Lease: k.leaseID})
+			}
+		case history.FDelete:
+			for _, name := range rangeKeys(keys, op) {
+				write()
+				delete(keys, name)
+				results[i].Deleted++
+			}
+		case history.FPut:
+			if op.Lease != 0 && !s.leases[op.Lease] {
+				return s, nil, false
+			}
+			write()
+			k, exists := keys[op.Key]
+			if !exists {
+				k = etcdKey{create: rev}
+			}
+			k.value, k.mod, k.version, k.leaseID = op.Value, rev, k.version+1, op.Lease
+			keys[op.Key] = k
+		}
+	}
+	if !changed {
+		return s, results, true
+	}
+	return newEtcdState(rev, keys, s.leases), results, true
+}
+
+// rangeKeys are the keys op covers, in key order: op.Key alone, or
+// [op.Key, op.End).
+func rangeKeys(keys map[string]etcdKey, op history.KVOp) []string {
+	if op.End == "" {
+		if _, ok := keys[op.Key]; ok {
+			return []string{op.Key}
+		}
+		return nil
+	}
+	var names []string
+	for name := range keys {
+		if name >= op.Key && name < op.End {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func newEtcdState(rev int64, keys map[string]etcdKey, leases map[int64]bool) *etcdState {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d;", rev)
+	for _, name := range slices.Sorted(maps.Keys(keys)) {
+		k := keys[name]
+		fmt.Fprintf(h, "%q=%q@%d,%d,%d,%d;", name, k.value, k.create, k.mod, k.version, k.leaseID)
+	}
+	for _, id := range slices.Sorted(maps.Keys(leases)) {
+		fmt.Fprintf(h, "L%d;", id)
+	}
+	return &etcdState{rev: rev, keys: keys, leases: leases, hash: h.Sum64()}
+}
+
+func (s *etcdState) equal(o *etcdState) bool {
+	return s.hash == o.hash && s.rev == o.rev && maps.Equal(s.keys, o.keys) && maps.Equal(s.leases, o.leases)
+}
+
+func (s *etcdState) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "revision %d", s.rev)
+	for _, name := range slices.Sorted(maps.Keys(s.keys)) {
+		k := s.keys[name]
+		fmt.Fprintf(&b, "; %s=%s (mod %d, create %d, version %d", name, k.value, k.mod, k.create, k.version)
+		if k.leaseID != 0 {
+			fmt.Fprintf(&b, ", lease %d", k.leaseID)
+		}
+		b.WriteString(")")
+	}
+	if len(s.leases) > 0 {
+		fmt.Fprintf(&b, "; leases %v", slices.Sorted(maps.Keys(s.leases)))
+	}
+	return b.String()
+}
+
+// describeEtcd shows an operation and its answer in a line.
+func describeEtcd(in etcdIn, out etcdOut) string {
+	var b strings.Builder
+	switch in.f {
+	case history.FLeaseGrant:
+		b.WriteString("lease-grant()")
+	case history.FLeaseRevoke:
+		fmt.Fprintf(&b, "lease-revoke(%d)", in.req.Lease)
+	case history.FKVTxn:
+		conds := make([]string, len(in.req.If))
+		for i, c := range in.req.If {
+			conds[i] = describeCompare(c)
+		}
+		fmt.Fprintf(&b, "txn(if %s then %s else %s)", strings.Join(conds, " && "), describeKVOps(in.req.Then), describeKVOps(in.req.Else))
+	default:
+		b.WriteString(describeKVOps(in.req.Then))
+	}
+	resp := out.resp
+	if resp == nil {
+		return b.String() + unknownMark(true)
+	}
+	b.WriteString(" →")
+	if in.f == history.FKVTxn {
+		fmt.Fprintf(&b, " %t", resp.Succeeded)
+	}
+	if in.f == history.FLeaseGrant {
+		fmt.Fprintf(&b, " lease %d", resp.Lease)
+	}
+	for _, r := range resp.Results {
+		for _, kv := range r.KVs {
+			fmt.Fprintf(&b, " %s=%s@%d", kv.Key, kv.Value, kv.Mod)
+		}
+		if r.Deleted > 0 {
+			fmt.Fprintf(&b, " deleted %d", r.Deleted)
+		}
+	}
+	fmt.Fprintf(&b, " rev %d", resp.Revision)
+	return b.String()
+}
+
+func describeCompare(c history.KVCompare) string {
+	if c.Target == history.CompareValue {
+		return fmt.Sprintf("%s=%s", c.Key, c.Value)
+	}
+	return fmt.Sprintf("%s.%s=%d", c.Key, c.Target, c.Rev)
+}
+
+func describeKVOps(ops []history.KVOp) string {
+	parts := make([]string, len(ops))
+	for i, op := range ops {
+		key := op.Key
+		if op.End != "" {
+			key += ".." + op.End
+		}
+		switch op.F {
+		case history.FPut:
+			parts[i] = fmt.Sprintf("put(%s, %s)", key, op.Value)
+			if op.Lease != 0 {
+				parts[i] = fmt.Sprintf("put(%s, %s, lease %d)", key, op.Value, op.Lease)
+			}
+		default:
+			parts[i] = op.F + "(" + key + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}

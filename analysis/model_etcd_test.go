@@ -1,0 +1,138 @@
+package analysis
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+// kvh builds etcd-kv histories; times are in seconds.
+type kvh struct{ lh }
+
+// op adds an operation of proc over [t1, t2]: ok with resp, or info when
+// resp is nil.
+func (h *kvh) op(proc int, t1, t2 float64, f string, req history.KVRequest, resp *history.KVResponse) *kvh {
+	h.add(t1, proc, history.Invoke, f, req)
+	if resp == nil {
+		h.add(t2, proc, history.Info, f, req)
+	} else {
+		h.add(t2, proc, history.Ok, f, resp)
+	}
+	return h
+}
+
+func (h *kvh) put(proc int, t1, t2 float64, key, value string, lease int64, rev int64) *kvh {
+	req := history.KVRequest{Then: []history.KVOp{{F: history.FPut, Key: key, Value: value, Lease: lease}}}
+	var resp *history.KVResponse
+	if rev > 0 {
+		resp = &history.KVResponse{Revision: rev, Results: []history.KVResult{{}}}
+	}
+	return h.op(proc, t1, t2, history.FPut, req, resp)
+}
+
+// get adds an ok range of [key, end) ("" end: key alone) answering kvs at rev.
+func (h *kvh) get(proc int, t1, t2 float64, key, end string, rev int64, kvs ...history.KV) *kvh {
+	req := history.KVRequest{Then: []history.KVOp{{F: history.FRange, Key: key, End: end}}}
+	return h.op(proc, t1, t2, history.FRange, req, &history.KVResponse{Revision: rev, Results: []history.KVResult{{KVs: kvs}}})
+}
+
+func (h *kvh) del(proc int, t1, t2 float64, key string, deleted, rev int64) *kvh {
+	req := history.KVRequest{Then: []history.KVOp{{F: history.FDelete, Key: key}}}
+	return h.op(proc, t1, t2, history.FDelete, req, &history.KVResponse{Revision: rev, Results: []history.KVResult{{Deleted: deleted}}})
+}
+
+func kv(key, value string, create, mod, version int64) history.KV {
+	return history.KV{Key: key, Value: value, Create: create, Mod: mod, Version: version}
+}
+
+func checkEtcd(t *testing.T, h *kvh, want Verdict) {
+	t.Helper()
+	wantResult(t, runChecker(t, "etcd-kv", Input{History: h.ops}), want)
+}
+
+func TestEtcdKVSequential(t *testing.T) {
+	h := &kvh{}
+	h.put(0, 0, 1, "a", "1", 0, 2).
+		get(0, 2, 3, "a", "", 2, kv("a", "1", 2, 2, 1)).
+		op(0, 4, 5, history.FKVTxn, history.KVRequest{
+			If:   []history.KVCompare{{Key: "a", Target: history.CompareMod, Rev: 2}},
+			Then: []history.KVOp{{F: history.FPut, Key: "a", Value: "2"}, {F: history.FRange, Key: "a"}},
+			Else: []history.KVOp{{F: history.FRange, Key: "a"}},
+		}, &history.KVResponse{Revision: 3, Succeeded: true, Results: []history.KVResult{{}, {KVs: []history.KV{kv("a", "2", 2, 3, 2)}}}}).
+		del(0, 6, 7, "a", 1, 4).
+		del(0, 8, 9, "a", 0, 4).
+		get(0, 10, 11, "a", "", 4)
+	checkEtcd(t, h, Valid)
+}
+
+// Each history breaks one rule of etcd's store, from a valid base.
+func TestEtcdKVAnomalies(t *testing.T) {
+	for name, h := range map[string]*kvh{
+		"a read whose revision went back": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(0, 2, 3, "b", "1", 0, 3).
+			get(1, 4, 5, "a", "", 2, kv("a", "1", 2, 2, 1)),
+		"a stale value at the current revision": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(0, 2, 3, "a", "2", 0, 3).
+			get(1, 4, 5, "a", "", 3, kv("a", "1", 2, 2, 1)),
+		"a wrong mod revision": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(0, 2, 3, "a", "2", 0, 3).
+			get(1, 4, 5, "a", "", 3, kv("a", "2", 2, 2, 2)),
+		"a wrong version": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(0, 2, 3, "a", "2", 0, 3).
+			get(1, 4, 5, "a", "", 3, kv("a", "2", 2, 3, 1)),
+		"a skipped revision": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(0, 2, 3, "a", "2", 0, 5),
+		"two writes at one revision": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(1, 0, 1, "b", "1", 0, 2),
+		"a delete that found nothing yet moved the revision": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).del(0, 2, 3, "b", 0, 3),
+		"a transaction seen half applied": (&kvh{}).op(0, 0, 1, history.FKVTxn, history.KVRequest{
+			Then: []history.KVOp{{F: history.FPut, Key: "a", Value: "1"}, {F: history.FPut, Key: "b", Value: "1"}},
+		}, &history.KVResponse{Revision: 2, Succeeded: true, Results: []history.KVResult{{}, {}}}).
+			get(1, 2, 3, "a", "c", 2, kv("a", "1", 2, 2, 1)),
+		"a transaction that ran the wrong branch": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).op(0, 2, 3, history.FKVTxn, history.KVRequest{
+			If:   []history.KVCompare{{Key: "a", Target: history.CompareValue, Value: "1"}},
+			Then: []history.KVOp{{F: history.FPut, Key: "a", Value: "2"}},
+		}, &history.KVResponse{Revision: 2, Succeeded: false, Results: []history.KVResult{}}),
+		"a key outliving its revoked lease": (&kvh{}).
+			op(0, 0, 1, history.FLeaseGrant, history.KVRequest{TTL: 600}, &history.KVResponse{Revision: 1, Lease: 7}).
+			put(0, 2, 3, "a", "1", 7, 2).
+			op(0, 4, 5, history.FLeaseRevoke, history.KVRequest{Lease: 7}, &history.KVResponse{Revision: 3}).
+			get(1, 6, 7, "a", "", 3, history.KV{Key: "a", Value: "1", Create: 2, Mod: 2, Version: 1, Lease: 7}),
+		"a put to a lease never granted": (&kvh{}).put(0, 0, 1, "a", "1", 9, 2),
+		"a lost acknowledged write": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).get(1, 2, 3, "a", "", 2),
+	} {
+		t.Run(name, func(t *testing.T) { checkEtcd(t, h, Invalid) })
+	}
+}
+
+// The same rules kept: concurrency, unknown outcomes, leases.
+func TestEtcdKVKept(t *testing.T) {
+	for name, h := range map[string]*kvh{
+		"concurrent puts in either order": (&kvh{}).put(0, 0, 3, "a", "1", 0, 3).put(1, 1, 2, "a", "2", 0, 2).
+			get(2, 4, 5, "a", "", 3, kv("a", "1", 2, 3, 2)),
+		"an unknown put seen later": (&kvh{}).put(0, 0, 1, "a", "1", 0, 0).
+			get(1, 2, 3, "a", "", 2, kv("a", "1", 2, 2, 1)),
+		"an unknown put never applied": (&kvh{}).put(0, 0, 1, "a", "1", 0, 0).
+			put(1, 2, 3, "b", "1", 0, 2).get(1, 4, 5, "a", "b", 2),
+		"an unknown put applied late": (&kvh{}).put(0, 0, 1, "a", "1", 0, 0).
+			put(1, 2, 3, "b", "1", 0, 2).get(1, 4, 5, "a", "c", 3, kv("a", "1", 3, 3, 1), kv("b", "1", 2, 2, 1)),
+		"a range over a prefix in key order": (&kvh{}).put(0, 0, 1, "b", "1", 0, 2).put(0, 2, 3, "a", "1", 0, 3).
+			get(0, 4, 5, "a", "c", 3, kv("a", "1", 3, 3, 1), kv("b", "1", 2, 2, 1)),
+		"a lease revoke deleting its keys at one revision": (&kvh{}).
+			op(0, 0, 1, history.FLeaseGrant, history.KVRequest{TTL: 600}, &history.KVResponse{Revision: 1, Lease: 7}).
+			put(0, 2, 3, "a", "1", 7, 2).put(0, 4, 5, "b", "1", 7, 3).
+			op(0, 6, 7, history.FLeaseRevoke, history.KVRequest{Lease: 7}, &history.KVResponse{Revision: 4}).
+			get(1, 8, 9, "a", "c", 4),
+		"a revision as given": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2),
+	} {
+		t.Run(name, func(t *testing.T) { checkEtcd(t, h, Valid) })
+	}
+}
+
+func TestEtcdKVInitialRevision(t *testing.T) {
+	h := (&kvh{}).put(0, 0, 1, "a", "1", 0, 42)
+	wantResult(t, runChecker(t, "etcd-kv", Input{History: h.ops, Initial: json.RawMessage(`{"revision": 41}`)}), Valid)
+	wantResult(t, runChecker(t, "etcd-kv", Input{History: h.ops}), Invalid)
+}
+
+func TestEtcdKVRefusesWhatItCannotRun(t *testing.T) {
+	h := (&kvh{}).op(0, 0, 1, history.FPut, history.KVRequest{Then: []history.KVOp{{F: history.FRange, Key: "a"}}}, &history.KVResponse{Revision: 1})
+	if r := runChecker(t, "etcd-kv", Input{History: h.ops}); r.Verdict != Unknown {
+		t.Fatalf("a put whose operation is a range: %s, expected unknown", r.Verdict)
+	}
+}

@@ -1,0 +1,91 @@
+package history
+
+// Operation names of the etcd KV workload, whose every answer carries
+// revisions. Range, put and delete are transactions of one operation
+// without a condition, as etcd executes them; kv-txn is a transaction with
+// conditions and branches.
+const (
+	FRange       = "range"
+	FPut         = "put"
+	FDelete      = "delete"
+	FKVTxn       = "kv-txn"
+	FLeaseGrant  = "lease-grant"
+	FLeaseRevoke = "lease-revoke"
+)
+
+// KVRequest is the invocation value of an etcd KV operation. A range, put or
+// delete is its single operation in Then; a kv-txn runs Then when every
+// condition in If holds, Else otherwise. A lease operation names its lease.
+type KVRequest struct {
+	If   []KVCompare `json:"if,omitempty"`
+	Then []KVOp      `json:"then,omitempty"`
+	Else []KVOp      `json:"else,omitempty"`
+	// Lease is the lease a lease-revoke revokes.
+	Lease int64 `json:"lease,omitempty"`
+	// TTL is a lease-grant's time to live, in seconds.
+	TTL int64 `json:"ttl,omitempty"`
+	// Serializable marks a range answered by one member from its own state,
+	// without consensus: not linearizable, and judged by its own guarantees.
+	Serializable bool `json:"serializable,omitempty"`
+}
+
+// KVCompare is one condition of a transaction: Target of Key equals Value
+// (target "value") or Rev (targets "mod", "create", "version"). A key that
+// does not exist has revisions and version 0 and no value.
+type KVCompare struct {
+	Key    string `json:"key"`
+	Target string `json:"target"`
+	Value  string `json:"value,omitempty"`
+	Rev    int64  `json:"rev,omitempty"`
+}
+
+// Targets of a KVCompare.
+const (
+	CompareValue   = "value"
+	CompareMod     = "mod"
+	CompareCreate  = "create"
+	CompareVersion = "version"
+)
+
+// KVOp is one operation of a transaction: F is FRange, FPut or FDelete. End,
+// when set, makes a range or delete cover [Key, End); Lease attaches a put's
+// key to a lease.
+type KVOp struct {
+	F     string `json:"f"`
+	Key   string `json:"key"`
+	End   string `json:"end,omitempty"`
+	Value string `json:"value,omitempty"`
+	Lease int64  `json:"lease,omitempty"`
+}
+
+// KVResponse is the completion value of an ok etcd KV operation.
+type KVResponse struct {
+	// Revision is the response header's: the store's revision once the
+	// request was applied.
+	Revision int64 `json:"revision"`
+	// Member names the node that answered, when known.
+	Member string `json:"member,omitempty"`
+	// Succeeded says which branch a kv-txn ran.
+	Succeeded bool `json:"succeeded,omitempty"`
+	// Results has one entry per operation of the branch that ran.
+	Results []KVResult `json:"results,omitempty"`
+	// Lease is the lease a lease-grant created.
+	Lease int64 `json:"lease,omitempty"`
+}
+
+// KVResult is what one operation of a transaction returned: a range's keys
+// in key order, or how many keys a delete removed.
+type KVResult struct {
+	KVs     []KV  `json:"kvs,omitempty"`
+	Deleted int64 `json:"deleted,omitempty"`
+}
+
+// KV is a key as etcd returns it.
+type KV struct {
+	Key     string `json:"key"`
+	Value   string `json:"value"`
+	Create  int64  `json:"create"`
+	Mod     int64  `json:"mod"`
+	Version int64  `json:"version"`
+	Lease   int64  `json:"lease,omitempty"`
+}
