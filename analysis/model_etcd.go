@@ -24,7 +24,7 @@ import (
 
 // etcdKey is one key of the model's store.
 type etcdKey struct {
-	value                          string
+	value                         string
 	create, mod, version, leaseID int64
 }
 

@@ -77,8 +77,8 @@ func TestEtcdKVAnomalies(t *testing.T) {
 			get(1, 4, 5, "a", "", 3, kv("a", "2", 2, 2, 2)),
 		"a wrong version": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(0, 2, 3, "a", "2", 0, 3).
 			get(1, 4, 5, "a", "", 3, kv("a", "2", 2, 3, 1)),
-		"a skipped revision": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(0, 2, 3, "a", "2", 0, 5),
-		"two writes at one revision": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(1, 0, 1, "b", "1", 0, 2),
+		"a skipped revision":                                 (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(0, 2, 3, "a", "2", 0, 5),
+		"two writes at one revision":                         (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(1, 0, 1, "b", "1", 0, 2),
 		"a delete that found nothing yet moved the revision": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).del(0, 2, 3, "b", 0, 3),
 		"a transaction seen half applied": (&kvh{}).op(0, 0, 1, history.FKVTxn, history.KVRequest{
 			Then: []history.KVOp{{F: history.FPut, Key: "a", Value: "1"}, {F: history.FPut, Key: "b", Value: "1"}},
@@ -94,7 +94,7 @@ func TestEtcdKVAnomalies(t *testing.T) {
 			op(0, 4, 5, history.FLeaseRevoke, history.KVRequest{Lease: 7}, &history.KVResponse{Revision: 3}).
 			get(1, 6, 7, "a", "", 3, history.KV{Key: "a", Value: "1", Create: 2, Mod: 2, Version: 1, Lease: 7}),
 		"a put to a lease never granted": (&kvh{}).put(0, 0, 1, "a", "1", 9, 2),
-		"a lost acknowledged write": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).get(1, 2, 3, "a", "", 2),
+		"a lost acknowledged write":      (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).get(1, 2, 3, "a", "", 2),
 	} {
 		t.Run(name, func(t *testing.T) { checkEtcd(t, h, Invalid) })
 	}

@@ -47,8 +47,8 @@ func (Target) DefaultNodes() int { return 3 }
 // Params are the target's fields in a plan.
 type Params struct {
 	// Source is where etcd comes from: module (built from the Go module
-	// proxy at any release from v3.5 on) or debian (Debian's etcd-server,
-	// which has v3.3 and v3.4 too).
+	// proxy: v3.4.13 and any release from v3.5 on) or debian (Debian's
+	// etcd-server, which has v3.3 and v3.4 too).
 	Source string `yaml:"source" json:"source"`
 }
 

@@ -42,7 +42,7 @@ func TestCommand(t *testing.T) {
 }
 
 func TestNormVersion(t *testing.T) {
-	for in, want := range map[string]string{"": DefaultVersion, "3.7.3": "v3.7.3", "v3.6.0-rc.1": "v3.6.0-rc.1"} {
+	for in, want := range map[string]string{"": DefaultVersion, "3.7.3": "v3.7.3", "v3.6.0-rc.1": "v3.6.0-rc.1", "3.4.13": "v3.4.13"} {
 		if got, err := normVersion(in); got != want || err != nil {
 			t.Errorf("normVersion(%q) = %q, %v; want %q", in, got, err, want)
 		}

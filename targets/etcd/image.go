@@ -34,9 +34,17 @@ const DefaultVersion = "v3.6.16"
 const recipeVersion = 1
 
 // versionRE is a release the module proxy can build: the server module
-// (go.etcd.io/etcd/server/v3) begins at v3.5; v3.4 and older were one
-// module without a /v3 path, which the proxy does not serve as v3.
+// (go.etcd.io/etcd/server/v3) begins at v3.5.
 var versionRE = regexp.MustCompile(`^v3\.([5-9]|\d\d+)\.\d+(-[0-9A-Za-z.]+)?$`)
+
+// legacy are v3.4 releases the module proxy serves. v3.4 was one module,
+// go.etcd.io/etcd, without a /v3 path: the proxy refuses its tags and
+// commit hashes as versions but serves pseudo-versions of its commits.
+// v3.4.13 is the release-3.4 commit Kubernetes pinned for that release; its
+// binary reports itself as 3.4.13.
+var legacy = map[string]string{
+	"v3.4.13": "v0.5.0-alpha.5.0.20200910180754-dd1b699fc489",
+}
 
 // normVersion checks a plan's version ("3.6.16" or "v3.6.16"): it ends up
 // in a module query, a file name and an image tag.
@@ -47,8 +55,8 @@ func normVersion(v string) (string, error) {
 	if !strings.HasPrefix(v, "v") {
 		v = "v" + v
 	}
-	if !versionRE.MatchString(v) {
-		return "", fmt.Errorf("%q: built from the Go module proxy, etcd is a release from v3.5 on, such as %s; older ones come from Debian (source: debian): %s", v, DefaultVersion, Debian.List())
+	if _, ok := legacy[v]; !ok && !versionRE.MatchString(v) {
+		return "", fmt.Errorf("%q: built from the Go module proxy, etcd is v3.4.13 or a release from v3.5 on, such as %s; others come from Debian (source: debian): %s", v, DefaultVersion, Debian.List())
 	}
 	return v, nil
 }
@@ -170,7 +178,7 @@ func buildImage(ctx context.Context, cli *client.Client, base, tag, version, bin
 //
 // `go install go.etcd.io/etcd/server/v3@v` is refused (its go.mod has
 // replace directives), so a throwaway module whose main calls etcdmain.Main
-// depends on the server module instead.
+// depends on the server module instead (on go.etcd.io/etcd for v3.4).
 func binary(ctx context.Context, version string, out io.Writer) (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -196,7 +204,10 @@ func binary(ctx context.Context, version string, out io.Writer) (string, error) 
 	task.Print(fmt.Sprintf("etcd: building etcd %s from the Go module proxy", version))
 	built := ""
 	defer func() { task.Stop(built) }()
-	main := "package main\n\nimport (\n\t\"os\"\n\n\t\"go.etcd.io/etcd/server/v3/etcdmain\"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n"
+	module, main := "go.etcd.io/etcd/server/v3@"+version, "package main\n\nimport (\n\t\"os\"\n\n\t\"go.etcd.io/etcd/server/v3/etcdmain\"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n"
+	if pseudo, ok := legacy[version]; ok {
+		module, main = "go.etcd.io/etcd@"+pseudo, "package main\n\nimport \"go.etcd.io/etcd/etcdmain\"\n\nfunc main() { etcdmain.Main() }\n"
+	}
 	if err := os.WriteFile(filepath.Join(tmp, "main.go"), []byte(main), 0o644); err != nil {
 		return "", err
 	}
@@ -214,7 +225,9 @@ func binary(ctx context.Context, version string, out io.Writer) (string, error) 
 		args []string
 	}{
 		{"creating the module", []string{"mod", "init", "chaos-etcd"}},
-		{"downloading go.etcd.io/etcd/server/v3@" + version, []string{"get", "go.etcd.io/etcd/server/v3@" + version}},
+		{"downloading " + module, []string{"get", module}},
+		// Old releases' go.mod files leave out some of what their packages import.
+		{"resolving dependencies", []string{"mod", "tidy"}},
 		{"listing packages", []string{"list", "-deps", "."}},
 		// -v names each package as it is compiled: the bar counts them
 		// against the list (packages already in the build cache are not named).
