@@ -49,8 +49,8 @@ type etcdOut struct{ resp *history.KVResponse }
 func etcdKVModel() *linModel {
 	return &linModel{
 		name: "etcd-kv",
-		// Serializable ranges (history.FRange with a member's own state) are
-		// not linearizable; the workload records them under another f.
+		// Serializable ranges (history.FRangeSerializable) are not
+		// linearizable: the etcd-serializable checker judges them.
 		fs:      map[string]bool{history.FRange: true, history.FPut: true, history.FDelete: true, history.FKVTxn: true, history.FLeaseGrant: true, history.FLeaseRevoke: true},
 		what:    "store",
 		prepare: prepareEtcd,

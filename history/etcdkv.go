@@ -3,14 +3,17 @@ package history
 // Operation names of the etcd KV workload, whose every answer carries
 // revisions. Range, put and delete are transactions of one operation
 // without a condition, as etcd executes them; kv-txn is a transaction with
-// conditions and branches.
+// conditions and branches. A serializable range is answered by one member
+// from its own state, without consensus: it is not linearizable and has
+// guarantees of its own.
 const (
-	FRange       = "range"
-	FPut         = "put"
-	FDelete      = "delete"
-	FKVTxn       = "kv-txn"
-	FLeaseGrant  = "lease-grant"
-	FLeaseRevoke = "lease-revoke"
+	FRange             = "range"
+	FRangeSerializable = "range-serializable"
+	FPut               = "put"
+	FDelete            = "delete"
+	FKVTxn             = "kv-txn"
+	FLeaseGrant        = "lease-grant"
+	FLeaseRevoke       = "lease-revoke"
 )
 
 // KVRequest is the invocation value of an etcd KV operation. A range, put or
@@ -24,9 +27,6 @@ type KVRequest struct {
 	Lease int64 `json:"lease,omitempty"`
 	// TTL is a lease-grant's time to live, in seconds.
 	TTL int64 `json:"ttl,omitempty"`
-	// Serializable marks a range answered by one member from its own state,
-	// without consensus: not linearizable, and judged by its own guarantees.
-	Serializable bool `json:"serializable,omitempty"`
 }
 
 // KVCompare is one condition of a transaction: Target of Key equals Value

@@ -10,6 +10,7 @@ import (
 	_ "github.com/chaos-testing/chaos/targets/etcd"
 	_ "github.com/chaos-testing/chaos/targets/redis"
 	_ "github.com/chaos-testing/chaos/targets/zookeeper"
+	_ "github.com/chaos-testing/chaos/workloads/etcdkv"
 	_ "github.com/chaos-testing/chaos/workloads/lock"
 	_ "github.com/chaos-testing/chaos/workloads/register"
 	_ "github.com/chaos-testing/chaos/workloads/set"

@@ -3,12 +3,21 @@
 package etcdclient
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/status"
+
+	"github.com/chaos-testing/chaos/workloads"
 )
 
 // Module is the etcd client library's module.
@@ -45,4 +54,45 @@ func Connect(node string) (*clientv3.Client, error) {
 			MinConnectTimeout: 2 * time.Second,
 		})},
 	})
+}
+
+// Classify marks the errors after which a sent write certainly did not
+// happen. Everything else (timeouts, a connection lost after sending,
+// "request timed out" from a server whose proposal may still commit) stays
+// unknown.
+func Classify(err error) error {
+	if err == nil || !notApplied(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", workloads.ErrNotApplied, err)
+}
+
+func notApplied(err error) bool {
+	// The server refuses these before proposing the request to Raft, or
+	// its apply refuses the whole request (a lease it does not have).
+	if errors.Is(err, rpctypes.ErrTooManyRequests) || errors.Is(err, rpctypes.ErrRequestTooLarge) ||
+		errors.Is(err, rpctypes.ErrNoSpace) || errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return true
+	}
+	// Raft dropped the proposal before it entered any log (a leader handing
+	// over leadership, or over its limit of uncommitted entries); etcd
+	// passes that on as an unknown gRPC error with raft's message.
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.Unknown && st.Message() == "raft proposal dropped"
+}
+
+// Connected waits, within ctx, for the connection to the node to be up.
+// The etcd client has gRPC hold a request until a connection is up, and a
+// request that waited in vain fails just like one whose answer was lost
+// (deadline exceeded), so a write is only handed over once connected: a
+// write refused here was certainly never sent.
+func Connected(ctx context.Context, cli *clientv3.Client) error {
+	conn := cli.ActiveConnection()
+	for st := conn.GetState(); st != connectivity.Ready; st = conn.GetState() {
+		conn.Connect() // an idle connection (none yet) starts connecting
+		if !conn.WaitForStateChange(ctx, st) {
+			return fmt.Errorf("%w: not connected to %s (%s)", workloads.ErrNotApplied, cli.Endpoints()[0], st)
+		}
+	}
+	return nil
 }

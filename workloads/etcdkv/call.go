@@ -1,0 +1,133 @@
+package etcdkv
+
+import (
+	"context"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+// call sends req to etcd by the API a client would use for it: Get, Put
+// and Delete for single operations (each its own path in the server), Txn
+// for transactions, and the lease API, and returns the answer as the
+// history records it.
+func call(ctx context.Context, cli *clientv3.Client, f string, req history.KVRequest) (*history.KVResponse, error) {
+	switch f {
+	case history.FLeaseGrant:
+		resp, err := cli.Grant(ctx, req.TTL)
+		if err != nil {
+			return nil, err
+		}
+		return &history.KVResponse{Revision: resp.Revision, Member: member(resp.ResponseHeader), Lease: int64(resp.ID)}, nil
+	case history.FLeaseRevoke:
+		resp, err := cli.Revoke(ctx, clientv3.LeaseID(req.Lease))
+		if err != nil {
+			return nil, err
+		}
+		return &history.KVResponse{Revision: resp.Header.Revision, Member: member(resp.Header)}, nil
+	case history.FKVTxn:
+		conds := make([]clientv3.Cmp, len(req.If))
+		for i, c := range req.If {
+			conds[i] = compare(c)
+		}
+		resp, err := cli.Txn(ctx).If(conds...).Then(ops(req.Then)...).Else(ops(req.Else)...).Commit()
+		if err != nil {
+			return nil, err
+		}
+		out := &history.KVResponse{Revision: resp.Header.Revision, Member: member(resp.Header), Succeeded: resp.Succeeded, Results: []history.KVResult{}}
+		for _, r := range resp.Responses {
+			out.Results = append(out.Results, result(r))
+		}
+		return out, nil
+	}
+	var opts []clientv3.OpOption
+	if f == history.FRangeSerializable {
+		opts = append(opts, clientv3.WithSerializable())
+	}
+	resp, err := cli.Do(ctx, ops(req.Then, opts...)[0])
+	if err != nil {
+		return nil, err
+	}
+	out := &history.KVResponse{Results: []history.KVResult{{}}}
+	switch {
+	case resp.Get() != nil:
+		g := resp.Get()
+		out.Revision, out.Member, out.Results[0].KVs = g.Header.Revision, member(g.Header), kvs(g.Kvs)
+	case resp.Put() != nil:
+		p := resp.Put()
+		out.Revision, out.Member = p.Header.Revision, member(p.Header)
+	case resp.Del() != nil:
+		d := resp.Del()
+		out.Revision, out.Member, out.Results[0].Deleted = d.Header.Revision, member(d.Header), d.Deleted
+	default:
+		return nil, fmt.Errorf("etcd answered %s with nothing", f)
+	}
+	return out, nil
+}
+
+// ops are the client's operations for a transaction's; ranges get
+// rangeOpts too.
+func ops(in []history.KVOp, rangeOpts ...clientv3.OpOption) []clientv3.Op {
+	out := make([]clientv3.Op, len(in))
+	for i, op := range in {
+		var opts []clientv3.OpOption
+		if op.End != "" {
+			opts = append(opts, clientv3.WithRange(op.End))
+		}
+		switch op.F {
+		case history.FRange:
+			out[i] = clientv3.OpGet(op.Key, append(opts, rangeOpts...)...)
+		case history.FDelete:
+			out[i] = clientv3.OpDelete(op.Key, opts...)
+		default:
+			if op.Lease != 0 {
+				opts = append(opts, clientv3.WithLease(clientv3.LeaseID(op.Lease)))
+			}
+			out[i] = clientv3.OpPut(op.Key, op.Value, opts...)
+		}
+	}
+	return out
+}
+
+func compare(c history.KVCompare) clientv3.Cmp {
+	switch c.Target {
+	case history.CompareValue:
+		return clientv3.Compare(clientv3.Value(c.Key), "=", c.Value)
+	case history.CompareMod:
+		return clientv3.Compare(clientv3.ModRevision(c.Key), "=", c.Rev)
+	case history.CompareCreate:
+		return clientv3.Compare(clientv3.CreateRevision(c.Key), "=", c.Rev)
+	}
+	return clientv3.Compare(clientv3.Version(c.Key), "=", c.Rev)
+}
+
+// result is one operation's answer within a transaction.
+func result(r *etcdserverpb.ResponseOp) history.KVResult {
+	switch {
+	case r.GetResponseRange() != nil:
+		return history.KVResult{KVs: kvs(r.GetResponseRange().Kvs)}
+	case r.GetResponseDeleteRange() != nil:
+		return history.KVResult{Deleted: r.GetResponseDeleteRange().Deleted}
+	}
+	return history.KVResult{}
+}
+
+func kvs(in []*mvccpb.KeyValue) []history.KV {
+	var out []history.KV
+	for _, kv := range in {
+		out = append(out, history.KV{Key: string(kv.Key), Value: string(kv.Value), Create: kv.CreateRevision, Mod: kv.ModRevision, Version: kv.Version, Lease: kv.Lease})
+	}
+	return out
+}
+
+// member names the member that answered, as etcd's member IDs are written.
+func member(h *etcdserverpb.ResponseHeader) string {
+	if h == nil {
+		return ""
+	}
+	return fmt.Sprintf("%x", h.MemberId)
+}
