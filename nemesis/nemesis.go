@@ -46,6 +46,13 @@ type ProcessEnv interface {
 	HostPID(ctx context.Context, p Process) (int, error)
 }
 
+// ActionEnv is an Env whose target has maintenance actions
+// (targets.Administered), for the faults that run them.
+type ActionEnv interface {
+	// Act runs action on node p and says in a few words what it did.
+	Act(ctx context.Context, p Process, action string) (string, error)
+}
+
 // Injected is one fault in force: what the history records, and what its
 // nemesis needs to heal it.
 type Injected struct {

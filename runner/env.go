@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -83,6 +84,20 @@ func (e *faultEnv) NetExec(ctx context.Context, p nemesis.Process, argv ...strin
 		return nil
 	}
 	return err
+}
+
+// Act runs a maintenance action of the target on node p.
+func (e *faultEnv) Act(ctx context.Context, p nemesis.Process, action string) (string, error) {
+	a, ok := e.target.(targets.Administered)
+	if !ok {
+		return "", fmt.Errorf("the target has no maintenance actions")
+	}
+	for _, n := range e.servers() {
+		if n.Container.ID == p.Container.ID {
+			return a.Act(ctx, n, action)
+		}
+	}
+	return "", fmt.Errorf("%s is not a data server", p.Name)
 }
 
 // HostPID is the host's process id of the process's main program.

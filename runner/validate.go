@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"strconv"
@@ -86,6 +87,28 @@ func Validate(p *plans.Plan) error {
 				return err
 			}
 		}
+		if err := checkTargetAction(p, i, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTargetAction refuses a fault that runs a maintenance action the
+// target does not have.
+func checkTargetAction(p *plans.Plan, i int, n nemesis.Nemesis) error {
+	a, ok := n.(interface{ TargetAction() string })
+	if !ok {
+		return nil
+	}
+	var actions []string
+	if t, ok := targets.Targets.Lookup(p.Target.Kind); ok {
+		if adm, ok := t.(targets.Administered); ok {
+			actions = adm.Actions()
+		}
+	}
+	if !slices.Contains(actions, a.TargetAction()) {
+		return p.Errorf(plans.FaultField(i, "kind"), "%s: target %s has no such maintenance action (it has: %s)", a.TargetAction(), p.Target.Kind, cmp.Or(strings.Join(actions, ", "), "none"))
 	}
 	return nil
 }

@@ -171,6 +171,12 @@ func TestValidateErrors(t *testing.T) {
 			contains: []string{"target.config.apendfsync: unknown setting; known: ", "appendfsync"},
 		},
 		{
+			name:     "a maintenance action the target lacks",
+			yaml:     validateEdit(t, "  - kind: pause", "  - kind: compact", "    target: holder", "    target: nodes"),
+			line:     validateLine(t, "  - kind: pause"),
+			contains: []string{"compact: target redis has no such maintenance action (it has: none)"},
+		},
+		{
 			name:     "a server setting chaos makes itself",
 			yaml:     validateEdit(t, "  kind: redis", "  kind: redis\n  config: {port: 7000}"),
 			line:     validateLine(t, "  kind: redis") + 1,

@@ -62,6 +62,15 @@ type Leaderer interface {
 	Leader(ctx context.Context, nodes []Node) (Node, error)
 }
 
+// Administered is a target with maintenance actions that a fault runs on
+// a node as operators run them (etcd's compact and defrag).
+type Administered interface {
+	// Actions are the actions by name.
+	Actions() []string
+	// Act runs action on n and says in a few words what it did.
+	Act(ctx context.Context, n Node, action string) (string, error)
+}
+
 // SpecChecker is a target that runs only some specs (sizes, versions):
 // the plan is refused before anything starts. A *SpecError names the
 // plan field at fault.

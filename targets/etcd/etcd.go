@@ -278,3 +278,32 @@ func ask[T any](ctx context.Context, nodes []targets.Node, f func(context.Contex
 	wg.Wait()
 	return res, errs
 }
+
+// Actions are etcd's maintenance actions a fault may run.
+func (Target) Actions() []string { return []string{"compact", "defrag"} }
+
+// Act compacts the key-value history up to the member's current revision
+// (cluster-wide: the compaction goes through Raft), or defragments the
+// member's database, which blocks its reads and writes meanwhile.
+func (Target) Act(ctx context.Context, n targets.Node, action string) (string, error) {
+	res, errs := ask(ctx, []targets.Node{n}, func(ctx context.Context, cli *clientv3.Client) (string, error) {
+		switch action {
+		case "compact":
+			st, err := status(ctx, cli)
+			if err != nil {
+				return "", err
+			}
+			if _, err := cli.Compact(ctx, st.Header.Revision); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("compacted to revision %d", st.Header.Revision), nil
+		case "defrag":
+			if _, err := cli.Defragment(ctx, cli.Endpoints()[0]); err != nil {
+				return "", err
+			}
+			return "defragmented", nil
+		}
+		return "", fmt.Errorf("etcd has no action %q", action)
+	})
+	return res[0], errs[0]
+}
