@@ -3,8 +3,10 @@ package analysis
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/chaos-testing/chaos/history"
 )
@@ -12,11 +14,16 @@ import (
 func init() { Register(SerializableChecker{}) }
 
 // SerializableChecker judges etcd's serializable reads, which one member
-// answers from its own state without consensus: they may be stale, but a
-// member's state only moves forward, so a revision a member has served
-// never goes back. A read answered by member m at revision r, completed
-// before another read of m was invoked, bounds that read's revision from
-// below (real time from the recorded times).
+// answers from its own state without consensus. They may be stale, but:
+//   - a member's state only moves forward, so a revision a member has
+//     served never goes back: a read answered by member m at revision r,
+//     completed before another read of m was invoked, bounds that read's
+//     revision from below (real time from the recorded times);
+//   - the store at a revision is one and the same on every member, so any
+//     two reads of the same keys at the same revision, serializable or
+//     linearizable, from any members, return the same keys
+//     ("divergent-reads", as a member whose data diverged after a crash
+//     would answer: etcd #13766).
 type SerializableChecker struct{}
 
 func (SerializableChecker) Name() string { return "etcd-serializable" }
@@ -31,13 +38,31 @@ type servedRead struct {
 func (SerializableChecker) Check(_ context.Context, in Input) Result {
 	var bad errCount
 	var reads []servedRead
-	for _, p := range history.Pairs(in.History, func(op *history.Op) bool { return op.F == history.FRangeSerializable }) {
+	var found findingList
+	agree := map[rangeAt]servedAnswer{} // the first answer of each range at each revision
+	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
+		return op.F == history.FRangeSerializable || op.F == history.FRange
+	}) {
 		if p.Done == nil || p.Done.Type != history.Ok {
 			continue
 		}
+		var req history.KVRequest
 		var resp history.KVResponse
-		if err := p.Done.Decode(&resp); err != nil {
+		if err := errors.Join(p.Inv.Decode(&req), p.Done.Decode(&resp)); err != nil {
 			bad.add(err)
+			continue
+		}
+		if len(req.Then) != 1 || len(resp.Results) != 1 {
+			bad.add(fmt.Errorf("op #%d: expected one range and its answer", p.Inv.Index))
+			continue
+		}
+		at := rangeAt{key: req.Then[0].Key, end: req.Then[0].End, rev: resp.Revision}
+		if first, ok := agree[at]; !ok {
+			agree[at] = servedAnswer{p, resp}
+		} else if !slices.Equal(first.resp.Results[0].KVs, resp.Results[0].KVs) {
+			found.add(func() Finding { return divergent(first, servedAnswer{p, resp}) })
+		}
+		if p.Inv.F != history.FRangeSerializable {
 			continue
 		}
 		if resp.Member == "" {
@@ -49,10 +74,9 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 	if bad.n > 0 {
 		return unknownResult(fmt.Sprintf("%d serializable reads could not be read; first: %v", bad.n, bad.first))
 	}
-	res := Result{Verdict: Valid, Stats: map[string]any{"serializable_reads": len(reads)}}
+	res := Result{Verdict: Valid, Stats: map[string]any{"serializable_reads": len(reads), "ranges_at_revisions": len(agree)}}
 	if len(reads) == 0 {
-		res.Notes = append(res.Notes, "no serializable read succeeded: nothing to check")
-		return res
+		res.Notes = append(res.Notes, "no serializable read succeeded: only reads at the same revision were compared")
 	}
 	// Sweep the reads by invocation; those completed before each one's
 	// invocation raise its member's floor, kept with the read that set it.
@@ -60,7 +84,6 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 	slices.SortStableFunc(byDone, func(a, b servedRead) int { return cmp.Compare(a.Done.Time, b.Done.Time) })
 	slices.SortStableFunc(reads, func(a, b servedRead) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) })
 	floor := map[string]servedRead{}
-	var found findingList
 	next := 0
 	for _, r := range reads {
 		for ; next < len(byDone) && byDone[next].Done.Time < r.Inv.Time; next++ {
@@ -86,4 +109,37 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 		res.Verdict = Invalid
 	}
 	return res
+}
+
+// rangeAt is a range of keys at a revision.
+type rangeAt struct {
+	key, end string
+	rev      int64
+}
+
+// servedAnswer is an ok range and its answer.
+type servedAnswer struct {
+	history.Pair
+	resp history.KVResponse
+}
+
+func divergent(a, b servedAnswer) Finding {
+	what := func(s servedAnswer) string {
+		return fmt.Sprintf("%s's %s (#%d, member %s) got %s", history.ProcessName(s.Inv.Process), s.Inv.F, s.Done.Index,
+			cmpOr(s.resp.Member, "unknown"), describeKVs(s.resp.Results[0].KVs))
+	}
+	return Finding{Kind: "divergent-reads", Explanation: fmt.Sprintf(
+		"two reads of the same keys at revision %d disagree: %s; %s. The store at a revision is the same on every member.",
+		a.resp.Revision, what(a), what(b)), Ops: []history.Op{*a.Inv, *a.Done, *b.Inv, *b.Done}}
+}
+
+func describeKVs(kvs []history.KV) string {
+	if len(kvs) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, len(kvs))
+	for i, kv := range kvs {
+		parts[i] = fmt.Sprintf("%s=%s (mod %d, version %d)", kv.Key, kv.Value, kv.Mod, kv.Version)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -40,3 +40,20 @@ func TestSerializableKept(t *testing.T) {
 		})
 	}
 }
+
+func TestDivergentReads(t *testing.T) {
+	h := &kvh{}
+	h.get(0, 0, 1, "a", "", 5, kv("a", "1", 2, 5, 3))
+	req := history.KVRequest{Then: []history.KVOp{{F: history.FRange, Key: "a"}}}
+	h.op(1, 2, 3, history.FRangeSerializable, req, &history.KVResponse{Revision: 5, Member: "m2", Results: []history.KVResult{{KVs: []history.KV{kv("a", "0", 2, 4, 2)}}}})
+	r := runChecker(t, "etcd-serializable", Input{History: h.ops})
+	if r.Verdict != Invalid || r.Findings[0].Kind != "divergent-reads" || len(r.Findings[0].Ops) != 4 {
+		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+	// The same keys at another revision may differ; other keys are another range.
+	ok := &kvh{}
+	ok.get(0, 0, 1, "a", "", 5, kv("a", "1", 2, 5, 3)).get(1, 2, 3, "a", "", 6, kv("a", "2", 2, 6, 4)).get(1, 4, 5, "b", "c", 5)
+	if r := runChecker(t, "etcd-serializable", Input{History: ok.ops}); r.Verdict != Valid {
+		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+}
