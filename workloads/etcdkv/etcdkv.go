@@ -61,6 +61,9 @@ type Params struct {
 	traffic.Spec `yaml:",inline"`
 	// Keys is how many keys the clients share.
 	Keys int `yaml:"keys" json:"keys"`
+	// Watch runs a watcher of every key beside each client's workers, on
+	// its member (default true).
+	Watch *bool `yaml:"watch" json:"watch"`
 }
 
 // NewParams makes Workload a plans.Parameterized.
@@ -75,15 +78,19 @@ func (Workload) CheckPlan(p *plans.Plan) error {
 	if ps.Keys < 1 || ps.Keys > 1000 {
 		return p.Errorf("workload.keys", "%d: expected 1 to 1000", ps.Keys)
 	}
+	if ps.Watch == nil {
+		ps.Watch = new(bool)
+		*ps.Watch = true
+	}
 	return ps.Spec.Check(p, kinds)
 }
 
 // Needs is time for the operation in flight.
 func (Workload) Needs(plans.Workload) workloads.Needs { return workloads.Needs{Finish: opTimeout} }
 
-// Checkers judge the history against the model of etcd's store, and the
-// serializable reads by their own guarantee.
-func (Workload) Checkers() []string { return []string{"etcd-kv", "etcd-serializable"} }
+// Checkers judge the history against the model of etcd's store, the
+// serializable reads and the watches by their own guarantees.
+func (Workload) Checkers() []string { return []string{"etcd-kv", "etcd-serializable", "etcd-watch"} }
 
 // Target is etcd.
 func (Workload) Target() string { return "etcd" }
@@ -99,9 +106,17 @@ func (Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Append
 	}
 	defer cli.Close()
 	ps := cfg.Workload.Spec.(*Params)
-	return workloads.Workers(ctx, cfg, h, ps.Concurrency, func(ctx context.Context, process int, h *history.Appender) error {
+	workers := ps.Concurrency
+	if *ps.Watch {
+		workers++ // the last is the watcher
+	}
+	return workloads.Workers(ctx, cfg, h, workers, func(ctx context.Context, process int, h *history.Appender) error {
+		rng := plans.Rand(cfg.Seed, plans.ClientStream(process))
+		if process >= cfg.Process+ps.Concurrency*cfg.Workload.Clients {
+			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng}).run(ctx)
+		}
 		c := &client{cli: cli, h: h, process: process, keys: ps.Keys, seen: map[string]int64{},
-			rng: plans.Rand(cfg.Seed, plans.ClientStream(process))}
+			rng: rng}
 		gen := ps.Generator(kinds, c.rng)
 		for {
 			kind, ok := gen.Next(ctx)
