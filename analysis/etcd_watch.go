@@ -196,27 +196,41 @@ func wrongPrev(prevKV bool, p, e history.WatchEvent) string {
 	return ""
 }
 
-// checkReliable finds the events a watch should have got and did not:
-// every event known of its keys between the revision it started from (or
-// its first event) and the last revision it got to.
-func checkReliable(w watchOp, known map[eventAt]knownEvent, found *findingList) {
-	from, to := w.req.Rev, int64(0)
-	got := map[eventAt]bool{}
+// window is the revisions a watch vouches for: from the revision it
+// started from (or its first event) to the last it got to, by an event or
+// a progress notification. from is 0 when it vouches for none.
+func (w watchOp) window() (from, to int64) {
+	from = w.req.Rev
 	for _, r := range w.res.Responses {
 		if r.Progress && len(r.Events) == 0 {
 			to = max(to, r.Revision)
 		}
 		for _, e := range r.Events {
-			at := eventAt{e.KV.Mod, e.KV.Key}
-			got[at] = true
-			to = max(to, at.rev)
+			to = max(to, e.KV.Mod)
 			if from == 0 {
-				from = at.rev
+				from = e.KV.Mod
 			}
 		}
 	}
+	if to < from {
+		return 0, 0
+	}
+	return from, to
+}
+
+// checkReliable finds the events a watch should have got and did not:
+// every event known of its keys between the revision it started from (or
+// its first event) and the last revision it got to.
+func checkReliable(w watchOp, known map[eventAt]knownEvent, found *findingList) {
+	from, to := w.window()
 	if from == 0 || to < from {
 		return
+	}
+	got := map[eventAt]bool{}
+	for _, r := range w.res.Responses {
+		for _, e := range r.Events {
+			got[eventAt{e.KV.Mod, e.KV.Key}] = true
+		}
 	}
 	var missed []eventAt
 	for at := range known {

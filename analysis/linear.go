@@ -73,6 +73,13 @@ type linOp struct {
 	// drop marks an operation that constrains nothing, such as a read of
 	// unknown result: it is left out of the check.
 	drop bool
+	// unseen marks a dropped write of unknown outcome that evidence
+	// elsewhere in the history shows never took effect.
+	unseen bool
+	// returned, for an operation of unknown outcome whose effect evidence
+	// elsewhere in the history shows (its output then known), is the
+	// latest time it can have taken effect.
+	returned time.Duration
 }
 
 // keyName is how explanations and notes name a key of m.
@@ -193,7 +200,7 @@ func checkLinear(parent context.Context, in Input, m *linModel, limit time.Durat
 	res.Stats["keys"] = len(sc.parts)
 	res.Stats["keys_illegal"] = len(illegal)
 	res.Stats["keys_undecided"] = undecided
-	for _, k := range []string{"open", "dropped_fail", "dropped_unknown_reads", "superseded", "unmatched_completions", "mismatched_completions"} {
+	for _, k := range []string{"open", "patched", "dropped_fail", "dropped_unknown_reads", "dropped_unseen_writes", "superseded", "unmatched_completions", "mismatched_completions"} {
 		res.Stats[k] = sc.counts[k]
 	}
 	if len(sc.other) > 0 {

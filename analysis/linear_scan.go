@@ -55,6 +55,9 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 		case err != nil:
 			sc.bad.add(err)
 			return
+		case lop.unseen:
+			sc.counts["dropped_unseen_writes"]++
+			return
 		case lop.drop:
 			sc.counts["dropped_unknown_reads"]++
 			return
@@ -68,9 +71,13 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 			byKey[lop.key] = p
 		}
 		ret := int64(math.MaxInt64)
-		if open {
+		switch {
+		case open && lop.returned > 0:
+			sc.counts["patched"]++
+			ret = int64(max(lop.returned, op.Time))
+		case open:
 			sc.counts["open"]++
-		} else {
+		default:
 			ret = int64(max(d.Time, op.Time)) // a clock never runs backwards within one op
 		}
 		p.ops = append(p.ops, porcupine.Operation{ClientId: op.Process, Input: lop.input, Output: lop.output, Call: int64(op.Time), Return: ret})

@@ -12,7 +12,7 @@ package analysis
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
@@ -70,7 +70,9 @@ func prepareEtcd(in Input) (*linSpec, error) {
 			return nil, fmt.Errorf(`initial value %s: the etcd-kv model starts from {"revision": N}: %w`, in.Initial, err)
 		}
 	}
-	return &linSpec{convert: convertEtcd, model: porcupine.Model{
+	ev := gatherEtcdEvidence(in.History, init.Revision)
+	convert := func(inv, done *history.Op) (linOp, error) { return convertEtcd(ev, inv, done) }
+	return &linSpec{convert: convert, model: porcupine.Model{
 		Init: func() any { return newEtcdState(init.Revision, map[string]etcdKey{}, map[int64]bool{}) },
 		Step: func(s, i, o any) (bool, any) {
 			ok, next := etcdStep(s.(*etcdState), i.(etcdIn), o.(etcdOut))
@@ -83,7 +85,7 @@ func prepareEtcd(in Input) (*linSpec, error) {
 	}}, nil
 }
 
-func convertEtcd(inv, done *history.Op) (linOp, error) {
+func convertEtcd(ev etcdEvidence, inv, done *history.Op) (linOp, error) {
 	var req history.KVRequest
 	if err := inv.Decode(&req); err != nil {
 		return linOp{}, err
@@ -93,6 +95,9 @@ func convertEtcd(inv, done *history.Op) (linOp, error) {
 	}
 	in := etcdIn{f: inv.F, req: &req}
 	if done == nil {
+		if resp, at, unseen := ev.patch(inv.F, &req); resp != nil || unseen {
+			return linOp{input: in, output: etcdOut{resp}, returned: at, unseen: unseen, drop: unseen}, nil
+		}
 		// A range of unknown result constrains nothing; nor does a lease
 		// grant of unknown result, since nobody learnt its lease.
 		return linOp{input: in, output: etcdOut{}, drop: inv.F == history.FRange || inv.F == history.FLeaseGrant}, nil
@@ -265,16 +270,22 @@ func rangeKeys(keys map[string]etcdKey, op history.KVOp) []string {
 }
 
 func newEtcdState(rev int64, keys map[string]etcdKey, leases map[int64]bool) *etcdState {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d;", rev)
-	for _, name := range slices.Sorted(maps.Keys(keys)) {
-		k := keys[name]
-		fmt.Fprintf(h, "%q=%q@%d,%d,%d,%d;", name, k.value, k.create, k.mod, k.version, k.leaseID)
+	// A sum of hashes: the same whatever the maps' order, without sorting.
+	h := maphash.Comparable(etcdSeed, rev)
+	for name, k := range keys {
+		h += maphash.Comparable(etcdSeed, namedKey{name, k})
 	}
-	for _, id := range slices.Sorted(maps.Keys(leases)) {
-		fmt.Fprintf(h, "L%d;", id)
+	for id := range leases {
+		h += maphash.Comparable(etcdSeed, id) * 31
 	}
-	return &etcdState{rev: rev, keys: keys, leases: leases, hash: h.Sum64()}
+	return &etcdState{rev: rev, keys: keys, leases: leases, hash: h}
+}
+
+var etcdSeed = maphash.MakeSeed()
+
+type namedKey struct {
+	name string
+	key  etcdKey
 }
 
 func (s *etcdState) equal(o *etcdState) bool {

@@ -85,8 +85,11 @@ func (Workload) CheckPlan(p *plans.Plan) error {
 	return ps.Spec.Check(p, kinds)
 }
 
-// Needs is time for the operation in flight.
-func (Workload) Needs(plans.Workload) workloads.Needs { return workloads.Needs{Finish: opTimeout} }
+// Needs is time for the operation in flight, and for the watchers to
+// catch up with the last revision.
+func (Workload) Needs(plans.Workload) workloads.Needs {
+	return workloads.Needs{Finish: 2*opTimeout + catchUpTime}
+}
 
 // Checkers judge the history against the model of etcd's store, the
 // serializable reads and the watches by their own guarantees.

@@ -36,25 +36,65 @@ type watcher struct {
 func (w *watcher) run(ctx context.Context) error {
 	w.next = 1
 	for ctx.Err() == nil {
-		req := history.WatchRequest{Key: prefix, End: prefixEnd, Rev: w.next, PrevKV: w.rng.IntN(2) == 0, Progress: true}
-		_, err := workloads.Record(context.Background(), w.h, workloads.Op[*history.WatchResult]{
-			F: history.FWatch, Value: req, Timeout: watchSpan + opTimeout,
-			Call: func(cctx context.Context) (*history.WatchResult, error) {
-				return w.watch(ctx, cctx, req), nil
-			},
-			Completion: func(res *history.WatchResult, _ error) any { return res },
-		})
+		broke, err := w.record(ctx, 0)
 		if err != nil {
+			return err
+		}
+		if broke { // a member without a leader cancels at once: not a hot loop
+			select {
+			case <-ctx.Done():
+			case <-time.After(retryAfter):
+			}
+		}
+	}
+	return w.catchUp()
+}
+
+// retryAfter spaces a watch from the one that broke before it.
+const retryAfter = 200 * time.Millisecond
+
+// catchUpTime bounds the final watch.
+const catchUpTime = 10 * time.Second
+
+// catchUp is the watcher's final phase, once the run is over: after the
+// writes in flight have had their time, it learns the store's last
+// revision and watches until it gets there, so that the watches vouch for
+// every revision an answer named (the etcd-kv model relies on it to
+// decide writes whose answers were lost).
+func (w *watcher) catchUp() error {
+	time.Sleep(opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), catchUpTime)
+	defer cancel()
+	resp, err := w.cli.Get(ctx, prefix, clientv3.WithRange(prefixEnd), clientv3.WithCountOnly())
+	if err != nil {
+		return nil // a cluster that cannot answer now: the watches vouch for less
+	}
+	for ctx.Err() == nil && w.next <= resp.Header.Revision {
+		if _, err := w.record(ctx, resp.Header.Revision); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// watch runs one watch until the run ends (ctx), its span is over or the
-// stream breaks, and returns what it got. It never fails: what came before
+// record runs one watch as an operation, until ctx ends, its span is over,
+// it broke, or (until > 0) it got to revision until; broke says which.
+func (w *watcher) record(ctx context.Context, until int64) (broke bool, err error) {
+	req := history.WatchRequest{Key: prefix, End: prefixEnd, Rev: w.next, PrevKV: w.rng.IntN(2) == 0, Progress: true}
+	d, err := workloads.Record(context.Background(), w.h, workloads.Op[*history.WatchResult]{
+		F: history.FWatch, Value: req, Timeout: watchSpan + opTimeout,
+		Call: func(cctx context.Context) (*history.WatchResult, error) {
+			return w.watch(ctx, cctx, req, until), nil
+		},
+		Completion: func(res *history.WatchResult, _ error) any { return res },
+	})
+	return d.Result != nil && d.Result.End != "", err
+}
+
+// watch runs one watch until ctx ends, its span is over, the stream
+// breaks or (until > 0) it got to revision until, and returns what it got. It never fails: what came before
 // a break is what the watch got, and the break is noted in the result.
-func (w *watcher) watch(ctx, cctx context.Context, req history.WatchRequest) *history.WatchResult {
+func (w *watcher) watch(ctx, cctx context.Context, req history.WatchRequest, until int64) *history.WatchResult {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(cctx))
 	defer cancel()
 	opts := []clientv3.OpOption{clientv3.WithRange(req.End), clientv3.WithRev(req.Rev), clientv3.WithProgressNotify()}
@@ -87,6 +127,9 @@ func (w *watcher) watch(ctx, cctx context.Context, req history.WatchRequest) *hi
 			}
 			if err := wr.Err(); err != nil || wr.Canceled {
 				res.End = errors.Join(err, errors.New("canceled")).Error()
+				return res
+			}
+			if until > 0 && w.next > until {
 				return res
 			}
 		}
