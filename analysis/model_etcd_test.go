@@ -136,3 +136,34 @@ func TestEtcdKVRefusesWhatItCannotRun(t *testing.T) {
 		t.Fatalf("a put whose operation is a range: %s, expected unknown", r.Verdict)
 	}
 }
+
+// Writes of unknown outcome are decided on the evidence of watches and
+// reads, as etcd's robustness tests decide them.
+func TestEtcdKVEvidence(t *testing.T) {
+	shown := (&kvh{}).put(0, 0, 1, "a", "1", 0, 0).
+		watch(1, 0, 3, history.WatchRequest{Key: "a", End: "z", Rev: 2}, resp(2, wput("a", "1", 2, 2, 1)))
+	r := runChecker(t, "etcd-kv", Input{History: shown.ops})
+	if r.Verdict != Valid || r.Stats["patched"] != 1 {
+		t.Fatalf("an unknown put a watch shows: %s %v", r.Verdict, r.Stats)
+	}
+	// Shown by a watch that got it at 3 s: it took effect by then, so a
+	// read that began later must see it.
+	late := (&kvh{}).put(0, 0, 9, "a", "1", 0, 0).
+		watch(1, 0, 3, history.WatchRequest{Key: "a", End: "z", Rev: 2}, resp(2, wput("a", "1", 2, 2, 1))).
+		get(2, 4, 5, "a", "", 1)
+	wantResult(t, runChecker(t, "etcd-kv", Input{History: late.ops}), Invalid)
+
+	// Never shown, and the watches cover every revision named: no effect.
+	unseen := (&kvh{}).put(0, 0, 1, "a", "1", 0, 0).put(1, 2, 3, "b", "1", 0, 2).
+		watch(2, 0, 4, history.WatchRequest{Key: "a", End: "z", Rev: 2}, resp(2, wput("b", "1", 2, 2, 1)))
+	r = runChecker(t, "etcd-kv", Input{History: unseen.ops})
+	if r.Verdict != Valid || r.Stats["dropped_unseen_writes"] != 1 {
+		t.Fatalf("an unknown put never shown: %s %v", r.Verdict, r.Stats)
+	}
+	// Without a watch, it stays unknown.
+	open := (&kvh{}).put(0, 0, 1, "a", "1", 0, 0).put(1, 2, 3, "b", "1", 0, 2)
+	r = runChecker(t, "etcd-kv", Input{History: open.ops})
+	if r.Verdict != Valid || r.Stats["open"] != 1 {
+		t.Fatalf("an unknown put, no watch: %s %v", r.Verdict, r.Stats)
+	}
+}
