@@ -95,8 +95,8 @@ func convertEtcd(ev etcdEvidence, inv, done *history.Op) (linOp, error) {
 	}
 	in := etcdIn{f: inv.F, req: &req}
 	if done == nil {
-		if resp, at, unseen := ev.patch(inv.F, &req); resp != nil || unseen {
-			return linOp{input: in, output: etcdOut{resp}, returned: at, unseen: unseen, drop: unseen}, nil
+		if resp, at, none, decided := ev.decide(inv, &req); decided {
+			return linOp{input: in, output: etcdOut{resp}, returned: at, unseen: none, drop: none}, nil
 		}
 		// A range of unknown result constrains nothing; nor does a lease
 		// grant of unknown result, since nobody learnt its lease.

@@ -167,3 +167,33 @@ func TestEtcdKVEvidence(t *testing.T) {
 		t.Fatalf("an unknown put, no watch: %s %v", r.Verdict, r.Stats)
 	}
 }
+
+// Deletes and lease revokes of unknown outcome are decided by the
+// revisions no answer explains, whose events the watches got.
+func TestEtcdKVEvidenceDeletesAndRevokes(t *testing.T) {
+	all := history.WatchRequest{Key: "a", End: "z", Rev: 2}
+	del := history.KVRequest{Then: []history.KVOp{{F: history.FDelete, Key: "a"}}}
+	made := (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).op(0, 2, 3, history.FDelete, del, nil).
+		watch(1, 0, 5, all, resp(2, wput("a", "1", 2, 2, 1)), resp(3, wdel("a", 3)))
+	r := runChecker(t, "etcd-kv", Input{History: made.ops})
+	if r.Verdict != Valid || r.Stats["patched"] != 1 {
+		t.Fatalf("an unknown delete whose event a watch got: %s %v", r.Verdict, r.Stats)
+	}
+	none := (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).op(0, 2, 3, history.FDelete, del, nil).
+		watch(1, 0, 5, all, resp(2, wput("a", "1", 2, 2, 1)), history.WatchResponse{Revision: 2, Progress: true})
+	r = runChecker(t, "etcd-kv", Input{History: none.ops})
+	if r.Verdict != Valid || r.Stats["dropped_unseen_writes"] != 1 {
+		t.Fatalf("an unknown delete no watch saw: %s %v", r.Verdict, r.Stats)
+	}
+	revoke := (&kvh{}).
+		op(0, 0, 1, history.FLeaseGrant, history.KVRequest{TTL: 600}, &history.KVResponse{Revision: 1, Lease: 7}).
+		put(0, 2, 3, "a", "1", 7, 2).
+		op(0, 4, 5, history.FLeaseRevoke, history.KVRequest{Lease: 7}, nil).
+		watch(1, 0, 9, history.WatchRequest{Key: "a", End: "z", Rev: 2, PrevKV: true}, resp(2, wput("a", "1", 2, 2, 1)),
+			resp(3, history.WatchEvent{Type: "delete", KV: history.KV{Key: "a", Mod: 3}, Prev: &history.KV{Key: "a", Value: "1", Create: 2, Mod: 2, Version: 1, Lease: 7}})).
+		get(2, 10, 11, "a", "", 3)
+	r = runChecker(t, "etcd-kv", Input{History: revoke.ops})
+	if r.Verdict != Valid || r.Stats["patched"] != 1 {
+		t.Fatalf("an unknown revoke whose deletes a watch got: %s %v", r.Verdict, r.Stats)
+	}
+}

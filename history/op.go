@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -57,16 +58,22 @@ func ProcessName(p int) string {
 	return fmt.Sprintf("p%d", p)
 }
 
+// maxShownValue bounds the value String shows.
+const maxShownValue = 400
+
 // String renders an op on one line for findings and logs.
 func (o Op) String() string {
 	s := fmt.Sprintf("#%d %s %.3fs %s %s", o.Index, ProcessName(o.Process), o.Time.Seconds(), o.Type, o.F)
 	if len(o.Value) > 0 {
 		var b bytes.Buffer
+		v := string(o.Value)
 		if json.Compact(&b, o.Value) == nil {
-			s += " " + b.String() // a value read back from indented JSON
-		} else {
-			s += " " + string(o.Value)
+			v = b.String() // a value read back from indented JSON
 		}
+		if len(v) > maxShownValue { // a watch's responses: the file has them whole
+			v = fmt.Sprintf("%s… (%d bytes in all)", strings.ToValidUTF8(v[:maxShownValue], ""), len(v))
+		}
+		s += " " + v
 	}
 	if o.Error != "" {
 		s += " (" + o.Error + ")"
