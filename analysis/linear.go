@@ -64,6 +64,9 @@ type linSpec struct {
 	// model must be deterministic, total on unknown outputs, and must not
 	// panic: porcupine runs it in goroutines no recover can reach.
 	model porcupine.Model
+	// direct, if set, decides a history of one part without a search when
+	// it can (decided false otherwise), giving its finding if illegal.
+	direct func(h []history.Op, p *linPart) (f *Finding, decided bool)
 }
 
 // linOp is one operation in porcupine's terms, on the key it touches.
@@ -135,6 +138,16 @@ func checkLinear(parent context.Context, in Input, m *linModel, limit time.Durat
 	}
 
 	res := Result{Verdict: Valid, Stats: map[string]any{}}
+	if spec.direct != nil && len(sc.parts) == 1 {
+		if f, decided := spec.direct(in.History, sc.parts[0]); decided {
+			res.Stats["decided_by"] = "revision order"
+			if f != nil {
+				res.Verdict, res.Findings, res.FindingsTotal = Invalid, []Finding{*f}, 1
+			}
+			linearStats(res, sc, n, 1, 0, start)
+			return res
+		}
+	}
 	results, late := runParts(ctx, spec.model, sc.parts, limit/30, func(done int) { in.progress(m.name, done, len(sc.parts)) })
 	var illegal []int
 	undecided := 0
@@ -196,9 +209,15 @@ func checkLinear(parent context.Context, in Input, m *linModel, limit time.Durat
 		res.Notes = append(res.Notes, fmt.Sprintf("%d entries broke the invoke-then-complete order of their process; their operations were treated as of unknown outcome", k))
 	}
 
+	linearStats(res, sc, n, len(illegal), undecided, start)
+	return res
+}
+
+// linearStats fills res's figures of a check begun at start.
+func linearStats(res Result, sc *linScan, n, illegal, undecided int, start time.Time) {
 	res.Stats["operations"] = n
 	res.Stats["keys"] = len(sc.parts)
-	res.Stats["keys_illegal"] = len(illegal)
+	res.Stats["keys_illegal"] = illegal
 	res.Stats["keys_undecided"] = undecided
 	for _, k := range []string{"open", "patched", "dropped_fail", "dropped_unknown_reads", "dropped_unseen_writes", "superseded", "unmatched_completions", "mismatched_completions"} {
 		res.Stats[k] = sc.counts[k]
@@ -207,5 +226,4 @@ func checkLinear(parent context.Context, in Input, m *linModel, limit time.Durat
 		res.Stats["ignored"] = sc.other
 	}
 	res.Stats["check_s"] = time.Since(start).Seconds()
-	return res
 }

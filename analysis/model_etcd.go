@@ -72,7 +72,9 @@ func prepareEtcd(in Input) (*linSpec, error) {
 	}
 	ev := gatherEtcdEvidence(in.History, init.Revision)
 	convert := func(inv, done *history.Op) (linOp, error) { return convertEtcd(ev, inv, done) }
-	return &linSpec{convert: convert, model: porcupine.Model{
+	initial := newEtcdState(init.Revision, map[string]etcdKey{}, map[int64]bool{})
+	direct := func(h []history.Op, p *linPart) (*Finding, bool) { return etcdByRevision(h, p, initial) }
+	return &linSpec{convert: convert, direct: direct, model: porcupine.Model{
 		Init: func() any { return newEtcdState(init.Revision, map[string]etcdKey{}, map[int64]bool{}) },
 		Step: func(s, i, o any) (bool, any) {
 			ok, next := etcdStep(s.(*etcdState), i.(etcdIn), o.(etcdOut))
