@@ -58,7 +58,7 @@ func openZooKeeper(cfg workloads.Config) (Store, error) {
 	s := &zkStore{conn: conn, readMode: params(cfg).ReadMode}
 	ctx, cancel := context.WithTimeout(context.Background(), zkOpenLimit)
 	defer cancel()
-	if err := s.session(ctx); err != nil {
+	if err := zkclient.Session(ctx, s.conn); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("zookeeper-register: %s: %w", node, err)
 	}
@@ -66,7 +66,7 @@ func openZooKeeper(cfg workloads.Config) (Store, error) {
 }
 
 func (s *zkStore) Read(ctx context.Context, key string) (*int64, error) {
-	if err := s.session(ctx); err != nil {
+	if err := zkclient.Session(ctx, s.conn); err != nil {
 		return nil, err
 	}
 	p := zkPath(key)
@@ -92,18 +92,18 @@ func (s *zkStore) Read(ctx context.Context, key string) (*int64, error) {
 
 // Write sets the znode, creating it (and its parent) on first use.
 func (s *zkStore) Write(ctx context.Context, key string, v int64) error {
-	if err := s.session(ctx); err != nil {
+	if err := zkclient.Session(ctx, s.conn); err != nil {
 		return err
 	}
 	p, data := zkPath(key), []byte(strconv.FormatInt(v, 10))
 	for {
 		_, err := zkclient.Call(ctx, func() (*zk.Stat, error) { return s.conn.Set(p, data, -1) })
 		if !errors.Is(err, zk.ErrNoNode) {
-			return zkClassify(err)
+			return zkclient.Classify(err)
 		}
 		_, err = zkclient.Call(ctx, func() (string, error) { return s.create(p, data) })
 		if !errors.Is(err, zk.ErrNodeExists) {
-			return zkClassify(err)
+			return zkclient.Classify(err)
 		}
 		// Another client created it between our set and create: set again.
 		// Nothing deletes znodes, so this happens at most once.
@@ -113,7 +113,7 @@ func (s *zkStore) Write(ctx context.Context, key string, v int64) error {
 // Cas reads the znode's value and version, then sets it only at that
 // version: a write in between makes the server refuse it.
 func (s *zkStore) Cas(ctx context.Context, key string, from, to int64) error {
-	if err := s.session(ctx); err != nil {
+	if err := zkclient.Session(ctx, s.conn); err != nil {
 		return err
 	}
 	p := zkPath(key)
@@ -131,7 +131,7 @@ func (s *zkStore) Cas(ctx context.Context, key string, from, to int64) error {
 	_, err = zkclient.Call(ctx, func() (*zk.Stat, error) {
 		return s.conn.Set(p, []byte(strconv.FormatInt(to, 10)), r.stat.Version)
 	})
-	return zkClassify(err)
+	return zkclient.Classify(err)
 }
 
 // checkedTries bounds how often a checked read reads again after a write
@@ -179,7 +179,7 @@ func (s *zkStore) check(ctx context.Context, p string, stat *zk.Stat, absent boo
 	case absent && err == nil, errors.Is(err, zk.ErrBadVersion):
 		return errChanged
 	}
-	return fmt.Errorf("check of version %d: %w", version, zkClassify(err))
+	return fmt.Errorf("check of version %d: %w", version, zkclient.Classify(err))
 }
 
 func (s *zkStore) Close() error {
@@ -213,37 +213,3 @@ func (s *zkStore) create(p string, data []byte) (string, error) {
 }
 
 func zkPath(key string) string { return zkRoot + "/" + key }
-
-// session waits, within ctx, for the client to hold a session. The client
-// queues requests while it reconnects and sends them once it is back, so a
-// request that waited in vain may still be sent after its caller gave up;
-// holding it back until connected keeps that window small, and a request
-// refused here was certainly never sent.
-func (s *zkStore) session(ctx context.Context) error {
-	for s.conn.State() != zk.StateHasSession {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w: no session with %s (%s)", workloads.ErrNotApplied, s.conn.Server(), s.conn.State())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	return nil
-}
-
-// zkClassify marks the errors after which a write certainly did not happen:
-// the server's own refusals, and ErrNoServer, which the client gives the
-// requests it flushes from its queue unsent while it cannot connect. A
-// connection lost or a session expired after sending (ErrConnectionClosed,
-// ErrSessionExpired) leaves the outcome unknown, as does a timeout.
-func zkClassify(err error) error {
-	switch {
-	case err == nil, errors.Is(err, workloads.ErrNotApplied):
-		return err
-	case errors.Is(err, zkclient.ErrNotSent):
-		return fmt.Errorf("%w: %v", workloads.ErrNotApplied, err)
-	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode),
-		errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoServer):
-		return fmt.Errorf("%w: %v", workloads.ErrNotApplied, err)
-	}
-	return err
-}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/chaos-testing/chaos/workloads"
 )
 
 // Module is the ZooKeeper client library's module.
@@ -86,3 +88,37 @@ func (h *oneHost) Next() (string, bool) {
 }
 
 func (h *oneHost) Connected() { h.retried = false }
+
+// Session waits, within ctx, for the client to hold a session. The client
+// queues requests while it reconnects and sends them once it is back, so a
+// request that waited in vain may still be sent after its caller gave up;
+// holding it back until connected keeps that window small, and a request
+// refused here was certainly never sent.
+func Session(ctx context.Context, conn *zk.Conn) error {
+	for conn.State() != zk.StateHasSession {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: no session with %s (%s)", workloads.ErrNotApplied, conn.Server(), conn.State())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Classify marks the errors after which a write certainly did not happen:
+// the server's own refusals, and ErrNoServer, which the client gives the
+// requests it flushes from its queue unsent while it cannot connect. A
+// connection lost or a session expired after sending (ErrConnectionClosed,
+// ErrSessionExpired) leaves the outcome unknown, as does a timeout.
+func Classify(err error) error {
+	switch {
+	case err == nil, errors.Is(err, workloads.ErrNotApplied):
+		return err
+	case errors.Is(err, ErrNotSent):
+		return fmt.Errorf("%w: %v", workloads.ErrNotApplied, err)
+	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode),
+		errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoServer):
+		return fmt.Errorf("%w: %v", workloads.ErrNotApplied, err)
+	}
+	return err
+}
