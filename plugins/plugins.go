@@ -14,4 +14,5 @@ import (
 	_ "github.com/chaos-testing/chaos/workloads/lock"
 	_ "github.com/chaos-testing/chaos/workloads/register"
 	_ "github.com/chaos-testing/chaos/workloads/set"
+	_ "github.com/chaos-testing/chaos/workloads/zkwatch"
 )

@@ -24,9 +24,17 @@ const Module = "github.com/go-zookeeper/zk"
 // fault on its node would go unobserved. Reconnects go to stderr, the
 // process's log.
 func Connect(node string, sessionTimeout time.Duration) (*zk.Conn, error) {
+	return ConnectWatching(node, sessionTimeout, nil)
+}
+
+// ConnectWatching is Connect with onEvent called for every event the
+// session receives, in the order they come off the connection, before the
+// event reaches its watch and before any later answer (nil: none).
+func ConnectWatching(node string, sessionTimeout time.Duration, onEvent zk.EventCallback) (*zk.Conn, error) {
 	conn, _, err := zk.Connect([]string{node}, sessionTimeout,
 		zk.WithHostProvider(&oneHost{}),
-		zk.WithLogger(log.New(os.Stderr, "zk "+node+": ", log.LstdFlags|log.Lmicroseconds)))
+		zk.WithLogger(log.New(os.Stderr, "zk "+node+": ", log.LstdFlags|log.Lmicroseconds)),
+		zk.WithEventCallback(onEvent))
 	return conn, err
 }
 

@@ -1,0 +1,58 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+// zkh builds ZooKeeper watch histories; times in seconds.
+type zkh struct{ lh }
+
+func (h *zkh) op(proc int, t1, t2 float64, f string, v history.ZKValue) *zkh {
+	h.add(t1, proc, history.Invoke, f, history.ZKValue{Key: v.Key, Value: v.Value})
+	h.add(t2, proc, history.Ok, f, v)
+	return h
+}
+
+func (h *zkh) set(proc int, t1, t2 float64, key string, version int32, zxid int64) *zkh {
+	return h.op(proc, t1, t2, history.FZKSet, history.ZKValue{Key: key, Value: "x", Version: version, Zxid: zxid})
+}
+
+func (h *zkh) watch(t1, t2 float64, key string, version int32) *zkh {
+	return h.op(9, t1, t2, history.FZKWatch, history.ZKValue{Key: key, Version: version})
+}
+
+func (h *zkh) read(t1, t2 float64, key string, version int32, seen bool) *zkh {
+	return h.op(9, t1, t2, history.FZKRead, history.ZKValue{Key: key, Version: version, EventSeen: seen})
+}
+
+func (h *zkh) event(t float64, key string, seq int64) *zkh {
+	return h.op(9, t, t, history.FZKEvent, history.ZKValue{Key: key, Event: "EventNodeDataChanged", Seq: seq})
+}
+
+func TestZKWatch(t *testing.T) {
+	for name, c := range map[string]struct {
+		h    *zkh
+		want string // the finding's kind; "" for valid
+	}{
+		"new data before its event": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 1, false), "zk-data-before-event"},
+		"new data after its event":  {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 1, true).event(5, "a", 1), ""},
+		"events out of update order": {(&zkh{}).watch(0, 1, "a", 0).watch(1, 2, "b", 0).
+			set(0, 2, 3, "a", 1, 10).set(0, 3, 4, "b", 1, 12).event(5, "b", 1).event(5, "a", 2), "zk-event-order"},
+		"events in update order, polled in another": {(&zkh{}).watch(0, 1, "a", 0).watch(1, 2, "b", 0).
+			set(0, 2, 3, "a", 1, 10).set(0, 3, 4, "b", 1, 12).event(5, "b", 2).event(5, "a", 1), ""},
+		"a missed event": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(9, 10, "a", 0, false), "zk-missed-event"},
+		"an event lost with the session": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).
+			op(9, 3, 3, history.FZKLost, history.ZKValue{Key: "a", Event: "EventNotWatching"}).read(9, 10, "a", 1, false), ""},
+		"an event owed, the watcher gone too soon": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 0, false), ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := runChecker(t, "zookeeper-watch", Input{History: c.h.ops})
+			switch {
+			case c.want == "" && r.Verdict != Valid, c.want != "" && (r.Verdict != Invalid || r.Findings[0].Kind != c.want || len(r.Findings[0].Ops) < 4):
+				t.Fatalf("got %s %+v, expected %q", r.Verdict, r.Findings, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,32 @@
+package history
+
+// Operation names of the ZooKeeper watch workload. Writers set znodes to
+// values unique to each write; a watcher holds a one-shot data watch on
+// every znode (getData with a watch), reads them plainly meanwhile, and
+// records each watch event as it comes.
+const (
+	FZKSet   = "zk-set"   // setData; the completion has the znode's new version and zxid
+	FZKWatch = "zk-watch" // getData that leaves a data watch; the completion has what it read
+	FZKRead  = "zk-read"  // getData without a watch, by a watcher
+	FZKEvent = "zk-event" // a watch event, as the watcher received it (invocation and completion at once)
+	FZKLost  = "zk-lost"  // the watcher's session expired: its watches are gone
+)
+
+// ZKValue is the value of a ZooKeeper watch workload operation.
+type ZKValue struct {
+	Key   string `json:"key,omitempty"`
+	Value string `json:"value,omitempty"`
+	// Version and Zxid are the znode's data version and the zxid of its
+	// last change (mzxid), from the answer.
+	Version int32 `json:"version,omitempty"`
+	Zxid    int64 `json:"zxid,omitempty"`
+	// EventSeen, on a read, says whether the watch event of its znode had
+	// reached the watcher when the read's answer came: ZooKeeper sends a
+	// watch event before any answer that shows the change.
+	EventSeen bool `json:"event_seen,omitempty"`
+	// Event is an event's type (ZooKeeper's name: EventNodeDataChanged, ...).
+	Event string `json:"event,omitempty"`
+	// Seq is an event's place among all the watch events the watcher's
+	// session received, in the order they came off the connection.
+	Seq int64 `json:"seq,omitempty"`
+}
