@@ -20,6 +20,9 @@ type WatchRequest struct {
 	PrevKV bool `json:"prev_kv,omitempty"`
 	// Progress asks for progress notifications while nothing happens.
 	Progress bool `json:"progress,omitempty"`
+	// RequireLeader has the member cancel the watch when it has no leader;
+	// without it, a watch on a member cut off waits for it to come back.
+	RequireLeader bool `json:"require_leader,omitempty"`
 }
 
 // WatchResult is a watch's completion value: what it got, in order.

@@ -22,8 +22,10 @@ const progressEvery = time.Second
 
 // watcher watches every key of the workload on its client's member, as
 // etcd's robustness tests do: each watch from the revision after the last
-// one it got to, the first from revision 1, half of them with prev_kv, all
-// asking for progress notifications. Every watch is one operation whose
+// one it got to, the first from revision 1, half of them with prev_kv,
+// half requiring a leader (the others wait on a member cut off, and see it
+// come back: etcd #15271's watches went back in time there), all asking
+// for progress notifications. Every watch is one operation whose
 // completion holds each response with the time it came.
 type watcher struct {
 	cli   *clientv3.Client
@@ -80,7 +82,7 @@ func (w *watcher) catchUp() error {
 // record runs one watch as an operation, until ctx ends, its span is over,
 // it broke, or (until > 0) it got to revision until; broke says which.
 func (w *watcher) record(ctx context.Context, until int64) (broke bool, err error) {
-	req := history.WatchRequest{Key: prefix, End: prefixEnd, Rev: w.next, PrevKV: w.rng.IntN(2) == 0, Progress: true}
+	req := history.WatchRequest{Key: prefix, End: prefixEnd, Rev: w.next, PrevKV: w.rng.IntN(2) == 0, Progress: true, RequireLeader: w.rng.IntN(2) == 0}
 	d, err := workloads.Record(context.Background(), w.h, workloads.Op[*history.WatchResult]{
 		F: history.FWatch, Value: req, Timeout: watchSpan + opTimeout,
 		Call: func(cctx context.Context) (*history.WatchResult, error) {
@@ -95,7 +97,10 @@ func (w *watcher) record(ctx context.Context, until int64) (broke bool, err erro
 // breaks or (until > 0) it got to revision until, and returns what it got. It never fails: what came before
 // a break is what the watch got, and the break is noted in the result.
 func (w *watcher) watch(ctx, cctx context.Context, req history.WatchRequest, until int64) *history.WatchResult {
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(cctx))
+	if req.RequireLeader {
+		cctx = clientv3.WithRequireLeader(cctx)
+	}
+	wctx, cancel := context.WithCancel(cctx)
 	defer cancel()
 	opts := []clientv3.OpOption{clientv3.WithRange(req.End), clientv3.WithRev(req.Rev), clientv3.WithProgressNotify()}
 	if req.PrevKV {
