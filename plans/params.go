@@ -120,3 +120,15 @@ func FieldNames(v any) []string {
 	}
 	return sortedKeys(yamlFields(t))
 }
+
+// Count fills a plug-in's count field (path, e.g. "workload.keys") with def
+// when the plan leaves it at 0, and checks it is in [lo, hi].
+func (p *Plan) Count(path string, v *int, def, lo, hi int) error {
+	if *v == 0 {
+		*v = def
+	}
+	if *v < lo || *v > hi {
+		return p.Errorf(path, "%d: expected %d to %d", *v, lo, hi)
+	}
+	return nil
+}

@@ -72,11 +72,8 @@ func (Workload) NewParams() any { return &Params{} }
 // CheckPlan checks the keys and the traffic.
 func (Workload) CheckPlan(p *plans.Plan) error {
 	ps := p.Workload.Spec.(*Params)
-	if ps.Keys == 0 {
-		ps.Keys = 10
-	}
-	if ps.Keys < 1 || ps.Keys > 1000 {
-		return p.Errorf("workload.keys", "%d: expected 1 to 1000", ps.Keys)
+	if err := p.Count("workload.keys", &ps.Keys, 10, 1, 1000); err != nil {
+		return err
 	}
 	if ps.Watch == nil {
 		ps.Watch = new(bool)

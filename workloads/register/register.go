@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -86,17 +87,8 @@ func (w Workload) CheckPlan(p *plans.Plan) error {
 	if !slices.Contains(w.ReadModes, ps.ReadMode) {
 		return p.Errorf("workload.read_mode", "%q: %s offers %s", ps.ReadMode, w.TargetKind, strings.Join(w.ReadModes, ", "))
 	}
-	for _, d := range []struct {
-		field string
-		v     *int
-		def   int
-	}{{"values", &ps.Values, 5}, {"keys", &ps.Keys, 3}} {
-		if *d.v == 0 {
-			*d.v = d.def
-		}
-		if *d.v < 1 {
-			return p.Errorf("workload."+d.field, "%d: expected at least 1", *d.v)
-		}
+	if err := errors.Join(p.Count("workload.values", &ps.Values, 5, 1, math.MaxInt32), p.Count("workload.keys", &ps.Keys, 3, 1, math.MaxInt32)); err != nil {
+		return err
 	}
 	if ps.KeyPeriod.Duration == 0 {
 		ps.KeyPeriod.Duration = 5 * time.Second

@@ -57,11 +57,8 @@ func (Workload) NewParams() any { return &Params{} }
 // CheckPlan checks the znodes and the pace.
 func (Workload) CheckPlan(p *plans.Plan) error {
 	ps := p.Workload.Spec.(*Params)
-	if ps.Keys == 0 {
-		ps.Keys = 3
-	}
-	if ps.Keys < 1 || ps.Keys > 100 {
-		return p.Errorf("workload.keys", "%d: expected 1 to 100", ps.Keys)
+	if err := p.Count("workload.keys", &ps.Keys, 3, 1, 100); err != nil {
+		return err
 	}
 	return ps.Spec.Check(p, kinds)
 }
