@@ -64,6 +64,9 @@ type Params struct {
 	// Watch runs a watcher of every key beside each client's workers, on
 	// its member (default true).
 	Watch *bool `yaml:"watch" json:"watch"`
+	// Progress has the watchers ask for progress notifications every
+	// second (default true).
+	Progress *bool `yaml:"progress" json:"progress"`
 }
 
 // NewParams makes Workload a plans.Parameterized.
@@ -75,9 +78,11 @@ func (Workload) CheckPlan(p *plans.Plan) error {
 	if err := p.Count("workload.keys", &ps.Keys, 10, 1, 1000); err != nil {
 		return err
 	}
-	if ps.Watch == nil {
-		ps.Watch = new(bool)
-		*ps.Watch = true
+	for _, b := range []**bool{&ps.Watch, &ps.Progress} {
+		if *b == nil {
+			*b = new(bool)
+			**b = true
+		}
 	}
 	return ps.Spec.Check(p, kinds)
 }
@@ -113,7 +118,7 @@ func (Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Append
 	return workloads.Workers(ctx, cfg, h, workers, func(ctx context.Context, process int, h *history.Appender) error {
 		rng := plans.Rand(cfg.Seed, plans.ClientStream(process))
 		if process >= cfg.Process+ps.Concurrency*cfg.Workload.Clients {
-			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng}).run(ctx)
+			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng, progress: *ps.Progress}).run(ctx)
 		}
 		c := &client{cli: cli, h: h, process: process, keys: ps.Keys, seen: map[string]int64{},
 			rng: rng}

@@ -33,6 +33,8 @@ type watcher struct {
 	clock history.Clock
 	rng   *rand.Rand
 	next  int64 // the revision the next watch starts from
+	// progress asks for progress notifications every progressEvery.
+	progress bool
 }
 
 func (w *watcher) run(ctx context.Context) error {
@@ -82,7 +84,7 @@ func (w *watcher) catchUp() error {
 // record runs one watch as an operation, until ctx ends, its span is over,
 // it broke, or (until > 0) it got to revision until; broke says which.
 func (w *watcher) record(ctx context.Context, until int64) (broke bool, err error) {
-	req := history.WatchRequest{Key: prefix, End: prefixEnd, Rev: w.next, PrevKV: w.rng.IntN(2) == 0, Progress: true, RequireLeader: w.rng.IntN(2) == 0}
+	req := history.WatchRequest{Key: prefix, End: prefixEnd, Rev: w.next, PrevKV: w.rng.IntN(2) == 0, Progress: w.progress, RequireLeader: w.rng.IntN(2) == 0}
 	d, err := workloads.Record(context.Background(), w.h, workloads.Op[*history.WatchResult]{
 		F: history.FWatch, Value: req, Timeout: watchSpan + opTimeout,
 		Call: func(cctx context.Context) (*history.WatchResult, error) {
@@ -94,31 +96,37 @@ func (w *watcher) record(ctx context.Context, until int64) (broke bool, err erro
 }
 
 // watch runs one watch until ctx ends, its span is over, the stream
-// breaks or (until > 0) it got to revision until, and returns what it got. It never fails: what came before
-// a break is what the watch got, and the break is noted in the result.
+// breaks or (until > 0) it got to revision until, and returns what it
+// got. It never fails: what came before a break is what the watch got,
+// and the break is noted in the result.
 func (w *watcher) watch(ctx, cctx context.Context, req history.WatchRequest, until int64) *history.WatchResult {
 	if req.RequireLeader {
 		cctx = clientv3.WithRequireLeader(cctx)
 	}
 	wctx, cancel := context.WithCancel(cctx)
 	defer cancel()
-	opts := []clientv3.OpOption{clientv3.WithRange(req.End), clientv3.WithRev(req.Rev), clientv3.WithProgressNotify()}
+	opts := []clientv3.OpOption{clientv3.WithRange(req.End), clientv3.WithRev(req.Rev)}
 	if req.PrevKV {
 		opts = append(opts, clientv3.WithPrevKV())
+	}
+	var progress <-chan time.Time // none asked: never
+	if req.Progress {
+		opts = append(opts, clientv3.WithProgressNotify())
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		progress = tick.C
 	}
 	ch := w.cli.Watch(wctx, req.Key, opts...)
 	res := &history.WatchResult{Responses: []history.WatchResponse{}}
 	span := time.NewTimer(watchSpan)
 	defer span.Stop()
-	progress := time.NewTicker(progressEvery)
-	defer progress.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return res
 		case <-span.C:
 			return res
-		case <-progress.C:
+		case <-progress:
 			// Best effort: a request that fails leaves the stream as it was.
 			_ = w.cli.RequestProgress(wctx)
 		case wr, ok := <-ch:
