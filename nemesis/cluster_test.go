@@ -96,6 +96,17 @@ func (c *cluster) Signal(_ context.Context, p Process, sig string) error {
 	return nil
 }
 
+// Act runs a maintenance action: a paused node does not answer.
+func (c *cluster) Act(_ context.Context, p Process, action string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.acts = append(c.acts, strings.ToUpper(action)+" "+p.Name)
+	if c.state[p.Name] != "running" {
+		return "", fmt.Errorf("%s is %s", p.Name, c.state[p.Name])
+	}
+	return "did " + action, nil
+}
+
 func (c *cluster) Restart(_ context.Context, p Process) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

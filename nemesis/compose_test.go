@@ -117,6 +117,24 @@ func TestKillsCompose(t *testing.T) {
 	}
 }
 
+// A maintenance action runs on a node that is up; one that is down is
+// left alone, and one that cannot answer (paused) is recorded as failed:
+// the fault was the asking. Its heal does nothing.
+func TestAdminActs(t *testing.T) {
+	st := newSteps(t, newCluster(3, 0))
+	var targets []string
+	st.want("compact", st.acts(func() { targets = st.start(0, onNode("compact", "n2")) }), []string{"COMPACT n2"})
+	st.want("its targets", targets, []string{"n2 (did compact)"})
+	st.want("its heal", st.acts(func() { st.stop(0) }), nil)
+	st.start(1, onNode("kill", "n1"))
+	st.want("defrag of a node down", st.acts(func() { targets = st.start(2, onNode("defrag", "n1")) }), nil)
+	st.want("its targets", targets, []string{"n1 (down)"})
+	st.start(3, onNode("pause", "n3"))
+	if got := st.start(4, onNode("defrag", "n3")); len(got) != 1 || !strings.HasPrefix(got[0], "n3 (defrag failed: ") {
+		t.Errorf("defrag of a paused node: targets %q", got)
+	}
+}
+
 // A kill ends the pause of its victim: the restart comes back running, and
 // the pause's heal sends nothing. A pause of a node that is down does
 // nothing, and says so.
