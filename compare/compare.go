@@ -50,9 +50,11 @@ type Row struct {
 	group    *Group
 	Runs     []string // run folders
 	// Invalid and Unknown count the runs with each verdict; Findings
-	// counts the findings of the runs by kind.
+	// counts the findings the runs list, by kind, and Unlisted those past
+	// the first few each checker lists (their kinds are not recorded).
 	Invalid, Unknown int
 	Findings         map[string]int
+	Unlisted         int
 	// OK, Failed and Indeterminate count the clients' completed
 	// operations by outcome.
 	OK, Failed, Indeterminate int
@@ -176,6 +178,7 @@ func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) error {
 		for _, f := range res.Findings {
 			r.Findings[f.Kind]++
 		}
+		r.Unlisted += max(0, res.FindingsTotal-len(res.Findings))
 	}
 	for _, op := range ops {
 		if op.Process < 0 {

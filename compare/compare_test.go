@@ -256,3 +256,20 @@ func TestVersionsAndSettings(t *testing.T) {
 		}
 	}
 }
+
+// A checker lists its first findings and counts the rest: the row says how
+// many it did not list, rather than passing a capped count for a total.
+func TestUnlistedFindings(t *testing.T) {
+	r := &Row{Findings: map[string]int{}}
+	listed := make([]analysis.Finding, 20)
+	for i := range listed {
+		listed[i].Kind = "lost-add"
+	}
+	rep := analysis.Report{Verdict: analysis.Invalid, Results: []analysis.Result{{Verdict: analysis.Invalid, Findings: listed, FindingsTotal: 57}}}
+	if err := r.add("run", rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	if cell := r.cells(false)[4]; cell != "lost-add ×20, 37 more not listed" {
+		t.Errorf("findings cell %q", cell)
+	}
+}

@@ -37,6 +37,9 @@ func (r *Row) cells(lock bool) []string {
 		for _, k := range slices.Sorted(maps.Keys(r.Findings)) {
 			found = append(found, fmt.Sprintf("%s ×%d", k, r.Findings[k]))
 		}
+		if r.Unlisted > 0 {
+			found = append(found, fmt.Sprintf("%d more not listed", r.Unlisted))
+		}
 		return append(out,
 			fmt.Sprintf("%d / %d", r.Unknown, len(r.Runs)),
 			cmp.Or(strings.Join(found, ", "), "none"),
