@@ -228,16 +228,8 @@ func (w *watcher) run(ctx context.Context) error {
 // read) reads one watched znode plainly.
 func (w *watcher) round(read bool) error {
 	for _, key := range w.keys {
-		if ch, ok := w.watches[key]; ok {
-			select {
-			case ev := <-ch:
-				w.arrived[key] = ev
-			default:
-			}
-		}
-		if ev, ok := w.arrived[key]; ok {
+		if ev, ok := w.take(key); ok {
 			delete(w.arrived, key)
-			delete(w.watches, key)
 			if err := w.event(key, ev); err != nil {
 				return err
 			}
@@ -317,7 +309,7 @@ func (w *watcher) read(key string) error {
 				return got{data: data, st: st}, err
 			})
 			if err == nil {
-				g.seen = w.take(key)
+				_, g.seen = w.take(key)
 			}
 			return g, err
 		},
@@ -331,16 +323,18 @@ func (w *watcher) read(key string) error {
 	return err
 }
 
-// take moves key's event, if it has come, to arrived, and says whether
-// one is there.
-func (w *watcher) take(key string) bool {
+// take moves key's event, if it has come, from its watch to arrived (the
+// watch has fired: the client closes its channel after the one event),
+// and returns the event arrived and not yet recorded, if any.
+func (w *watcher) take(key string) (zk.Event, bool) {
 	if ch, ok := w.watches[key]; ok {
 		select {
 		case ev := <-ch:
 			w.arrived[key] = ev
+			delete(w.watches, key)
 		default:
 		}
 	}
-	_, ok := w.arrived[key]
-	return ok
+	ev, ok := w.arrived[key]
+	return ev, ok
 }
