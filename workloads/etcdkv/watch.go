@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/workloads"
@@ -35,6 +37,7 @@ type watcher struct {
 	next  int64 // the revision the next watch starts from
 	// progress asks for progress notifications every progressEvery.
 	progress bool
+	watches  int // opened so far
 }
 
 func (w *watcher) run(ctx context.Context) error {
@@ -103,6 +106,14 @@ func (w *watcher) watch(ctx, cctx context.Context, req history.WatchRequest, unt
 	if req.RequireLeader {
 		cctx = clientv3.WithRequireLeader(cctx)
 	}
+	// A gRPC stream of its own: the client sends every watch with the same
+	// metadata on one stream and hands a progress notification to each
+	// watch on it, one opened after the request was sent included (it
+	// would then hold a notification its events have not caught up with:
+	// seen when a paused member answered requests queued for the watch
+	// before). The client keys streams by the context's metadata.
+	w.watches++
+	cctx = metadata.AppendToOutgoingContext(cctx, "chaos-watch", strconv.Itoa(w.watches))
 	wctx, cancel := context.WithCancel(cctx)
 	defer cancel()
 	opts := []clientv3.OpOption{clientv3.WithRange(req.End), clientv3.WithRev(req.Rev)}
