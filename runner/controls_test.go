@@ -52,6 +52,7 @@ func fencingBroken(rep analysis.Report) []string {
 
 var controls = []control{
 	{plan: "etcd-register-mixed.yaml", unexpected: anyFinding},
+	{plan: "etcd-kv-mixed.yaml", unexpected: anyFinding},
 	{plan: "zookeeper-register-partition.yaml", unexpected: anyFinding},
 	{plan: "etcd-lock-pause.yaml", unexpected: fencingBroken},
 	{plan: "zookeeper-lock-pause.yaml", unexpected: fencingBroken},
@@ -60,7 +61,7 @@ var controls = []control{
 
 // TestNegativeControlTable runs every negative control over
 // CHAOS_CONTROL_SEEDS seeds (scripts/controls sets it; unset, the test is
-// skipped: CI runs the short TestRegisterNegativeControls instead), each
+// skipped: CI runs the short TestShortNegativeControls instead), each
 // cut to CHAOS_CONTROL_LIMIT (default: the plan's), and prints a table of
 // plan, seeds and findings. Every finding fails the test, named with its
 // run folder (kept under results/controls), to be investigated to its

@@ -104,14 +104,15 @@ func assertVersions(t *testing.T, dir string, nodes int, libraries ...string) {
 	t.Logf("servers %v; libraries %v", info.Servers, info.Versions)
 }
 
-// Short versions of the register negative controls: etcd and ZooKeeper
-// under mixed partitions, kills and pauses must not raise a false alarm,
-// and every fault must be in the history and healed.
+// Short versions of the negative controls of registers and of etcd's
+// store with revisions: etcd and ZooKeeper under mixed partitions, kills
+// and pauses must not raise a false alarm, and every fault must be in the
+// history and healed.
 // ZooKeeper's plan reads through a quorum check (read_mode checked), so
 // that its pauses of the leader cannot show ZOOKEEPER-1675's stale reads.
-func TestRegisterNegativeControls(t *testing.T) {
+func TestShortNegativeControls(t *testing.T) {
 	cli := testenv.Docker(t)
-	for _, plan := range []string{"etcd-register-mixed.yaml", "zookeeper-register-partition.yaml"} {
+	for _, plan := range []string{"etcd-register-mixed.yaml", "etcd-kv-mixed.yaml", "zookeeper-register-partition.yaml"} {
 		t.Run(plan, func(t *testing.T) {
 			p := loadPlan(t, plan, 30*time.Second, 3)
 			rep, dir := testenv.RunPlan(t, p)
