@@ -82,7 +82,7 @@ func path(key string) string { return root + "/" + key }
 // Run creates the znodes if need be, then runs the writers and a watcher
 // (the last worker) until ctx ends.
 func (Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
-	arrivals := &arrivals{byPath: map[string][]int64{}}
+	arrivals := &arrivals{latest: map[string]int64{}}
 	conn, err := zkclient.ConnectWatching(cfg.Node(), sessionTimeout, arrivals.note)
 	if err != nil {
 		return fmt.Errorf("zookeeper-watch: %w", err)
@@ -159,12 +159,12 @@ func set(conn *zk.Conn, h *history.Appender, key, value string) error {
 
 // arrivals numbers the watch events of a session in the order they came
 // off the connection: the zk client calls note for each before it hands
-// the event to its watch's channel, and before any answer that came after
-// it. A watcher that polls several channels cannot tell that order.
+// the event to its watches' channels, and before any answer that came
+// after it. A watcher that polls several channels cannot tell that order.
 type arrivals struct {
 	mu     sync.Mutex
 	n      int64
-	byPath map[string][]int64 // the numbers of the events not yet taken, by znode
+	latest map[string]int64 // by znode, the number of its latest event
 }
 
 func (a *arrivals) note(ev zk.Event) {
@@ -174,20 +174,18 @@ func (a *arrivals) note(ev zk.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.n++
-	a.byPath[ev.Path] = append(a.byPath[ev.Path], a.n)
+	a.latest[ev.Path] = a.n
 }
 
-// take is the number of the oldest event of the znode not yet taken; 0 if
-// none came through note (an event the client made itself).
-func (a *arrivals) take(p string) int64 {
+// of is the number of the znode's latest event: the one its watch just
+// delivered, since a znode has one watch at a time. (A getData that timed
+// out here may still have left a watch, whose event reaches no one: a
+// queue of numbers per znode would fall behind by one for good.) 0 if
+// none came through note.
+func (a *arrivals) of(p string) int64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	q := a.byPath[p]
-	if len(q) == 0 {
-		return 0
-	}
-	a.byPath[p] = q[1:]
-	return q[0]
+	return a.latest[p]
 }
 
 // watcher holds a data watch on every znode.
@@ -251,7 +249,7 @@ func (w *watcher) event(key string, ev zk.Event) error {
 	if ev.Type == zk.EventNotWatching {
 		f = history.FZKLost // the session expired: the watch is gone
 	} else {
-		v.Seq = w.arrivals.take(path(key))
+		v.Seq = w.arrivals.of(path(key))
 	}
 	_, err := workloads.Record(context.Background(), w.h, workloads.Op[struct{}]{F: f, Value: v, Timeout: opTimeout, ReadOnly: true,
 		Call: func(context.Context) (struct{}, error) { return struct{}{}, nil }})
