@@ -40,6 +40,10 @@ func TestZKWatch(t *testing.T) {
 		"new data after its event":  {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 1, true).event(5, "a", 1), ""},
 		"events out of update order": {(&zkh{}).watch(0, 1, "a", 0).watch(1, 2, "b", 0).
 			set(0, 2, 3, "a", 1, 10).set(0, 3, 4, "b", 1, 12).event(5, "b", 1).event(5, "a", 2), "zk-event-order"},
+		"events fired by a reconnection, in any order": {(&zkh{}).watch(0, 1, "a", 0).watch(1, 2, "b", 0).
+			set(0, 2, 3, "a", 1, 10).set(0, 3, 4, "b", 1, 12).
+			op(9, 5, 5, history.FZKEvent, history.ZKValue{Key: "b", Event: "EventNodeDataChanged", Seq: 1, Conn: 1}).
+			op(9, 5, 5, history.FZKEvent, history.ZKValue{Key: "a", Event: "EventNodeDataChanged", Seq: 2, Conn: 1}), ""},
 		"events in update order, polled in another": {(&zkh{}).watch(0, 1, "a", 0).watch(1, 2, "b", 0).
 			set(0, 2, 3, "a", 1, 10).set(0, 3, 4, "b", 1, 12).event(5, "b", 2).event(5, "a", 1), ""},
 		"a missed event": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(9, 10, "a", 0, false), "zk-missed-event"},

@@ -164,17 +164,31 @@ func set(conn *zk.Conn, h *history.Appender, key, value string) error {
 type arrivals struct {
 	mu     sync.Mutex
 	n      int64
+	conn   int64            // connections so far
 	latest map[string]int64 // by znode, the number of its latest event
 }
 
 func (a *arrivals) note(ev zk.Event) {
-	if ev.Type == zk.EventSession || ev.Path == "" {
-		return
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if ev.Type == zk.EventSession {
+		if ev.State == zk.StateHasSession {
+			a.conn++
+		}
+		return
+	}
+	if ev.Path == "" {
+		return
+	}
 	a.n++
 	a.latest[ev.Path] = a.n
+}
+
+// connection is the number of the session's current connection.
+func (a *arrivals) connection() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.conn
 }
 
 // of is the number of the znode's latest event: the one its watch just
@@ -249,7 +263,7 @@ func (w *watcher) event(key string, ev zk.Event) error {
 	if ev.Type == zk.EventNotWatching {
 		f = history.FZKLost // the session expired: the watch is gone
 	} else {
-		v.Seq = w.arrivals.of(path(key))
+		v.Seq, v.Conn = w.arrivals.of(path(key)), w.arrivals.connection()
 	}
 	_, err := workloads.Record(context.Background(), w.h, workloads.Op[struct{}]{F: f, Value: v, Timeout: opTimeout, ReadOnly: true,
 		Call: func(context.Context) (struct{}, error) { return struct{}{}, nil }})
@@ -278,7 +292,7 @@ func (w *watcher) watch(key string) error {
 			if err != nil {
 				return history.ZKValue{Key: key}
 			}
-			return history.ZKValue{Key: key, Value: string(g.data), Version: g.st.Version, Zxid: g.st.Mzxid}
+			return history.ZKValue{Key: key, Value: string(g.data), Version: g.st.Version, Zxid: g.st.Mzxid, Conn: w.arrivals.connection()}
 		},
 	})
 	if d.Type == history.Ok {
