@@ -37,7 +37,9 @@ func TestZKWatch(t *testing.T) {
 		want string // the finding's kind; "" for valid
 	}{
 		"new data before its event": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 1, false), "zk-data-before-event"},
-		"new data after its event":  {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 1, true).event(5, "a", 1), ""},
+		"new data on another connection": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).
+			op(9, 3, 4, history.FZKRead, history.ZKValue{Key: "a", Version: 1, Conn: 1}).event(5, "a", 1), ""},
+		"new data after its event": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 1, true).event(5, "a", 1), ""},
 		"events out of update order": {(&zkh{}).watch(0, 1, "a", 0).watch(1, 2, "b", 0).
 			set(0, 2, 3, "a", 1, 10).set(0, 3, 4, "b", 1, 12).event(5, "b", 1).event(5, "a", 2), "zk-event-order"},
 		"events fired by a reconnection, in any order": {(&zkh{}).watch(0, 1, "a", 0).watch(1, 2, "b", 0).

@@ -29,9 +29,9 @@ type ZKValue struct {
 	// Seq is an event's place among all the watch events the watcher's
 	// session received, in the order they came off the connection.
 	Seq int64 `json:"seq,omitempty"`
-	// Conn counts the session's connections when a watch was set or an
-	// event came: a reconnection re-registers the watches, and the
-	// server fires those whose znodes changed meanwhile at once, in no
-	// order of their updates.
+	// Conn counts the session's connections when a watch was set, a read
+	// answered or an event came: a reconnection re-registers the watches,
+	// and the server fires those whose znodes changed meanwhile at once,
+	// in no order of their updates.
 	Conn int64 `json:"conn,omitempty"`
 }

@@ -329,7 +329,7 @@ func (w *watcher) read(key string) error {
 			if err != nil {
 				return history.ZKValue{Key: key}
 			}
-			return history.ZKValue{Key: key, Value: string(g.data), Version: g.st.Version, Zxid: g.st.Mzxid, EventSeen: g.seen}
+			return history.ZKValue{Key: key, Value: string(g.data), Version: g.st.Version, Zxid: g.st.Mzxid, EventSeen: g.seen, Conn: w.arrivals.connection()}
 		},
 	})
 	return err
