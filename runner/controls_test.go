@@ -54,6 +54,7 @@ var controls = []control{
 	{plan: "etcd-register-mixed.yaml", unexpected: anyFinding},
 	{plan: "etcd-kv-mixed.yaml", unexpected: anyFinding},
 	{plan: "zookeeper-register-partition.yaml", unexpected: anyFinding},
+	{plan: "zookeeper-watch-partition.yaml", unexpected: anyFinding},
 	{plan: "etcd-lock-pause.yaml", unexpected: fencingBroken},
 	{plan: "zookeeper-lock-pause.yaml", unexpected: fencingBroken},
 	{plan: "redlock-short-pause.yaml", unexpected: anyFinding},
