@@ -183,14 +183,12 @@ func (c *client) do(kind string) error {
 			Then: []history.KVOp{{F: history.FPut, Key: key, Value: c.value()}},
 			Else: []history.KVOp{{F: history.FRange, Key: key}},
 		})
-	case kindLease:
-		if c.lease == 0 {
+	case kindLease, kindRevoke:
+		if c.lease == 0 { // either needs a lease first
 			return c.send(history.FLeaseGrant, history.KVRequest{TTL: leaseTTL})
 		}
-		return one(history.FPut, history.KVOp{F: history.FPut, Key: key, Value: c.value(), Lease: c.lease})
-	case kindRevoke:
-		if c.lease == 0 {
-			return c.send(history.FLeaseGrant, history.KVRequest{TTL: leaseTTL})
+		if kind == kindLease {
+			return one(history.FPut, history.KVOp{F: history.FPut, Key: key, Value: c.value(), Lease: c.lease})
 		}
 		lease := c.lease
 		c.lease = 0 // revoked, refused or unknown: a new one either way
