@@ -41,15 +41,15 @@ func etcdByRevision(h []history.Op, p *linPart, init *etcdState) (f *Finding, de
 	revs := slices.Sorted(maps.Keys(groups))
 	pos := make([]int64, len(p.ops)) // 2r for the write that made r, 2r+1 for the rest
 	entries := func(ids ...int) []history.Op {
-		var pos []int
+		var lines []int
 		for _, i := range ids {
 			r := p.refs[i]
-			pos = append(pos, r.inv)
+			lines = append(lines, r.inv)
 			if r.done >= 0 {
-				pos = append(pos, r.done)
+				lines = append(lines, r.done)
 			}
 		}
-		return opsAt(h, pos)
+		return opsAt(h, lines)
 	}
 	describe := func(i int) string {
 		return fmt.Sprintf("%s's %s", history.ProcessName(p.ops[i].ClientId), describeEtcd(p.ops[i].Input.(etcdIn), p.ops[i].Output.(etcdOut)))
