@@ -56,11 +56,19 @@ type Spec struct {
 	Binds []string
 }
 
+// createTimeout bounds a container create that ignores cancellation.
+const createTimeout = 60 * time.Second
+
 // Run is one run's network and containers.
 type Run struct {
 	cli     *client.Client
 	id      string
 	network string
+
+	// starting counts the Start calls under way: Close waits for them, so
+	// that a container the engine creates as the run is interrupted is
+	// known, and removed, before Close lists what to remove.
+	starting sync.WaitGroup
 
 	mu         sync.Mutex
 	containers []Container
@@ -90,6 +98,8 @@ func (r *Run) ID() string { return r.id }
 // Start creates and starts a container on the run's network. Its main
 // command is PID 1, so a signal sent to the container reaches it directly.
 func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
+	r.starting.Add(1)
+	defer r.starting.Done()
 	full := fmt.Sprintf("chaos-%s-%s", r.id, s.Name)
 	cfg := &container.Config{
 		Image:    s.Image,
@@ -102,7 +112,13 @@ func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
 	net := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
 		r.network: {Aliases: []string{s.Name}},
 	}}
-	created, err := r.cli.ContainerCreate(ctx, cfg, host, net, nil, full)
+	// The create is not cancelled with ctx: a request the engine has
+	// received may create the container after the call gave up, too late
+	// for Close to see it. Waiting for the answer keeps every container
+	// the engine made in the run's list.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	created, err := r.cli.ContainerCreate(cctx, cfg, host, net, nil, full)
+	cancel()
 	if err != nil {
 		return Container{}, fmt.Errorf("create container %s: %w", s.Name, err)
 	}
@@ -111,6 +127,9 @@ func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
 	r.mu.Lock()
 	r.containers = append(r.containers, c)
 	r.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return c, fmt.Errorf("start container %s: %w", s.Name, err)
+	}
 	if err := r.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		return c, fmt.Errorf("start container %s: %w", s.Name, err)
 	}
@@ -189,6 +208,7 @@ func (r *Run) saveLog(ctx context.Context, c Container, path string) error {
 // Close removes the run's containers and network. Removal kills the
 // processes, including any a pause left stopped.
 func (r *Run) Close(ctx context.Context) error {
+	r.starting.Wait()
 	_, err := Clean(ctx, r.cli, r.id)
 	r.mu.Lock()
 	defer r.mu.Unlock()

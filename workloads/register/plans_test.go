@@ -94,9 +94,12 @@ workload:
 		keys[v.Key] = true
 	}
 	// At 20 a second: no more than one every 50 ms from each client's
-	// first, and through 6 s and 2 s of recovery, well over 100.
+	// first, and through 6 s and 2 s of recovery, well over 100. The pacer
+	// keeps to a schedule set when the first operation was paced, and that
+	// operation's invocation may be stamped a little later: one more is
+	// allowed for that.
 	for p, n := range invoked {
-		if span := last[p] - first[p]; n > int(span/(50*time.Millisecond))+1 || n < 100 {
+		if span := last[p] - first[p]; n > int(span/(50*time.Millisecond))+2 || n < 100 {
 			t.Errorf("client %d sent %d writes in %s at 20 a second", p, n, span)
 		}
 	}
