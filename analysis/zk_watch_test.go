@@ -27,6 +27,15 @@ func (h *zkh) read(t1, t2 float64, key string, version int32, seen bool) *zkh {
 	return h.op(9, t1, t2, history.FZKRead, history.ZKValue{Key: key, Version: version, EventSeen: seen})
 }
 
+// child is a create or delete of a child of key, whose answer says no version.
+func (h *zkh) child(t1, t2 float64, f, key string) *zkh {
+	return h.op(0, t1, t2, f, history.ZKValue{Key: key, Value: "c"})
+}
+
+func (h *zkh) childWatch(t1, t2 float64, key string, cversion int32, pzxid int64) *zkh {
+	return h.op(9, t1, t2, history.FZKChildWatch, history.ZKValue{Key: key, Version: cversion, Zxid: pzxid})
+}
+
 func (h *zkh) event(t float64, key string, seq int64) *zkh {
 	return h.op(9, t, t, history.FZKEvent, history.ZKValue{Key: key, Event: "EventNodeDataChanged", Seq: seq})
 }
@@ -51,6 +60,22 @@ func TestZKWatch(t *testing.T) {
 		"a missed event": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(9, 10, "a", 0, false), "zk-missed-event"},
 		"an event lost with the session": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).
 			op(9, 3, 3, history.FZKLost, history.ZKValue{Key: "a", Event: "EventNotWatching"}).read(9, 10, "a", 1, false), ""},
+		"children listed before their event": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(1, 2, history.FZKCreate, "kids").
+			op(9, 3, 4, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 1, Zxid: 11}), "zk-data-before-event"},
+		"children listed after their event": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(1, 2, history.FZKDelete, "kids").
+			event(2.5, "kids", 1).op(9, 3, 4, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 1, Zxid: 11}), ""},
+		"a missed child event": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(1.5, 2, history.FZKCreate, "kids").read(9, 10, "a", 0, false), "zk-missed-event"},
+		"a child created as the watch was set": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(0.5, 2, history.FZKCreate, "kids").read(9, 10, "a", 0, false), ""},
+		"a missed event, the change shown by another reader": {(&zkh{}).watch(0, 1, "a", 0).
+			op(3, 1, 2, history.FZKRead, history.ZKValue{Key: "a", Version: 1, Zxid: 10}).read(9, 10, "b", 0, false), "zk-missed-event"},
+		"child and data events out of update order": {(&zkh{}).watch(0, 1, "a", 0).childWatch(1, 2, "kids", 0, 5).
+			set(0, 2, 3, "a", 1, 10).child(3, 4, history.FZKCreate, "kids").
+			op(3, 4, 4.5, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 1, Zxid: 12}).
+			event(5, "kids", 1).event(5, "a", 2), "zk-event-order"},
+		"child and data events in update order": {(&zkh{}).watch(0, 1, "a", 0).childWatch(1, 2, "kids", 0, 5).
+			set(0, 2, 3, "a", 1, 10).child(3, 4, history.FZKCreate, "kids").
+			op(3, 4, 4.5, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 1, Zxid: 12}).
+			event(5, "a", 1).event(5, "kids", 2), ""},
 		"an event owed, the watcher gone too soon": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 0, false), ""},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -1,25 +1,35 @@
 package history
 
 // Operation names of the ZooKeeper watch workload. Writers set znodes to
-// values unique to each write; a watcher holds a one-shot data watch on
-// every znode (getData with a watch), reads them plainly meanwhile, and
-// records each watch event as it comes.
+// values unique to each write, and create and delete children of one
+// directory znode; a watcher holds a one-shot data watch on every znode
+// (getData with a watch) and a child watch on the directory (getChildren
+// with a watch), reads them plainly meanwhile, and records each watch
+// event as it comes.
 const (
-	FZKSet   = "zk-set"   // setData; the completion has the znode's new version and zxid
-	FZKWatch = "zk-watch" // getData that leaves a data watch; the completion has what it read
-	FZKRead  = "zk-read"  // getData without a watch, by a watcher
-	FZKEvent = "zk-event" // a watch event, as the watcher received it (invocation and completion at once)
-	FZKLost  = "zk-lost"  // the watcher's session expired: its watches are gone
+	FZKSet        = "zk-set"            // setData; the completion has the znode's new version and zxid
+	FZKCreate     = "zk-create"         // create a child of the directory, named by the value
+	FZKDelete     = "zk-delete"         // delete a child of the directory, named by the value
+	FZKWatch      = "zk-watch"          // getData that leaves a data watch; the completion has what it read
+	FZKRead       = "zk-read"           // getData without a watch, by a watcher
+	FZKChildWatch = "zk-watch-children" // getChildren that leaves a child watch; the completion has the directory's cversion and pzxid
+	FZKChildRead  = "zk-read-children"  // getChildren without a watch, by a watcher
+	FZKEvent      = "zk-event"          // a watch event, as the watcher received it (invocation and completion at once)
+	FZKLost       = "zk-lost"           // the watcher's session expired: its watches are gone
 )
 
 // ZKValue is the value of a ZooKeeper watch workload operation.
 type ZKValue struct {
 	Key   string `json:"key,omitempty"`
 	Value string `json:"value,omitempty"`
-	// Version and Zxid are the znode's data version and the zxid of its
-	// last change (mzxid), from the answer.
+	// Version and Zxid are, for a znode's data, its data version and the
+	// zxid of its last change (mzxid), from the answer; for the directory's
+	// children, its child version (cversion) and the zxid of the last
+	// change to its children (pzxid).
 	Version int32 `json:"version,omitempty"`
 	Zxid    int64 `json:"zxid,omitempty"`
+	// Children is how many children a read of the directory listed.
+	Children int `json:"children,omitempty"`
 	// EventSeen, on a read, says whether the watch event of its znode had
 	// reached the watcher when the read's answer came: ZooKeeper sends a
 	// watch event before any answer that shows the change.

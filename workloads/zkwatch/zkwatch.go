@@ -1,8 +1,9 @@
 // Package zkwatch is the ZooKeeper watch workload: writers set a few
-// znodes to values unique to each write, and each client's watcher holds a
-// one-shot data watch on every znode, reads them plainly meanwhile, and
-// records every event as it comes, for the zookeeper-watch checker
-// (ZooKeeper's watch guarantees).
+// znodes to values unique to each write and create and delete children of
+// one directory znode, and each client's watcher holds a one-shot data
+// watch on every znode and a child watch on the directory, reads them
+// plainly meanwhile, and records every event as it comes, for the
+// zookeeper-watch checker (ZooKeeper's watch guarantees).
 package zkwatch
 
 import (
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,19 +37,22 @@ const (
 	// readEvery spaces a watcher's plain reads.
 	readEvery = 20 * time.Millisecond
 	root      = "/chaos-watch"
+	// dir is the key of the directory znode whose children the writers
+	// create and delete.
+	dir = "kids"
 )
 
-// kinds: the writers' one kind of operation.
-var kinds = []traffic.Kind{{Name: history.FZKSet, Weight: 1}}
+// kinds: the writers' kinds of operation, by name in a plan's mix.
+var kinds = []traffic.Kind{{Name: history.FZKSet, Weight: 2}, {Name: history.FZKCreate, Weight: 1}, {Name: history.FZKDelete, Weight: 1}}
 
 // Workload is the ZooKeeper watch workload.
 type Workload struct{}
 
 // Params are the workload's own fields.
 type Params struct {
-	// Spec is the writers' pace (their mix has one kind, zk-set).
+	// Spec is the writers' mix and pace.
 	traffic.Spec `yaml:",inline"`
-	// Keys is how many znodes the clients share.
+	// Keys is how many znodes the clients share, beside the directory.
 	Keys int `yaml:"keys" json:"keys"`
 }
 
@@ -93,21 +98,23 @@ func (Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Append
 	for i := range keys {
 		keys[i] = fmt.Sprintf("z%d", i)
 	}
-	if err := create(ctx, conn, keys); err != nil {
+	if err := create(ctx, conn, append(keys, dir)); err != nil {
 		return fmt.Errorf("zookeeper-watch: %s: %w", cfg.Node(), err)
 	}
 	return workloads.Workers(ctx, cfg, h, ps.Concurrency+1, func(ctx context.Context, process int, h *history.Appender) error {
 		rng := plans.Rand(cfg.Seed, plans.ClientStream(process))
 		if process >= cfg.Process+ps.Concurrency*cfg.Workload.Clients {
-			return (&watcher{conn: conn, h: h, rng: rng, keys: keys, arrivals: arrivals,
+			return (&watcher{conn: conn, h: h, rng: rng, keys: append(keys, dir), arrivals: arrivals,
 				watches: map[string]<-chan zk.Event{}, arrived: map[string]zk.Event{}}).run(ctx)
 		}
 		gen := ps.Generator(kinds, rng)
+		wr := &writer{conn: conn, h: h, rng: rng, keys: keys}
 		for n := 1; ; n++ {
-			if _, ok := gen.Next(ctx); !ok {
+			kind, ok := gen.Next(ctx)
+			if !ok {
 				return nil
 			}
-			if err := set(conn, h, keys[rng.IntN(len(keys))], fmt.Sprintf("p%d-%d", process, n)); err != nil {
+			if err := wr.do(kind, fmt.Sprintf("p%d-%d", process, n)); err != nil {
 				return err
 			}
 		}
@@ -137,24 +144,61 @@ func create(ctx context.Context, conn *zk.Conn, keys []string) error {
 	return nil
 }
 
-func set(conn *zk.Conn, h *history.Appender, key, value string) error {
-	_, err := workloads.Record(context.Background(), h, workloads.Op[*zk.Stat]{
-		F: history.FZKSet, Value: history.ZKValue{Key: key, Value: value}, Timeout: opTimeout,
+// writer is one writer worker, with the children of the directory it has
+// created (or may have) and not deleted.
+type writer struct {
+	conn     *zk.Conn
+	h        *history.Appender
+	rng      *rand.Rand
+	keys     []string
+	children []string
+}
+
+// do sends one write of kind; value is unique to it.
+func (w *writer) do(kind, value string) error {
+	switch {
+	case kind == history.FZKSet:
+		key := w.keys[w.rng.IntN(len(w.keys))]
+		_, err := w.send(kind, key, value, func() (*zk.Stat, error) { return w.conn.Set(path(key), []byte(value), -1) })
+		return err
+	case kind == history.FZKDelete && len(w.children) > 0:
+		i := w.rng.IntN(len(w.children))
+		child := w.children[i]
+		w.children = slices.Delete(w.children, i, i+1)
+		_, err := w.send(kind, dir, child, func() (*zk.Stat, error) { return nil, w.conn.Delete(path(dir)+"/"+child, -1) })
+		return err
+	}
+	// A create, or a delete with no child to delete.
+	d, err := w.send(history.FZKCreate, dir, value, func() (*zk.Stat, error) {
+		_, err := w.conn.Create(path(dir)+"/"+value, nil, 0, zk.WorldACL(zk.PermAll))
+		return nil, err
+	})
+	if d != history.Fail {
+		w.children = append(w.children, value)
+	}
+	return err
+}
+
+// send records one write; the completion has the znode's new version when
+// the answer gives one (setData's does).
+func (w *writer) send(f, key, value string, call func() (*zk.Stat, error)) (history.Type, error) {
+	d, err := workloads.Record(context.Background(), w.h, workloads.Op[*zk.Stat]{
+		F: f, Value: history.ZKValue{Key: key, Value: value}, Timeout: opTimeout,
 		Call: func(ctx context.Context) (*zk.Stat, error) {
-			if err := zkclient.Session(ctx, conn); err != nil {
+			if err := zkclient.Session(ctx, w.conn); err != nil {
 				return nil, err
 			}
-			st, err := zkclient.Call(ctx, func() (*zk.Stat, error) { return conn.Set(path(key), []byte(value), -1) })
+			st, err := zkclient.Call(ctx, call)
 			return st, zkclient.Classify(err)
 		},
 		Completion: func(st *zk.Stat, err error) any {
-			if err != nil {
+			if err != nil || st == nil {
 				return history.ZKValue{Key: key, Value: value}
 			}
 			return history.ZKValue{Key: key, Value: value, Version: st.Version, Zxid: st.Mzxid}
 		},
 	})
-	return err
+	return d.Type, err
 }
 
 // arrivals numbers the watch events of a session in the order they came
@@ -270,30 +314,67 @@ func (w *watcher) event(key string, ev zk.Event) error {
 	return err
 }
 
-// watch reads key and leaves a data watch on it.
-func (w *watcher) watch(key string) error {
-	type got struct {
+// snapshot is what a read of a key returned: a znode's data, version and
+// mzxid, or the directory's children count, cversion and pzxid; and the
+// watch it left, if asked to.
+type snapshot struct {
+	value    string
+	children int
+	version  int32
+	zxid     int64
+	ch       <-chan zk.Event
+}
+
+// fetch reads key, a znode's data or the directory's children, leaving a
+// watch of the matching kind when asked.
+func (w *watcher) fetch(key string, watch bool) (snapshot, error) {
+	p := path(key)
+	var (
 		data []byte
+		kids []string
 		st   *zk.Stat
 		ch   <-chan zk.Event
+		err  error
+	)
+	switch {
+	case key == dir && watch:
+		kids, st, ch, err = w.conn.ChildrenW(p)
+	case key == dir:
+		kids, st, err = w.conn.Children(p)
+	case watch:
+		data, st, ch, err = w.conn.GetW(p)
+	default:
+		data, st, err = w.conn.Get(p)
 	}
-	d, err := workloads.Record(context.Background(), w.h, workloads.Op[got]{
-		F: history.FZKWatch, Value: history.ZKValue{Key: key}, Timeout: opTimeout, ReadOnly: true,
-		Call: func(ctx context.Context) (got, error) {
+	if err != nil {
+		return snapshot{}, err
+	}
+	if key == dir {
+		return snapshot{children: len(kids), version: st.Cversion, zxid: st.Pzxid, ch: ch}, nil
+	}
+	return snapshot{value: string(data), version: st.Version, zxid: st.Mzxid, ch: ch}, nil
+}
+
+// names are the operation names of a watch and of a plain read of key.
+func names(key string) (watch, read string) {
+	if key == dir {
+		return history.FZKChildWatch, history.FZKChildRead
+	}
+	return history.FZKWatch, history.FZKRead
+}
+
+// watch reads key and leaves a watch on it.
+func (w *watcher) watch(key string) error {
+	f, _ := names(key)
+	d, err := workloads.Record(context.Background(), w.h, workloads.Op[snapshot]{
+		F: f, Value: history.ZKValue{Key: key}, Timeout: opTimeout, ReadOnly: true,
+		Call: func(ctx context.Context) (snapshot, error) {
 			if err := zkclient.Session(ctx, w.conn); err != nil {
-				return got{}, err
+				return snapshot{}, err
 			}
-			return zkclient.Call(ctx, func() (got, error) {
-				data, st, ch, err := w.conn.GetW(path(key))
-				return got{data, st, ch}, err
-			})
+			return zkclient.Call(ctx, func() (snapshot, error) { return w.fetch(key, true) })
 		},
-		Completion: func(g got, err error) any {
-			if err != nil {
-				return history.ZKValue{Key: key}
-			}
-			return history.ZKValue{Key: key, Value: string(g.data), Version: g.st.Version, Zxid: g.st.Mzxid, Conn: w.arrivals.connection()}
-		},
+		Completion: func(g snapshot, err error) any { return w.value(key, g, false, err) },
 	})
 	if d.Type == history.Ok {
 		w.watches[key] = d.Result.ch
@@ -305,34 +386,32 @@ func (w *watcher) watch(key string) error {
 // had come when the answer did: ZooKeeper sends it before any answer that
 // shows the change.
 func (w *watcher) read(key string) error {
-	type got struct {
-		data []byte
-		st   *zk.Stat
-		seen bool
-	}
-	_, err := workloads.Record(context.Background(), w.h, workloads.Op[got]{
-		F: history.FZKRead, Value: history.ZKValue{Key: key}, Timeout: opTimeout, ReadOnly: true,
-		Call: func(ctx context.Context) (got, error) {
+	_, f := names(key)
+	seen := false
+	_, err := workloads.Record(context.Background(), w.h, workloads.Op[snapshot]{
+		F: f, Value: history.ZKValue{Key: key}, Timeout: opTimeout, ReadOnly: true,
+		Call: func(ctx context.Context) (snapshot, error) {
 			if err := zkclient.Session(ctx, w.conn); err != nil {
-				return got{}, err
+				return snapshot{}, err
 			}
-			g, err := zkclient.Call(ctx, func() (got, error) {
-				data, st, err := w.conn.Get(path(key))
-				return got{data: data, st: st}, err
-			})
+			g, err := zkclient.Call(ctx, func() (snapshot, error) { return w.fetch(key, false) })
 			if err == nil {
-				_, g.seen = w.take(key)
+				_, seen = w.take(key)
 			}
 			return g, err
 		},
-		Completion: func(g got, err error) any {
-			if err != nil {
-				return history.ZKValue{Key: key}
-			}
-			return history.ZKValue{Key: key, Value: string(g.data), Version: g.st.Version, Zxid: g.st.Mzxid, EventSeen: g.seen, Conn: w.arrivals.connection()}
-		},
+		Completion: func(g snapshot, err error) any { return w.value(key, g, seen, err) },
 	})
 	return err
+}
+
+// value is the completion of a watch or read of key.
+func (w *watcher) value(key string, g snapshot, seen bool, err error) history.ZKValue {
+	if err != nil {
+		return history.ZKValue{Key: key}
+	}
+	return history.ZKValue{Key: key, Value: g.value, Children: g.children, Version: g.version, Zxid: g.zxid,
+		EventSeen: seen, Conn: w.arrivals.connection()}
 }
 
 // take moves key's event, if it has come, from its watch to arrived (the
