@@ -44,7 +44,12 @@ type etcdIn struct {
 	req *history.KVRequest
 }
 
-type etcdOut struct{ resp *history.KVResponse }
+type etcdOut struct {
+	resp *history.KVResponse
+	// partial: only resp's revision and branch are known, decided on
+	// evidence for a transaction whose operations' results nobody saw.
+	partial bool
+}
 
 func etcdKVModel() *linModel {
 	return &linModel{
@@ -97,8 +102,8 @@ func convertEtcd(ev etcdEvidence, inv, done *history.Op) (linOp, error) {
 	}
 	in := etcdIn{f: inv.F, req: &req}
 	if done == nil {
-		if resp, at, none, decided := ev.decide(inv, &req); decided {
-			return linOp{input: in, output: etcdOut{resp}, returned: at, unseen: none, drop: none}, nil
+		if out, at, none, decided := ev.decide(inv, &req); decided {
+			return linOp{input: in, output: out, returned: at, unseen: none, drop: none}, nil
 		}
 		// A range of unknown result constrains nothing; nor does a lease
 		// grant of unknown result, since nobody learnt its lease.
@@ -108,7 +113,7 @@ func convertEtcd(ev etcdEvidence, inv, done *history.Op) (linOp, error) {
 	if err := done.Decode(&resp); err != nil {
 		return linOp{}, err
 	}
-	return linOp{input: in, output: etcdOut{&resp}}, nil
+	return linOp{input: in, output: etcdOut{resp: &resp}}, nil
 }
 
 // checkKVRequest refuses what the model cannot run.
@@ -182,7 +187,11 @@ func etcdStep(s *etcdState, in etcdIn, out etcdOut) (bool, *etcdState) {
 		return resp == nil, s
 	case resp == nil:
 		return true, next
-	case in.f == history.FKVTxn && resp.Succeeded != succeeded, resp.Revision != next.rev, len(resp.Results) != len(results):
+	case in.f == history.FKVTxn && resp.Succeeded != succeeded, resp.Revision != next.rev:
+		return false, s
+	case out.partial:
+		return true, next
+	case len(resp.Results) != len(results):
 		return false, s
 	}
 	for i, r := range results {
@@ -346,6 +355,9 @@ func describeEtcd(in etcdIn, out etcdOut) string {
 		if r.Deleted > 0 {
 			fmt.Fprintf(&b, " deleted %d", r.Deleted)
 		}
+	}
+	if out.partial {
+		b.WriteString(" (results unknown)")
 	}
 	fmt.Fprintf(&b, " rev %d", resp.Revision)
 	return b.String()

@@ -284,7 +284,7 @@ func madeRevision(f string, req *history.KVRequest, resp *history.KVResponse) bo
 // it would have had and when it took effect by the latest, if it took
 // effect; none if it took none; undecided otherwise (ranges and lease
 // grants are not writes the evidence decides).
-func (ev etcdEvidence) decide(inv *history.Op, req *history.KVRequest) (resp *history.KVResponse, at time.Duration, none, decided bool) {
+func (ev etcdEvidence) decide(inv *history.Op, req *history.KVRequest) (out etcdOut, at time.Duration, none, decided bool) {
 	switch f := inv.F; {
 	case f == history.FPut,
 		// Shown, it succeeded; never shown, it ran the branch that only
@@ -292,18 +292,28 @@ func (ev etcdEvidence) decide(inv *history.Op, req *history.KVRequest) (resp *hi
 		f == history.FKVTxn && len(req.Then) == 1 && req.Then[0].F == history.FPut &&
 			!slices.ContainsFunc(req.Else, func(op history.KVOp) bool { return op.F != history.FRange }):
 		if s, ok := ev.seen[req.Then[0].Value]; ok {
-			return &history.KVResponse{Revision: s.rev, Succeeded: true, Results: []history.KVResult{{}}}, s.at, false, true
+			return etcdOut{resp: &history.KVResponse{Revision: s.rev, Succeeded: true, Results: []history.KVResult{{}}}}, s.at, false, true
 		}
-		return nil, 0, ev.covered, ev.covered
+		return etcdOut{}, 0, ev.covered, ev.covered
+	case f == history.FKVTxn && len(req.If) == 0 && slices.ContainsFunc(req.Then, func(op history.KVOp) bool { return op.F == history.FPut }):
+		// A transaction without conditions always runs Then, at one
+		// revision: any of its puts shown shows that revision, though not
+		// what its ranges and deletes returned; none shown, it never ran.
+		for _, op := range req.Then {
+			if s, ok := ev.seen[op.Value]; ok && op.F == history.FPut {
+				return etcdOut{resp: &history.KVResponse{Revision: s.rev, Succeeded: true}, partial: true}, s.at, false, true
+			}
+		}
+		return etcdOut{}, 0, ev.covered, ev.covered
 	case f == history.FDelete && req.Then[0].End == "" || f == history.FLeaseRevoke:
 		if s, ok := ev.made[inv.Index]; ok {
 			resp := &history.KVResponse{Revision: s.rev}
 			if f == history.FDelete {
 				resp.Results = []history.KVResult{{Deleted: 1}}
 			}
-			return resp, s.at, false, true
+			return etcdOut{resp: resp}, s.at, false, true
 		}
-		return nil, 0, ev.settled, ev.settled
+		return etcdOut{}, 0, ev.settled, ev.settled
 	}
-	return nil, 0, false, false
+	return etcdOut{}, 0, false, false
 }

@@ -168,6 +168,25 @@ func TestEtcdKVEvidence(t *testing.T) {
 	}
 }
 
+// A transaction of several operations, without conditions, of unknown
+// outcome: one of its puts shown pins it at that revision, its ranges'
+// and deletes' results unknown; a later read must see all of its writes.
+func TestEtcdKVEvidenceMultiOp(t *testing.T) {
+	multi := history.KVRequest{Then: []history.KVOp{{F: history.FRange, Key: "c"}, {F: history.FPut, Key: "a", Value: "1"}, {F: history.FPut, Key: "b", Value: "2"}}}
+	all := history.WatchRequest{Key: "a", End: "z", Rev: 2}
+	shown := (&kvh{}).op(0, 0, 1, history.FKVTxn, multi, nil).
+		watch(1, 0, 3, all, resp(2, wput("a", "1", 2, 2, 1), wput("b", "2", 2, 2, 1))).
+		get(2, 4, 5, "a", "z", 2, kv("a", "1", 2, 2, 1), kv("b", "2", 2, 2, 1))
+	r := runChecker(t, "etcd-kv", Input{History: shown.ops})
+	if r.Verdict != Valid || r.Stats["patched"] != 1 {
+		t.Fatalf("an unknown multi-operation transaction a watch shows: %s %v", r.Verdict, r.Stats)
+	}
+	half := (&kvh{}).op(0, 0, 1, history.FKVTxn, multi, nil).
+		watch(1, 0, 3, all, resp(2, wput("a", "1", 2, 2, 1), wput("b", "2", 2, 2, 1))).
+		get(2, 4, 5, "a", "z", 2, kv("a", "1", 2, 2, 1))
+	wantResult(t, runChecker(t, "etcd-kv", Input{History: half.ops}), Invalid)
+}
+
 // Deletes and lease revokes of unknown outcome are decided by the
 // revisions no answer explains, whose events the watches got.
 func TestEtcdKVEvidenceDeletesAndRevokes(t *testing.T) {

@@ -69,7 +69,7 @@ func randomEtcdHistory(rng *rand.Rand) (h []history.Op, altered bool) {
 		key := []string{"a", "b"}[rng.IntN(2)]
 		var f string
 		var req history.KVRequest
-		kind := rng.IntN(5)
+		kind := rng.IntN(6)
 		if i == 0 {
 			kind = -1
 		}
@@ -88,6 +88,11 @@ func randomEtcdHistory(rng *rand.Rand) (h []history.Op, altered bool) {
 				Then: []history.KVOp{{F: history.FPut, Key: key, Value: fmt.Sprint(i)}},
 				Else: []history.KVOp{{F: history.FRange, Key: key}},
 			}
+		case 4:
+			// Several operations on both keys, without conditions.
+			other := map[string]string{"a": "b", "b": "a"}[key]
+			second := []history.KVOp{{F: history.FRange, Key: other}, {F: history.FDelete, Key: other}, {F: history.FPut, Key: other, Value: fmt.Sprint(-i)}}[rng.IntN(3)]
+			f, req = history.FKVTxn, history.KVRequest{Then: []history.KVOp{{F: history.FPut, Key: key, Value: fmt.Sprint(i)}, second}}
 		default:
 			f, req = history.FPut, history.KVRequest{Then: []history.KVOp{{F: history.FPut, Key: key, Value: fmt.Sprint(i), Lease: 7}}}
 		}
