@@ -64,7 +64,7 @@ func TestZKWatch(t *testing.T) {
 			op(9, 3, 4, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 1, Zxid: 11}), "zk-data-before-event"},
 		"children listed after their event": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(1, 2, history.FZKDelete, "kids").
 			event(2.5, "kids", 1).op(9, 3, 4, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 1, Zxid: 11}), ""},
-		"a missed child event": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(1.5, 2, history.FZKCreate, "kids").read(9, 10, "a", 0, false), "zk-missed-event"},
+		"a missed child event":                 {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(1.5, 2, history.FZKCreate, "kids").read(9, 10, "a", 0, false), "zk-missed-event"},
 		"a child created as the watch was set": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(0.5, 2, history.FZKCreate, "kids").read(9, 10, "a", 0, false), ""},
 		"a missed event, the change shown by another reader": {(&zkh{}).watch(0, 1, "a", 0).
 			op(3, 1, 2, history.FZKRead, history.ZKValue{Key: "a", Version: 1, Zxid: 10}).read(9, 10, "b", 0, false), "zk-missed-event"},
