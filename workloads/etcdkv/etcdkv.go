@@ -1,15 +1,19 @@
 // Package etcdkv is the etcd key-value workload: clients put, get, list,
 // delete and run transactions on a few shared keys, and attach keys to
 // leases and revoke them, recording every answer's revisions for the
-// etcd-kv model, as etcd's robustness tests do. The default mix follows
-// their Kubernetes-like traffic: gets and lists, create-if-absent and
-// update-if-unchanged transactions, plain puts and deletes.
+// etcd-kv model, as etcd's robustness tests do. Its traffic profiles
+// follow theirs: a Kubernetes-like mix (lists, create-if-absent and
+// update-if-unchanged transactions, deletes, and a watch), their puts,
+// deletes and leases mix, at their low and high loads.
 package etcdkv
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -35,22 +39,42 @@ const prefix, prefixEnd = "/kv/", "/kv0"
 
 // The kinds of operation, by name in a plan's mix.
 const (
-	kindGet    = "get"              // a linearizable range of one key
-	kindStale  = "serializable-get" // a serializable range of one key: the member's own state
-	kindList   = "list"             // a linearizable range of every key
-	kindPut    = "put"              // a put of a new value
-	kindDelete = "delete"           // a delete of one key
-	kindCreate = "create"           // put if absent, else read it (a txn)
-	kindUpdate = "update"           // put if unchanged since this client last saw it, else read it (a txn)
-	kindLease  = "lease"            // a put attached to the client's lease (granted first when it has none)
-	kindRevoke = "revoke"           // revoke the client's lease, deleting its keys
+	kindGet       = "get"               // a linearizable range of one key
+	kindStale     = "serializable-get"  // a serializable range of one key: the member's own state
+	kindList      = "list"              // a linearizable range of every key
+	kindStaleList = "serializable-list" // a serializable range of every key
+	kindPut       = "put"               // a put of a new value
+	kindDelete    = "delete"            // a delete of one key
+	kindCreate    = "create"            // put if absent, else read it (a txn)
+	kindUpdate    = "update"            // put if unchanged since this client last saw it (by mod revision, version or value), else read it (a txn)
+	kindMulti     = "multi"             // a txn of up to four operations on distinct keys, without conditions: ranges, puts, deletes
+	kindLease     = "lease"             // a put attached to the client's lease (granted first when it has none)
+	kindRevoke    = "revoke"            // revoke the client's lease, deleting its keys
 )
 
-// kinds and their default weights.
+// kinds in the order their weights add up, with the mixed profile's
+// weights, the default.
 var kinds = []traffic.Kind{
-	{Name: kindGet, Weight: 4}, {Name: kindStale, Weight: 2}, {Name: kindList, Weight: 2}, {Name: kindPut, Weight: 2}, {Name: kindDelete, Weight: 1},
-	{Name: kindCreate, Weight: 2}, {Name: kindUpdate, Weight: 2}, {Name: kindLease, Weight: 1}, {Name: kindRevoke, Weight: 1},
+	{Name: kindGet, Weight: 4}, {Name: kindStale, Weight: 2}, {Name: kindList, Weight: 2}, {Name: kindStaleList, Weight: 1},
+	{Name: kindPut, Weight: 2}, {Name: kindDelete, Weight: 1}, {Name: kindCreate, Weight: 2}, {Name: kindUpdate, Weight: 2},
+	{Name: kindMulti, Weight: 1}, {Name: kindLease, Weight: 1}, {Name: kindRevoke, Weight: 1},
 }
+
+// profiles are the mixes a plan names with profile, after etcd's
+// robustness traffic; a kind a profile leaves out has weight 0.
+var profiles = map[string]map[string]int{
+	"mixed": nil, // the weights in kinds
+	// Kubernetes' use of etcd: optimistic updates (75%), deletes (15%)
+	// and creates (10%) of objects, lists, and a watch (the watcher).
+	"kubernetes": {kindList: 4, kindUpdate: 15, kindDelete: 3, kindCreate: 2},
+	// etcd's own put, delete and lease traffic.
+	"put-delete-lease": {kindGet: 15, kindList: 15, kindStale: 10, kindStaleList: 10, kindDelete: 5, kindMulti: 5,
+		kindLease: 5, kindRevoke: 5, kindUpdate: 5, kindPut: 25},
+}
+
+// loads are the total operations per second, over every client, that a
+// plan names with load: etcd's robustness low and high traffic.
+var loads = map[string]float64{"low": 200, "high": 1000}
 
 // Workload is the etcd KV workload.
 type Workload struct{}
@@ -59,6 +83,12 @@ type Workload struct{}
 type Params struct {
 	// Spec is the mix of kinds and the pace.
 	traffic.Spec `yaml:",inline"`
+	// Profile names the mix the kinds the plan's mix leaves out take their
+	// weights from (default mixed).
+	Profile string `yaml:"profile" json:"profile,omitempty"`
+	// Load names a total rate over every client (low: 200, high: 1000
+	// operations a second), in place of rate.
+	Load string `yaml:"load" json:"load,omitempty"`
 	// Keys is how many keys the clients share.
 	Keys int `yaml:"keys" json:"keys"`
 	// Watch runs a watcher of every key beside each client's workers, on
@@ -84,7 +114,36 @@ func (Workload) CheckPlan(p *plans.Plan) error {
 			**b = true
 		}
 	}
-	return ps.Spec.Check(p, kinds)
+	if ps.Profile == "" {
+		ps.Profile = "mixed"
+	}
+	weights, ok := profiles[ps.Profile]
+	if !ok {
+		return p.Errorf("workload.profile", "%q: expected one of %s", ps.Profile, strings.Join(slices.Sorted(maps.Keys(profiles)), ", "))
+	}
+	if ps.Load != "" {
+		total, ok := loads[ps.Load]
+		switch {
+		case !ok:
+			return p.Errorf("workload.load", "%q: expected low or high", ps.Load)
+		case ps.Rate != 0:
+			return p.Errorf("workload.load", "%s and rate %g: give one of them", ps.Load, ps.Rate)
+		}
+		ps.Rate = total / float64(p.Workload.Clients)
+	}
+	return ps.Spec.Check(p, profileKinds(weights))
+}
+
+// profileKinds are the kinds with a profile's weights as defaults.
+func profileKinds(weights map[string]int) []traffic.Kind {
+	if weights == nil {
+		return kinds
+	}
+	out := slices.Clone(kinds)
+	for i := range out {
+		out[i].Weight = weights[out[i].Name]
+	}
+	return out
 }
 
 // Needs is time for the operation in flight, and for the watchers to
@@ -120,7 +179,7 @@ func (Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Append
 		if process >= cfg.Process+ps.Concurrency*cfg.Workload.Clients {
 			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng, progress: *ps.Progress}).run(ctx)
 		}
-		c := &client{cli: cli, h: h, process: process, keys: ps.Keys, seen: map[string]int64{},
+		c := &client{cli: cli, h: h, process: process, keys: ps.Keys, seen: map[string]history.KV{},
 			rng: rng}
 		gen := ps.Generator(kinds, c.rng)
 		for {
@@ -144,11 +203,13 @@ type client struct {
 	keys    int
 	rng     *rand.Rand
 	writes  int
-	lease   int64            // the worker's lease, 0 when it has none
-	seen    map[string]int64 // key -> mod revision last read (0: absent)
+	lease   int64                 // the worker's lease, 0 when it has none
+	seen    map[string]history.KV // key -> the key as last read (zero: absent)
 }
 
-func (c *client) key() string { return fmt.Sprintf("%sk%d", prefix, c.rng.IntN(c.keys)) }
+func (c *client) key() string { return keyName(c.rng.IntN(c.keys)) }
+
+func keyName(i int) string { return fmt.Sprintf("%sk%d", prefix, i) }
 
 // value is unique to this write, so that a read names the write it saw.
 func (c *client) value() string {
@@ -167,6 +228,8 @@ func (c *client) do(kind string) error {
 		return one(history.FRangeSerializable, history.KVOp{F: history.FRange, Key: key})
 	case kindList:
 		return one(history.FRange, history.KVOp{F: history.FRange, Key: prefix, End: prefixEnd})
+	case kindStaleList:
+		return one(history.FRangeSerializable, history.KVOp{F: history.FRange, Key: prefix, End: prefixEnd})
 	case kindPut:
 		return one(history.FPut, history.KVOp{F: history.FPut, Key: key, Value: c.value()})
 	case kindDelete:
@@ -179,10 +242,12 @@ func (c *client) do(kind string) error {
 		})
 	case kindUpdate:
 		return c.send(history.FKVTxn, history.KVRequest{
-			If:   []history.KVCompare{{Key: key, Target: history.CompareMod, Rev: c.seen[key]}},
+			If:   []history.KVCompare{c.unchanged(key)},
 			Then: []history.KVOp{{F: history.FPut, Key: key, Value: c.value()}},
 			Else: []history.KVOp{{F: history.FRange, Key: key}},
 		})
+	case kindMulti:
+		return c.send(history.FKVTxn, history.KVRequest{Then: c.multi()})
 	case kindLease, kindRevoke:
 		if c.lease == 0 { // either needs a lease first
 			return c.send(history.FLeaseGrant, history.KVRequest{TTL: leaseTTL})
@@ -195,6 +260,46 @@ func (c *client) do(kind string) error {
 		return c.send(history.FLeaseRevoke, history.KVRequest{Lease: lease})
 	}
 	panic("etcdkv: kind " + kind + " that Check let through")
+}
+
+// unchanged is a condition that key is as the worker last saw it, by one
+// of the three things etcd compares: mod revision, version or value.
+func (c *client) unchanged(key string) history.KVCompare {
+	kv := c.seen[key]
+	switch c.rng.IntN(3) {
+	case 0:
+		return history.KVCompare{Key: key, Target: history.CompareVersion, Rev: kv.Version}
+	case 1:
+		if kv.Mod != 0 { // etcd holds no value equal for a key that does not exist
+			return history.KVCompare{Key: key, Target: history.CompareValue, Value: kv.Value}
+		}
+	}
+	return history.KVCompare{Key: key, Target: history.CompareMod, Rev: kv.Mod}
+}
+
+// multi draws the operations of a transaction without conditions, as
+// etcd's robustness traffic does: up to four distinct keys, each read
+// (40%), put (50%) or deleted (10%), at least one put so that a watch
+// shows whether it ran.
+func (c *client) multi() []history.KVOp {
+	keys := c.rng.Perm(c.keys)[:min(4, c.keys)]
+	ops := make([]history.KVOp, len(keys))
+	put := false
+	for i, k := range keys {
+		switch r := c.rng.IntN(10); {
+		case r < 4:
+			ops[i] = history.KVOp{F: history.FRange, Key: keyName(k)}
+		case r < 9:
+			ops[i] = history.KVOp{F: history.FPut, Key: keyName(k), Value: c.value()}
+			put = true
+		default:
+			ops[i] = history.KVOp{F: history.FDelete, Key: keyName(k)}
+		}
+	}
+	if !put {
+		ops[0] = history.KVOp{F: history.FPut, Key: ops[0].Key, Value: c.value()}
+	}
+	return ops
 }
 
 // send records one operation: its request, the call, its answer.
@@ -219,20 +324,27 @@ func (c *client) send(f string, req history.KVRequest) error {
 		},
 	})
 	if d.Type == history.Ok {
-		c.learn(f, d.Result)
+		c.learn(f, req, d.Result)
 	}
 	return err
 }
 
-// learn keeps what an answer told the worker: its lease, and the mod
-// revisions of the keys it read.
-func (c *client) learn(f string, resp *history.KVResponse) {
+// learn keeps what an answer told the worker: its lease, and the keys it
+// read, or read or deleted as absent.
+func (c *client) learn(f string, req history.KVRequest, resp *history.KVResponse) {
 	if f == history.FLeaseGrant {
 		c.lease = resp.Lease
 	}
-	for _, r := range resp.Results {
+	ops := req.Then
+	if f == history.FKVTxn && !resp.Succeeded {
+		ops = req.Else
+	}
+	for i, r := range resp.Results {
+		if i < len(ops) && ops[i].End == "" && (ops[i].F == history.FRange || ops[i].F == history.FDelete) {
+			delete(c.seen, ops[i].Key)
+		}
 		for _, kv := range r.KVs {
-			c.seen[kv.Key] = kv.Mod
+			c.seen[kv.Key] = kv
 		}
 	}
 }

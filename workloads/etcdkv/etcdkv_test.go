@@ -1,0 +1,52 @@
+package etcdkv
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/runner"
+	_ "github.com/chaos-testing/chaos/targets/etcd" // the workload's target
+)
+
+// check parses and validates a plan whose workload section is section.
+func check(t *testing.T, section string) (*Params, error) {
+	t.Helper()
+	plan := "name: t\ntime_limit: 10s\ntarget: {kind: etcd}\nworkload:\n  kind: etcd-kv\n  clients: 8\n" + section
+	p, err := plans.Parse("t.yaml", []byte(plan))
+	if err == nil {
+		err = runner.Validate(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p.Workload.Spec.(*Params), nil
+}
+
+// A profile fills the kinds the mix leaves out; a load sets each client's
+// share of the total rate.
+func TestProfilesAndLoads(t *testing.T) {
+	ps, err := check(t, "  profile: kubernetes\n  load: high\n  mix: {list: 1}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.Rate != 125 || ps.Mix[kindList] != 1 || ps.Mix[kindUpdate] != 15 || ps.Mix[kindGet] != 0 || ps.Mix[kindPut] != 0 {
+		t.Errorf("kubernetes at high load: rate %g, mix %v", ps.Rate, ps.Mix)
+	}
+	ps, err = check(t, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.Profile != "mixed" || ps.Rate != 0 || ps.Mix[kindGet] != 4 || ps.Mix[kindMulti] != 1 {
+		t.Errorf("the default: profile %q, rate %g, mix %v", ps.Profile, ps.Rate, ps.Mix)
+	}
+	for section, want := range map[string]string{
+		"  profile: web\n":          "kubernetes, mixed, put-delete-lease",
+		"  load: medium\n":          "expected low or high",
+		"  load: low\n  rate: 10\n": "give one of them",
+	} {
+		if _, err := check(t, section); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "t.yaml:") {
+			t.Errorf("%q: error %v, want one with the file and %q", section, err, want)
+		}
+	}
+}
