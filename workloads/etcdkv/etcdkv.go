@@ -30,6 +30,10 @@ func init() { workloads.Workloads.Register("etcd-kv", Workload{}) }
 // opTimeout bounds one operation; a longer silence is an unknown outcome.
 const opTimeout = 2 * time.Second
 
+// largeSize is a large put's filler, as etcd's robustness traffic's: just
+// over 32 KiB.
+const largeSize = 32769
+
 // leaseTTL outlives any run, so that no lease expires on its own: the
 // model knows of revokes only.
 const leaseTTL = 3600
@@ -44,6 +48,7 @@ const (
 	kindList      = "list"              // a linearizable range of every key
 	kindStaleList = "serializable-list" // a serializable range of every key
 	kindPut       = "put"               // a put of a new value
+	kindLargePut  = "large-put"         // a put of a new value of largeSize bytes
 	kindDelete    = "delete"            // a delete of one key
 	kindCreate    = "create"            // put if absent, else read it (a txn)
 	kindUpdate    = "update"            // put if unchanged since this client last saw it (by mod revision, version or value), else read it (a txn)
@@ -56,7 +61,7 @@ const (
 // weights, the default.
 var kinds = []traffic.Kind{
 	{Name: kindGet, Weight: 4}, {Name: kindStale, Weight: 2}, {Name: kindList, Weight: 2}, {Name: kindStaleList, Weight: 1},
-	{Name: kindPut, Weight: 2}, {Name: kindDelete, Weight: 1}, {Name: kindCreate, Weight: 2}, {Name: kindUpdate, Weight: 2},
+	{Name: kindPut, Weight: 2}, {Name: kindLargePut, Weight: 0}, {Name: kindDelete, Weight: 1}, {Name: kindCreate, Weight: 2}, {Name: kindUpdate, Weight: 2},
 	{Name: kindMulti, Weight: 1}, {Name: kindLease, Weight: 1}, {Name: kindRevoke, Weight: 1},
 }
 
@@ -69,7 +74,7 @@ var profiles = map[string]map[string]int{
 	"kubernetes": {kindList: 4, kindUpdate: 15, kindDelete: 3, kindCreate: 2},
 	// etcd's own put, delete and lease traffic.
 	"put-delete-lease": {kindGet: 15, kindList: 15, kindStale: 10, kindStaleList: 10, kindDelete: 5, kindMulti: 5,
-		kindLease: 5, kindRevoke: 5, kindUpdate: 5, kindPut: 25},
+		kindLease: 5, kindRevoke: 5, kindUpdate: 5, kindPut: 20, kindLargePut: 5},
 }
 
 // loads are the total operations per second, over every client, that a
@@ -232,6 +237,8 @@ func (c *client) do(kind string) error {
 		return one(history.FRangeSerializable, history.KVOp{F: history.FRange, Key: prefix, End: prefixEnd})
 	case kindPut:
 		return one(history.FPut, history.KVOp{F: history.FPut, Key: key, Value: c.value()})
+	case kindLargePut:
+		return one(history.FPut, history.KVOp{F: history.FPut, Key: key, Value: fmt.Sprintf("%s#%d", c.value(), largeSize)})
 	case kindDelete:
 		return one(history.FDelete, history.KVOp{F: history.FDelete, Key: key})
 	case kindCreate:
