@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -15,23 +16,27 @@ func init() { Register(ZKWatchChecker{}) }
 
 // ZKWatchChecker checks ZooKeeper's watch guarantees (the ZooKeeper
 // Programmer's Guide, "ZooKeeper Watches") on each watcher's own sequence
-// of operations, against the versions and zxids that writes' and reads'
-// answers give. Data watches are judged by a znode's data version and
-// mzxid, child watches by the directory's cversion and pzxid:
+// of operations, against what writes' and reads' answers show. A data
+// watch is placed by its znode's data version (and the mzxid of that
+// version); a child watch by its directory's pzxid, the zxid of the last
+// create or delete of a child (cversion counts creates only):
 //
 //   - a client sees a watch event before it sees the new data that
-//     triggered it: after a watch set at version v, no read of that client
-//     on the same connection shows a later version before the event has
+//     triggered it: after a watch set at a place, no read of that client
+//     on the same connection shows a later place before the event has
 //     reached it ("zk-data-before-event");
-//   - watch events are seen in the order of the updates the server saw: a
-//     client's events, in the order they came off its connection, have
-//     the growing zxids of the writes that triggered them
-//     ("zk-event-order"); but for events fired when a reconnection
-//     re-registered their watches, which the server sends at once for
-//     every znode changed meanwhile;
-//   - a watch is not missed: a watch set at version v gets its event once
-//     a change made a later version, unless the session expired first; a
-//     watcher that went on for missGrace after an answer that shows the
+//   - watch events are seen in the order of the updates the server saw: in
+//     the order a client's events came off its connection, no event's
+//     update is certainly later than a later event's ("zk-event-order").
+//     An update's zxid is known exactly for a data watch when an answer
+//     shows the version after the watched one; otherwise it lies between
+//     the watched place's zxid and the least zxid any answer shows beyond
+//     it. Events fired when a reconnection re-registered their watches,
+//     which the server sends at once for every znode changed meanwhile,
+//     are not held to that order;
+//   - a watch is not missed: a watch gets its event once a change moved
+//     its znode past the watched place, unless the session expired first;
+//     a watcher that went on for missGrace after an answer that shows the
 //     change (a write's, a read's, or a create or delete of a child sent
 //     after the watch was set) and never got it missed it
 //     ("zk-missed-event").
@@ -47,49 +52,52 @@ func (ZKWatchChecker) Name() string { return "zookeeper-watch" }
 // still be going for its watch's event to count as missed.
 const missGrace = 3 * time.Second
 
-// zkChange is the earliest answer that shows a version of a key: a write's
-// or a read's, with the zxid of the change that made the version. A create
-// or delete of a child says no version: it shows that the directory's
-// children changed after its invocation.
-type zkChange struct {
-	version int32 // 0: not known
-	zxid    int64
-	pair    history.Pair
+// zkPlace is where an answer places its key: a data version, or the
+// directory's pzxid.
+func zkPlace(f string, v history.ZKValue) int64 {
+	if f == history.FZKChildWatch || f == history.FZKChildRead {
+		return v.Zxid
+	}
+	return int64(v.Version)
 }
 
-// firedEvent is an event and the change that triggered it.
-type firedEvent struct {
-	history.Pair
-	v       history.ZKValue
-	trigger zkChange
+// zkChange is the earliest answer that shows a place of a key, with the
+// zxid of the change that made it.
+type zkChange struct {
+	place, zxid int64
+	pair        history.Pair
 }
 
 // zkChanges holds, by key, what answers show of its changes.
 type zkChanges struct {
-	versions  map[string]map[int32]zkChange // the earliest answer showing each version
-	unversion map[string][]history.Pair     // creates and deletes of children, by directory
+	places map[string]map[int64]zkChange // the earliest answer showing each place
+	// unplaced are the creates and deletes of children, by directory:
+	// their answers show no place, only that the children changed after
+	// their invocation.
+	unplaced map[string][]history.Pair
 }
 
 func (c *zkChanges) note(f string, v history.ZKValue, p history.Pair) {
 	if f == history.FZKCreate || f == history.FZKDelete {
-		c.unversion[v.Key] = append(c.unversion[v.Key], p)
+		c.unplaced[v.Key] = append(c.unplaced[v.Key], p)
 		return
 	}
-	if v.Version <= 0 {
-		return // the znode as created, or no version in the answer
+	place := zkPlace(f, v)
+	if place <= 0 || v.Zxid <= 0 {
+		return // the znode as created, or nothing in the answer
 	}
-	if c.versions[v.Key] == nil {
-		c.versions[v.Key] = map[int32]zkChange{}
+	if c.places[v.Key] == nil {
+		c.places[v.Key] = map[int64]zkChange{}
 	}
-	if old, ok := c.versions[v.Key][v.Version]; !ok || p.Done.Time < old.pair.Done.Time {
-		c.versions[v.Key][v.Version] = zkChange{v.Version, v.Zxid, p}
+	if old, ok := c.places[v.Key][place]; !ok || p.Done.Time < old.pair.Done.Time {
+		c.places[v.Key][place] = zkChange{place, v.Zxid, p}
 	}
 }
 
-// after is the earliest answer that shows key changed past version, by a
-// version or by a child's create or delete sent after set, the watch that
-// saw version, completed.
-func (c *zkChanges) after(key string, version int32, set history.Pair) (zkChange, bool) {
+// after is the earliest answer that shows w's key moved past w's place:
+// one showing a later place, or a child's create or delete sent after the
+// watch was set.
+func (c *zkChanges) after(key string, w zkWatchState) (zkChange, bool) {
 	var best zkChange
 	found := false
 	better := func(ch zkChange) {
@@ -97,24 +105,58 @@ func (c *zkChanges) after(key string, version int32, set history.Pair) (zkChange
 			best, found = ch, true
 		}
 	}
-	for v, ch := range c.versions[key] {
-		if v > version {
+	for place, ch := range c.places[key] {
+		if place > w.place {
 			better(ch)
 		}
 	}
-	for _, p := range c.unversion[key] {
-		if p.Inv.Time > set.Done.Time {
+	for _, p := range c.unplaced[key] {
+		if p.Inv.Time > w.set.Done.Time {
 			better(zkChange{pair: p})
 		}
 	}
 	return best, found
 }
 
+// trigger bounds the zxid of the update that fired w: exact for a data
+// watch whose next version an answer shows; otherwise above the watched
+// place's zxid and at most the least zxid shown beyond the place (hi is
+// that answer; none when no answer shows one).
+func (c *zkChanges) trigger(key string, w zkWatchState) (lo, hi int64, by *zkChange) {
+	if next, ok := c.places[key][w.place+1]; ok && !w.child {
+		return next.zxid, next.zxid, &next
+	}
+	lo, hi = w.zxid+1, math.MaxInt64
+	for place, ch := range c.places[key] {
+		if place > w.place && ch.zxid < hi {
+			hi, by = ch.zxid, &ch
+		}
+	}
+	return lo, hi, by
+}
+
 // zkWatchState is one live watch of a watcher.
 type zkWatchState struct {
-	version int32
-	conn    int64 // the connection it was set on
-	set     history.Pair
+	place, zxid int64 // where it was set, and that place's zxid
+	child       bool
+	conn        int64 // the connection it was set on
+	set         history.Pair
+}
+
+func (w zkWatchState) String() string {
+	if w.child {
+		return fmt.Sprintf("children at pzxid %#x", w.place)
+	}
+	return fmt.Sprintf("version %d", w.place)
+}
+
+// firedEvent is an event, its watch and the bounds of its update's zxid.
+type firedEvent struct {
+	history.Pair
+	v      history.ZKValue
+	w      zkWatchState
+	lo, hi int64
+	by     *zkChange // the answer that gives hi
 }
 
 func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
@@ -127,7 +169,7 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 		}
 		return v, true
 	}
-	changes := zkChanges{versions: map[string]map[int32]zkChange{}, unversion: map[string][]history.Pair{}}
+	changes := zkChanges{places: map[string]map[int64]zkChange{}, unplaced: map[string][]history.Pair{}}
 	byProcess := map[int][]history.Pair{}
 	watchers := 0
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
@@ -169,17 +211,18 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 			w, watched := live[v.Key]
 			switch p.Inv.F {
 			case history.FZKWatch, history.FZKChildWatch:
-				live[v.Key] = zkWatchState{v.Version, v.Conn, p}
+				live[v.Key] = zkWatchState{zkPlace(p.Inv.F, v), v.Zxid, p.Inv.F == history.FZKChildWatch, v.Conn, p}
 			case history.FZKLost:
 				delete(live, v.Key)
 			case history.FZKRead, history.FZKChildRead:
 				// Across a reconnection the client re-registers the watch
 				// while it sends the requests it held: no order to judge.
-				if watched && v.Version > w.version && !v.EventSeen && v.Conn == w.conn {
+				if watched && zkPlace(p.Inv.F, v) > w.place && !v.EventSeen && v.Conn == w.conn {
+					seen := zkWatchState{place: zkPlace(p.Inv.F, v), child: w.child}
 					found.add(func() Finding {
 						return Finding{Kind: "zk-data-before-event", Explanation: fmt.Sprintf(
-							"%s set a watch on %s at version %d (#%d), then read version %d (#%d) before the watch's event reached it.",
-							history.ProcessName(proc), v.Key, w.version, w.set.Done.Index, v.Version, p.Done.Index),
+							"%s set a watch on %s at %s (#%d), then read %s (#%d) before the watch's event reached it.",
+							history.ProcessName(proc), v.Key, w, w.set.Done.Index, seen, p.Done.Index),
 							Ops: []history.Op{*w.set.Inv, *w.set.Done, *p.Inv, *p.Done}}
 					})
 				}
@@ -191,43 +234,26 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 				delete(live, v.Key)
 				// An event fired when a reconnection re-registered the
 				// watch comes in no order of its update.
-				if trigger, known := changes.versions[v.Key][w.version+1]; known && v.Seq > 0 && v.Conn == w.conn {
-					fired = append(fired, firedEvent{p, v, trigger})
+				if v.Seq > 0 && v.Conn == w.conn {
+					lo, hi, by := changes.trigger(v.Key, w)
+					fired = append(fired, firedEvent{p, v, w, lo, hi, by})
 				}
 			}
 		}
-		// In the order the events came off the connection, their updates'
-		// zxids must grow.
-		slices.SortFunc(fired, func(a, b firedEvent) int { return cmp.Compare(a.v.Seq, b.v.Seq) })
-		for i := 1; i < len(fired); i++ {
-			a, b := fired[i-1], fired[i]
-			if b.trigger.zxid > a.trigger.zxid {
-				continue
-			}
-			found.add(func() Finding {
-				return Finding{Kind: "zk-event-order", Explanation: fmt.Sprintf(
-					"%s got the event of %s (zxid %#x, #%d) before that of %s (zxid %#x, #%d): events out of the order of their updates.",
-					history.ProcessName(proc), a.v.Key, a.trigger.zxid, a.trigger.pair.Done.Index, b.v.Key, b.trigger.zxid, b.trigger.pair.Done.Index),
-					Ops: []history.Op{*a.trigger.pair.Inv, *a.trigger.pair.Done, *b.trigger.pair.Inv, *b.trigger.pair.Done, *a.Inv, *a.Done, *b.Inv, *b.Done}}
-			})
-		}
+		checkEventOrder(proc, fired, &found)
 		// Watches still live at the watcher's end: owed an event if an
 		// answer showed a change long enough before.
 		end := ops[len(ops)-1].Done.Time
 		for _, key := range slices.Sorted(maps.Keys(live)) {
 			w := live[key]
-			next, ok := changes.after(key, w.version, w.set)
+			next, ok := changes.after(key, w)
 			if !ok || next.pair.Done.Time+missGrace > end {
 				continue
 			}
-			shows := fmt.Sprintf("version %d", next.version)
-			if next.version == 0 {
-				shows = "a change of its children"
-			}
 			found.add(func() Finding {
 				return Finding{Kind: "zk-missed-event", Explanation: fmt.Sprintf(
-					"%s set a watch on %s at version %d (#%d); %s (#%d, done at %.3fs) shows %s, yet no event came by the watcher's end at %.3fs.",
-					history.ProcessName(proc), key, w.version, w.set.Done.Index, next.pair.Inv.F, next.pair.Done.Index, next.pair.Done.Time.Seconds(), shows, end.Seconds()),
+					"%s set a watch on %s at %s (#%d); %s #%d (done at %.3fs) shows a change past it, yet no event came by the watcher's end at %.3fs.",
+					history.ProcessName(proc), key, w, w.set.Done.Index, next.pair.Inv.F, next.pair.Done.Index, next.pair.Done.Time.Seconds(), end.Seconds()),
 					Ops: []history.Op{*w.set.Inv, *w.set.Done, *next.pair.Inv, *next.pair.Done}}
 			})
 		}
@@ -238,4 +264,27 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 		res.Verdict = Invalid
 	}
 	return res
+}
+
+// checkEventOrder finds, in the order the events came off the connection,
+// an event whose update certainly came after that of a later event: the
+// least zxid its update can have is above the most the later one's can.
+func checkEventOrder(proc int, fired []firedEvent, found *findingList) {
+	slices.SortFunc(fired, func(a, b firedEvent) int { return cmp.Compare(a.v.Seq, b.v.Seq) })
+	top := -1 // the event so far with the highest lower bound
+	for j, b := range fired {
+		if top >= 0 && fired[top].lo > b.hi {
+			a := fired[top]
+			found.add(func() Finding {
+				ops := []history.Op{*a.w.set.Inv, *a.w.set.Done, *a.Inv, *a.Done, *b.w.set.Inv, *b.w.set.Done, *b.Inv, *b.Done, *b.by.pair.Inv, *b.by.pair.Done}
+				return Finding{Kind: "zk-event-order", Explanation: fmt.Sprintf(
+					"%s got the event of %s (watch at %s, #%d; its update's zxid at least %#x) before that of %s (watch at %s, #%d; its update's zxid at most %#x, as #%d shows): events out of the order of their updates.",
+					history.ProcessName(proc), a.v.Key, a.w, a.w.set.Done.Index, a.lo, b.v.Key, b.w, b.w.set.Done.Index, b.hi, b.by.pair.Done.Index),
+					Ops: ops}
+			})
+		}
+		if top < 0 || b.lo > fired[top].lo {
+			top = j
+		}
+	}
 }

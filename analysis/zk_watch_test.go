@@ -60,22 +60,30 @@ func TestZKWatch(t *testing.T) {
 		"a missed event": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(9, 10, "a", 0, false), "zk-missed-event"},
 		"an event lost with the session": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).
 			op(9, 3, 3, history.FZKLost, history.ZKValue{Key: "a", Event: "EventNotWatching"}).read(9, 10, "a", 1, false), ""},
-		"children listed before their event": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(1, 2, history.FZKCreate, "kids").
-			op(9, 3, 4, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 1, Zxid: 11}), "zk-data-before-event"},
+		"children listed before their event": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(1, 2, history.FZKDelete, "kids").
+			op(9, 3, 4, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 0, Zxid: 11}), "zk-data-before-event"},
 		"children listed after their event": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(1, 2, history.FZKDelete, "kids").
-			event(2.5, "kids", 1).op(9, 3, 4, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 1, Zxid: 11}), ""},
+			event(2.5, "kids", 1).op(9, 3, 4, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 0, Zxid: 11}), ""},
 		"a missed child event":                 {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(1.5, 2, history.FZKCreate, "kids").read(9, 10, "a", 0, false), "zk-missed-event"},
 		"a child created as the watch was set": {(&zkh{}).childWatch(0, 1, "kids", 0, 5).child(0.5, 2, history.FZKCreate, "kids").read(9, 10, "a", 0, false), ""},
 		"a missed event, the change shown by another reader": {(&zkh{}).watch(0, 1, "a", 0).
 			op(3, 1, 2, history.FZKRead, history.ZKValue{Key: "a", Version: 1, Zxid: 10}).read(9, 10, "b", 0, false), "zk-missed-event"},
-		"child and data events out of update order": {(&zkh{}).watch(0, 1, "a", 0).childWatch(1, 2, "kids", 0, 5).
-			set(0, 2, 3, "a", 1, 10).child(3, 4, history.FZKCreate, "kids").
+		// A child watch is placed by pzxid: the child event's update lies
+		// above the watch's pzxid, at most the least pzxid shown beyond it.
+		"a child event whose watch came after the data event's update": {(&zkh{}).watch(0, 1, "a", 0).
+			set(0, 1, 2, "a", 1, 10).childWatch(2, 3, "kids", 0, 11).child(3, 4, history.FZKCreate, "kids").
 			op(3, 4, 4.5, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 1, Zxid: 12}).
 			event(5, "kids", 1).event(5, "a", 2), "zk-event-order"},
-		"child and data events in update order": {(&zkh{}).watch(0, 1, "a", 0).childWatch(1, 2, "kids", 0, 5).
-			set(0, 2, 3, "a", 1, 10).child(3, 4, history.FZKCreate, "kids").
+		"child and data events in update order": {(&zkh{}).watch(0, 1, "a", 0).
+			set(0, 1, 2, "a", 1, 10).childWatch(2, 3, "kids", 0, 11).child(3, 4, history.FZKCreate, "kids").
 			op(3, 4, 4.5, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 1, Zxid: 12}).
 			event(5, "a", 1).event(5, "kids", 2), ""},
+		// A delete moves pzxid, not cversion: fired by a delete at 101, the
+		// child event comes before the data event of an update at 102.
+		"a child event fired by a delete, then a data event": {(&zkh{}).watch(0, 1, "a", 0).childWatch(0, 1, "kids", 1, 100).
+			child(1, 2, history.FZKDelete, "kids").set(0, 2, 3, "a", 1, 102).child(3, 4, history.FZKCreate, "kids").
+			op(3, 4, 4.5, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 2, Zxid: 103}).
+			event(5, "kids", 1).event(5, "a", 2), ""},
 		"an event owed, the watcher gone too soon": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 0, false), ""},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -24,12 +24,10 @@ type ZKValue struct {
 	Value string `json:"value,omitempty"`
 	// Version and Zxid are, for a znode's data, its data version and the
 	// zxid of its last change (mzxid), from the answer; for the directory's
-	// children, its child version (cversion) and the zxid of the last
-	// change to its children (pzxid).
+	// children, its child version (cversion, which counts creates only) and
+	// the zxid of the last create or delete of a child (pzxid).
 	Version int32 `json:"version,omitempty"`
 	Zxid    int64 `json:"zxid,omitempty"`
-	// Children is how many children a read of the directory listed.
-	Children int `json:"children,omitempty"`
 	// EventSeen, on a read, says whether the watch event of its znode had
 	// reached the watcher when the read's answer came: ZooKeeper sends a
 	// watch event before any answer that shows the change.

@@ -315,14 +315,13 @@ func (w *watcher) event(key string, ev zk.Event) error {
 }
 
 // snapshot is what a read of a key returned: a znode's data, version and
-// mzxid, or the directory's children count, cversion and pzxid; and the
-// watch it left, if asked to.
+// mzxid, or the directory's cversion and pzxid; and the watch it left, if
+// asked to.
 type snapshot struct {
-	value    string
-	children int
-	version  int32
-	zxid     int64
-	ch       <-chan zk.Event
+	value   string
+	version int32
+	zxid    int64
+	ch      <-chan zk.Event
 }
 
 // fetch reads key, a znode's data or the directory's children, leaving a
@@ -331,16 +330,15 @@ func (w *watcher) fetch(key string, watch bool) (snapshot, error) {
 	p := path(key)
 	var (
 		data []byte
-		kids []string
 		st   *zk.Stat
 		ch   <-chan zk.Event
 		err  error
 	)
 	switch {
 	case key == dir && watch:
-		kids, st, ch, err = w.conn.ChildrenW(p)
+		_, st, ch, err = w.conn.ChildrenW(p)
 	case key == dir:
-		kids, st, err = w.conn.Children(p)
+		_, st, err = w.conn.Children(p)
 	case watch:
 		data, st, ch, err = w.conn.GetW(p)
 	default:
@@ -350,7 +348,7 @@ func (w *watcher) fetch(key string, watch bool) (snapshot, error) {
 		return snapshot{}, err
 	}
 	if key == dir {
-		return snapshot{children: len(kids), version: st.Cversion, zxid: st.Pzxid, ch: ch}, nil
+		return snapshot{version: st.Cversion, zxid: st.Pzxid, ch: ch}, nil
 	}
 	return snapshot{value: string(data), version: st.Version, zxid: st.Mzxid, ch: ch}, nil
 }
@@ -410,8 +408,7 @@ func (w *watcher) value(key string, g snapshot, seen bool, err error) history.ZK
 	if err != nil {
 		return history.ZKValue{Key: key}
 	}
-	return history.ZKValue{Key: key, Value: g.value, Children: g.children, Version: g.version, Zxid: g.zxid,
-		EventSeen: seen, Conn: w.arrivals.connection()}
+	return history.ZKValue{Key: key, Value: g.value, Version: g.version, Zxid: g.zxid, EventSeen: seen, Conn: w.arrivals.connection()}
 }
 
 // take moves key's event, if it has come, from its watch to arrived (the
