@@ -297,12 +297,24 @@ func (ev etcdEvidence) decide(inv *history.Op, req *history.KVRequest) (out etcd
 		return etcdOut{}, 0, ev.covered, ev.covered
 	case f == history.FKVTxn && len(req.If) == 0 && slices.ContainsFunc(req.Then, func(op history.KVOp) bool { return op.F == history.FPut }):
 		// A transaction without conditions always runs Then, at one
-		// revision: any of its puts shown shows that revision, though not
-		// what its ranges and deletes returned; none shown, it never ran.
+		// revision: its puts shown show that revision, though not what its
+		// ranges and deletes returned; none shown, it never ran. Puts shown
+		// at different revisions decide nothing.
+		var first *sighting
 		for _, op := range req.Then {
-			if s, ok := ev.seen[op.Value]; ok && op.F == history.FPut {
-				return etcdOut{resp: &history.KVResponse{Revision: s.rev, Succeeded: true}, partial: true}, s.at, false, true
+			s, ok := ev.seen[op.Value]
+			switch {
+			case !ok || op.F != history.FPut:
+			case first == nil:
+				first = &s
+			case s.rev != first.rev:
+				return etcdOut{}, 0, false, false
+			default:
+				first.at = min(first.at, s.at)
 			}
+		}
+		if first != nil {
+			return etcdOut{resp: &history.KVResponse{Revision: first.rev, Succeeded: true}, partial: true}, first.at, false, true
 		}
 		return etcdOut{}, 0, ev.covered, ev.covered
 	case f == history.FDelete && req.Then[0].End == "" || f == history.FLeaseRevoke:
