@@ -138,7 +138,8 @@ func member(h *etcdserverpb.ResponseHeader) string {
 // sent as its name, '#' and that many filler bytes: etcd's robustness
 // traffic puts values over 32 KiB, and a history need not hold them.
 // wire is the value sent for a recorded one; recorded the value recorded
-// for one read, whose filler, if it is not all filler, is kept whole.
+// for one read: a filler that is not all filler is kept whole, and one of
+// another length is recorded with that length, a value no put wrote.
 func wire(v string) string {
 	name, size, ok := strings.Cut(v, "#")
 	n, err := strconv.Atoi(size)

@@ -128,13 +128,14 @@ func (Workload) CheckPlan(p *plans.Plan) error {
 	}
 	if ps.Load != "" {
 		total, ok := loads[ps.Load]
+		rate := total / float64(p.Workload.Clients)
 		switch {
 		case !ok:
 			return p.Errorf("workload.load", "%q: expected low or high", ps.Load)
-		case ps.Rate != 0:
+		case ps.Rate != 0 && ps.Rate != rate: // equal in a run's resolved plan, which records both
 			return p.Errorf("workload.load", "%s and rate %g: give one of them", ps.Load, ps.Rate)
 		}
-		ps.Rate = total / float64(p.Workload.Clients)
+		ps.Rate = rate
 	}
 	return ps.Spec.Check(p, profileKinds(weights))
 }
@@ -336,8 +337,9 @@ func (c *client) send(f string, req history.KVRequest) error {
 	return err
 }
 
-// learn keeps what an answer told the worker: its lease, and the keys it
-// read, or read or deleted as absent.
+// learn keeps what an answer told the worker: its lease, the keys it read,
+// and forgets a key a range of that key alone found absent or a delete of
+// it removed.
 func (c *client) learn(f string, req history.KVRequest, resp *history.KVResponse) {
 	if f == history.FLeaseGrant {
 		c.lease = resp.Lease

@@ -33,6 +33,10 @@ func TestProfilesAndLoads(t *testing.T) {
 	if ps.Rate != 125 || ps.Mix[kindList] != 1 || ps.Mix[kindUpdate] != 15 || ps.Mix[kindGet] != 0 || ps.Mix[kindPut] != 0 {
 		t.Errorf("kubernetes at high load: rate %g, mix %v", ps.Rate, ps.Mix)
 	}
+	// A run's resolved plan records the rate a load set.
+	if _, err := check(t, "  load: high\n  rate: 125\n"); err != nil {
+		t.Errorf("a load and its own rate: %v", err)
+	}
 	ps, err = check(t, "")
 	if err != nil {
 		t.Fatal(err)
