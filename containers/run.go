@@ -67,10 +67,12 @@ type Run struct {
 
 	// starting counts the Start calls under way: Close waits for them, so
 	// that a container the engine creates as the run is interrupted is
-	// known, and removed, before Close lists what to remove.
+	// known, and removed, before Close lists what to remove. Added to
+	// under mu, and never once closed.
 	starting sync.WaitGroup
 
 	mu         sync.Mutex
+	closed     bool
 	containers []Container
 	// pidfds holds a handle on each running container's main process, by
 	// container ID, for signals from the host.
@@ -98,7 +100,13 @@ func (r *Run) ID() string { return r.id }
 // Start creates and starts a container on the run's network. Its main
 // command is PID 1, so a signal sent to the container reaches it directly.
 func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return Container{}, fmt.Errorf("start container %s: the run is closed", s.Name)
+	}
 	r.starting.Add(1)
+	r.mu.Unlock()
 	defer r.starting.Done()
 	full := fmt.Sprintf("chaos-%s-%s", r.id, s.Name)
 	cfg := &container.Config{
@@ -208,7 +216,18 @@ func (r *Run) saveLog(ctx context.Context, c Container, path string) error {
 // Close removes the run's containers and network. Removal kills the
 // processes, including any a pause left stopped.
 func (r *Run) Close(ctx context.Context) error {
-	r.starting.Wait()
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	started := make(chan struct{})
+	go func() {
+		r.starting.Wait()
+		close(started)
+	}()
+	select {
+	case <-started:
+	case <-ctx.Done(): // remove what is known; chaos clean removes the rest
+	}
 	_, err := Clean(ctx, r.cli, r.id)
 	r.mu.Lock()
 	defer r.mu.Unlock()
