@@ -36,10 +36,14 @@ func init() { Register(ZKWatchChecker{}) }
 //     are not held to that order;
 //   - a watch is not missed: a watch gets its event once a change moved
 //     its znode past the watched place, unless the session expired first;
-//     a watcher that went on for missGrace after an answer that shows the
-//     change (a write's, a read's, or a create or delete of a child sent
-//     after the watch was set) and never got it missed it
-//     ("zk-missed-event").
+//     a watcher that went on in the watch's session for missGrace after an
+//     answer that shows the change (a write's, a read's, or a create or
+//     delete of a child sent after the watch was set) and never got it
+//     missed it ("zk-missed-event"). A watcher cut off from its server
+//     gets no answer and may learn of its session's end only later, and
+//     one that reconnects gets the events owed just after: it went on only
+//     as long as it got answers in the watch's session on one connection,
+//     from the later of the change and that connection's first answer.
 type ZKWatchChecker struct{}
 
 // zkWatchFs are the operations the checker reads.
@@ -140,6 +144,7 @@ type zkWatchState struct {
 	place, zxid int64 // where it was set, and that place's zxid
 	child       bool
 	conn        int64 // the connection it was set on
+	session     int64
 	set         history.Pair
 }
 
@@ -211,7 +216,7 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 			w, watched := live[v.Key]
 			switch p.Inv.F {
 			case history.FZKWatch, history.FZKChildWatch:
-				live[v.Key] = zkWatchState{zkPlace(p.Inv.F, v), v.Zxid, p.Inv.F == history.FZKChildWatch, v.Conn, p}
+				live[v.Key] = zkWatchState{zkPlace(p.Inv.F, v), v.Zxid, p.Inv.F == history.FZKChildWatch, v.Conn, v.Session, p}
 			case history.FZKLost:
 				delete(live, v.Key)
 			case history.FZKRead, history.FZKChildRead:
@@ -242,12 +247,36 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 		}
 		checkEventOrder(proc, fired, &found)
 		// Watches still live at the watcher's end: owed an event if an
-		// answer showed a change long enough before.
-		end := ops[len(ops)-1].Done.Time
+		// answer showed a change long enough before the watcher's answers
+		// on a connection of the watch's session ended.
+		spans := map[[2]int64][2]time.Duration{} // by session and connection: first and last answer
+		for _, p := range ops {
+			v, _ := decode(p.Done)
+			if v.Session == 0 && p.Inv.F == history.FZKEvent {
+				continue // events say no session
+			}
+			id := [2]int64{v.Session, v.Conn}
+			sp, seen := spans[id]
+			if !seen {
+				sp[0] = p.Done.Time
+			}
+			sp[1] = p.Done.Time
+			spans[id] = sp
+		}
 		for _, key := range slices.Sorted(maps.Keys(live)) {
 			w := live[key]
 			next, ok := changes.after(key, w)
-			if !ok || next.pair.Done.Time+missGrace > end {
+			if !ok {
+				continue
+			}
+			var end time.Duration
+			owed := false
+			for id, sp := range spans {
+				if id[0] == w.session && sp[1] >= max(next.pair.Done.Time, sp[0])+missGrace {
+					owed, end = true, max(end, sp[1])
+				}
+			}
+			if !owed {
 				continue
 			}
 			found.add(func() Finding {

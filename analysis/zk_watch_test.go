@@ -84,6 +84,12 @@ func TestZKWatch(t *testing.T) {
 			child(1, 2, history.FZKDelete, "kids").set(0, 2, 3, "a", 1, 102).child(3, 4, history.FZKCreate, "kids").
 			op(3, 4, 4.5, history.FZKChildRead, history.ZKValue{Key: "kids", Version: 2, Zxid: 103}).
 			event(5, "kids", 1).event(5, "a", 2), ""},
+		"an event owed, the session gone": {(&zkh{}).op(9, 0, 1, history.FZKWatch, history.ZKValue{Key: "a", Session: 7}).
+			set(0, 1, 2, "a", 1, 10).op(9, 9, 10, history.FZKRead, history.ZKValue{Key: "b", Session: 8}), ""},
+		"an event owed, the session going on": {(&zkh{}).op(9, 0, 1, history.FZKWatch, history.ZKValue{Key: "a", Session: 7}).
+			set(0, 1, 2, "a", 1, 10).op(9, 9, 10, history.FZKRead, history.ZKValue{Key: "b", Session: 7}), "zk-missed-event"},
+		"an event owed, the watcher reconnected just before its end": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).
+			op(9, 9, 9.5, history.FZKRead, history.ZKValue{Key: "b", Conn: 1}).op(9, 9.5, 10, history.FZKRead, history.ZKValue{Key: "b", Conn: 1}), ""},
 		"an event owed, the watcher gone too soon": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 0, false), ""},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -42,4 +42,7 @@ type ZKValue struct {
 	// and the server fires those whose znodes changed meanwhile at once,
 	// in no order of their updates.
 	Conn int64 `json:"conn,omitempty"`
+	// Session is the session's ID when a watch was set or a read answered:
+	// a watch lives as long as its session, and a new session has none.
+	Session int64 `json:"session,omitempty"`
 }

@@ -408,7 +408,8 @@ func (w *watcher) value(key string, g snapshot, seen bool, err error) history.ZK
 	if err != nil {
 		return history.ZKValue{Key: key}
 	}
-	return history.ZKValue{Key: key, Value: g.value, Version: g.version, Zxid: g.zxid, EventSeen: seen, Conn: w.arrivals.connection()}
+	return history.ZKValue{Key: key, Value: g.value, Version: g.version, Zxid: g.zxid, EventSeen: seen,
+		Conn: w.arrivals.connection(), Session: w.conn.SessionID()}
 }
 
 // take moves key's event, if it has come, from its watch to arrived (the
