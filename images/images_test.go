@@ -178,3 +178,22 @@ func TestPull(t *testing.T) {
 		}
 	}
 }
+
+// A program's image tag names it and its version, and changes with
+// anything that goes into the image.
+func TestGoProgramTag(t *testing.T) {
+	g := GoProgram{Name: "etcd", Version: "v3.6.16", Recipe: 1}
+	tag := g.tag("chaos/node:abc")
+	if !strings.HasPrefix(tag, "chaos/etcd:v3.6.16-") || len(tag) != len("chaos/etcd:v3.6.16-")+12 {
+		t.Errorf("tag %q", tag)
+	}
+	for _, other := range []string{
+		GoProgram{Name: "etcd", Version: "v3.6.16", Recipe: 2}.tag("chaos/node:abc"),
+		GoProgram{Name: "etcd", Version: "v3.6.15", Recipe: 1}.tag("chaos/node:abc"),
+		g.tag("chaos/node:abd"),
+	} {
+		if other == tag {
+			t.Errorf("%q: the same tag for another recipe, version or base", other)
+		}
+	}
+}
