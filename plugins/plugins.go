@@ -8,6 +8,7 @@ package plugins
 import (
 	_ "github.com/chaos-testing/chaos/analysis"
 	_ "github.com/chaos-testing/chaos/targets/etcd"
+	_ "github.com/chaos-testing/chaos/targets/nats"
 	_ "github.com/chaos-testing/chaos/targets/redis"
 	_ "github.com/chaos-testing/chaos/targets/zookeeper"
 	_ "github.com/chaos-testing/chaos/workloads/etcdkv"

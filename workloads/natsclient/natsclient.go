@@ -1,0 +1,79 @@
+// Package natsclient is what the NATS workloads share: a connection bound
+// to one server, and the outcome a client error says.
+package natsclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chaos-testing/chaos/workloads"
+)
+
+// Module is the NATS client library's module.
+const Module = "github.com/nats-io/nats.go"
+
+// Connect connects to the one server a client process is bound to, as in
+// Jepsen: the client must not fail over to the servers the cluster
+// advertises, or a fault on its node would go unobserved. It reconnects to
+// that server for ever, and sends nothing while reconnecting: the library
+// would otherwise buffer publishes and send them on reconnecting, long
+// after their operations ended. Reconnects go to stderr, the process's log.
+func Connect(node string) (*nats.Conn, jetstream.JetStream, error) {
+	logf := log.New(os.Stderr, "nats "+node+": ", log.LstdFlags|log.Lmicroseconds).Printf
+	nc, err := nats.Connect("nats://"+node,
+		nats.IgnoreDiscoveredServers(), nats.DontRandomize(),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.ReconnectBufSize(-1),
+		nats.RetryOnFailedConnect(true), nats.Timeout(2*time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil { // nil: closed by the client itself
+				logf("disconnected: %v", err)
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) { logf("reconnected") }))
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to %s: %w", node, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
+// Classify marks the errors that say a write certainly took no effect as
+// workloads.ErrNotApplied: a revision that did not match (the stream's
+// leader checks it before it proposes the message), no responders (no
+// stream took the message), a message never sent (the connection was
+// down). Anything else is unknown: a timeout above all, but also other
+// API errors, which a leader losing its place after proposing may send.
+func Classify(err error) error {
+	switch {
+	case err == nil, errors.Is(err, workloads.ErrNotApplied):
+		return err
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch),
+		errors.Is(err, nats.ErrNoResponders), errors.Is(err, jetstream.ErrNoStreamResponse),
+		errors.Is(err, nats.ErrReconnectBufExceeded), errors.Is(err, nats.ErrConnectionClosed):
+		return fmt.Errorf("%w: %v", workloads.ErrNotApplied, err)
+	}
+	return err
+}
+
+// Ready waits until the connection is up or ctx ends.
+func Ready(ctx context.Context, nc *nats.Conn) error {
+	for !nc.IsConnected() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: not connected: %v", workloads.ErrNotApplied, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package register
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/natsclient"
+)
+
+func init() {
+	workloads.Workloads.Register("nats-register", Workload{TargetKind: "nats", ReadModes: []string{"leader", "direct"}, Open: openNATS, Modules: []string{natsclient.Module}})
+}
+
+const (
+	// natsBucket is the KV bucket that holds the registers, a stream of
+	// its own (KV_chaos) replicated on every server of the cluster.
+	natsBucket = "chaos"
+	// natsOpenLimit bounds Open's wait for the bucket.
+	natsOpenLimit = 30 * time.Second
+)
+
+// natsStore is a register on the keys of a JetStream KV bucket, values as
+// decimal strings. readMode is how Read reads:
+//   - leader: the stream's "get message" API, which its leader answers;
+//   - direct: a direct get, which any replica answers from its own copy
+//     (KV buckets allow them by default), and which NATS does not promise
+//     to be current.
+type natsStore struct {
+	nc       *nats.Conn
+	kv       jetstream.KeyValue
+	readMode string
+}
+
+func openNATS(cfg workloads.Config) (Store, error) {
+	switch params(cfg).ReadMode {
+	case "", "leader", "direct":
+	default:
+		return nil, fmt.Errorf("nats-register: read_mode %q: want leader or direct", params(cfg).ReadMode)
+	}
+	nc, js, err := natsclient.Connect(cfg.Node())
+	if err != nil {
+		return nil, fmt.Errorf("nats-register: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), natsOpenLimit)
+	defer cancel()
+	kv, err := bucket(ctx, js, len(cfg.Nodes))
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("nats-register: %s: bucket %s: %w", cfg.Node(), natsBucket, err)
+	}
+	return &natsStore{nc: nc, kv: kv, readMode: params(cfg).ReadMode}, nil
+}
+
+// bucket creates the bucket, whichever client gets there first, or binds
+// to it; it is set-up, not part of the history. Every key keeps its last
+// value only, on disk, on every server.
+func bucket(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.KeyValue, error) {
+	cfg := jetstream.KeyValueConfig{Bucket: natsBucket, History: 1, Storage: jetstream.FileStorage, Replicas: replicas}
+	for {
+		kv, err := js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, natsBucket)
+		}
+		if err == nil || ctx.Err() != nil {
+			return kv, err
+		}
+		time.Sleep(200 * time.Millisecond) // no JetStream leader yet, or not connected yet
+	}
+}
+
+func (s *natsStore) Read(ctx context.Context, key string) (*int64, error) {
+	data, _, absent, err := s.get(ctx, key)
+	if err != nil || absent {
+		return nil, err
+	}
+	v, err := strconv.ParseInt(string(data), 10, 64)
+	if err != nil {
+		return nil, BadValue{Raw: string(data)}
+	}
+	return &v, nil
+}
+
+// get reads key as readMode says: its value and revision, or absent.
+func (s *natsStore) get(ctx context.Context, key string) (data []byte, revision uint64, absent bool, err error) {
+	if err := natsclient.Ready(ctx, s.nc); err != nil {
+		return nil, 0, false, err
+	}
+	if s.readMode == "direct" {
+		e, err := s.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil, 0, true, nil
+		}
+		if err != nil {
+			return nil, 0, false, err
+		}
+		return e.Value(), e.Revision(), false, nil
+	}
+	// The stream's get-message API, answered by its leader, whatever the
+	// bucket allows.
+	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + natsBucket + "." + key})
+	msg, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+natsBucket, req)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	var resp struct {
+		Message *struct {
+			Seq  uint64 `json:"seq"`
+			Data []byte `json:"data"`
+			Hdrs []byte `json:"hdrs"`
+		} `json:"message"`
+		Error *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return nil, 0, false, fmt.Errorf("get of %s: %w", key, err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return nil, 0, true, nil
+	case resp.Error != nil:
+		return nil, 0, false, resp.Error
+	case resp.Message == nil:
+		return nil, 0, false, fmt.Errorf("get of %s: an answer without a message", key)
+	case len(resp.Message.Hdrs) > 0:
+		// Only a delete or purge marker has headers; nothing deletes.
+		return nil, 0, false, fmt.Errorf("get of %s: a marker %q", key, resp.Message.Hdrs)
+	}
+	return resp.Message.Data, resp.Message.Seq, false, nil
+}
+
+func (s *natsStore) Write(ctx context.Context, key string, v int64) error {
+	if err := natsclient.Ready(ctx, s.nc); err != nil {
+		return err
+	}
+	_, err := s.kv.Put(ctx, key, []byte(strconv.FormatInt(v, 10)))
+	return natsclient.Classify(err)
+}
+
+// Cas reads the key's value and revision, then updates it only at that
+// revision: a write in between makes the stream's leader refuse it.
+func (s *natsStore) Cas(ctx context.Context, key string, from, to int64) error {
+	data, rev, absent, err := s.get(ctx, key)
+	switch {
+	case err != nil:
+		// Nothing was written yet.
+		return fmt.Errorf("%w: reading %s: %v", workloads.ErrNotApplied, key, err)
+	case absent:
+		return fmt.Errorf("%w: %s does not exist", workloads.ErrNotApplied, key)
+	case string(data) != strconv.FormatInt(from, 10):
+		return fmt.Errorf("%w: %s is %q, not %d", workloads.ErrNotApplied, key, data, from)
+	}
+	_, err = s.kv.Update(ctx, key, []byte(strconv.FormatInt(to, 10)), rev)
+	return natsclient.Classify(err)
+}
+
+func (s *natsStore) Close() error {
+	s.nc.Close()
+	return nil
+}
