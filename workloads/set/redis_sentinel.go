@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("redis-sentinel-set", Workload{TargetKind: "redis-sentinel", Open: openSentinel, Modules: []string{redis.ClientModule}})
+	workloads.Workloads.Register("redis-sentinel-set", Workload{TargetKind: "redis-sentinel", Open: openSentinel, Modules: []string{redis.ClientModule}, Also: []string{"primaries"}})
 }
 
 // key is the set the clients add to.

@@ -44,11 +44,14 @@ type Workload struct {
 	Open       func(cfg workloads.Config) (Store, error)
 	// Modules are the client libraries Open uses.
 	Modules []string
+	// Also are the checkers the backend adds to set's: "primaries" for one
+	// whose servers report their role.
+	Also []string
 }
 
-// Checkers judge the adds against the final reads, and whether two
-// servers acted as primary at once.
-func (w Workload) Checkers() []string { return []string{"set", "primaries"} }
+// Checkers judge the adds against the final reads, and what the backend
+// adds.
+func (w Workload) Checkers() []string { return append([]string{"set"}, w.Also...) }
 
 // Target is the cluster kind the backend needs.
 func (w Workload) Target() string { return w.TargetKind }

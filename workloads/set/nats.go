@@ -1,0 +1,131 @@
+package set
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/natsclient"
+)
+
+func init() {
+	workloads.Workloads.Register("nats-stream", Workload{TargetKind: "nats", Open: openStream, Modules: []string{natsclient.Module}})
+}
+
+const (
+	// streamName is the stream the clients publish to, replicated on
+	// every server of the cluster, on disk; subject is its one subject.
+	streamName, subject = "CHAOS", "chaos.stream"
+	// streamOpenLimit bounds Open's wait for the stream.
+	streamOpenLimit = 30 * time.Second
+	// fetchBatch is how many messages a final read asks for at a time.
+	fetchBatch = 1000
+)
+
+// streamStore is a JetStream stream as a set: an add publishes a unique
+// number and waits for the stream's acknowledgment; a read reads the
+// whole stream in order with an ordered consumer.
+type streamStore struct {
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	node string // the server the client is bound to
+}
+
+func openStream(cfg workloads.Config) (Store, error) {
+	nc, js, err := natsclient.Connect(cfg.Node())
+	if err != nil {
+		return nil, fmt.Errorf("nats-stream: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), streamOpenLimit)
+	defer cancel()
+	sc := jetstream.StreamConfig{Name: streamName, Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)}
+	for {
+		_, err = js.CreateStream(ctx, sc)
+		if err == nil || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			break
+		}
+		if ctx.Err() != nil {
+			nc.Close()
+			return nil, fmt.Errorf("nats-stream: %s: stream %s: %w", cfg.Node(), streamName, err)
+		}
+		time.Sleep(200 * time.Millisecond) // no JetStream leader yet, or not connected yet
+	}
+	host, _, _ := net.SplitHostPort(cfg.Node())
+	return &streamStore{nc: nc, js: js, node: host}, nil
+}
+
+// Add publishes v and waits for the stream to acknowledge it.
+func (s *streamStore) Add(ctx context.Context, v int64) (string, error) {
+	if err := natsclient.Ready(ctx, s.nc); err != nil {
+		return s.node, err
+	}
+	_, err := s.js.Publish(ctx, subject, []byte(strconv.FormatInt(v, 10)))
+	return s.node, natsclient.Classify(err)
+}
+
+// Read reads the stream from its first message to the last it held when
+// the read began. A stream that no longer exists holds nothing: its
+// messages are lost, which the set checker must see, not a failed read.
+func (s *streamStore) Read(ctx context.Context) ([]int64, string, error) {
+	if err := natsclient.Ready(ctx, s.nc); err != nil {
+		return nil, s.node, err
+	}
+	st, err := s.js.Stream(ctx, streamName)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return []int64{}, s.node, nil
+	}
+	if err != nil {
+		return nil, s.node, err
+	}
+	last := st.CachedInfo().State.LastSeq
+	vs := []int64{}
+	if last == 0 {
+		return vs, s.node, nil
+	}
+	cons, err := s.js.OrderedConsumer(ctx, streamName, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return nil, s.node, err
+	}
+	for {
+		wait := time.Second
+		if dl, ok := ctx.Deadline(); ok {
+			wait = min(wait, time.Until(dl))
+		}
+		if wait <= 0 {
+			return nil, s.node, fmt.Errorf("read %d of the stream's messages up to %d: %w", len(vs), last, context.DeadlineExceeded)
+		}
+		batch, err := cons.Fetch(fetchBatch, jetstream.FetchMaxWait(wait))
+		if err != nil {
+			return nil, s.node, err
+		}
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return nil, s.node, err
+			}
+			v, err := strconv.ParseInt(string(m.Data()), 10, 64)
+			if err != nil {
+				return nil, s.node, fmt.Errorf("message %d of the stream is %q, not a number", md.Sequence.Stream, m.Data())
+			}
+			vs = append(vs, v)
+			if md.Sequence.Stream >= last {
+				return vs, s.node, nil
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return nil, s.node, err
+		}
+	}
+}
+
+func (s *streamStore) Close() error {
+	s.nc.Close()
+	return nil
+}
