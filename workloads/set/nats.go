@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("nats-stream", Workload{TargetKind: "nats", Open: openStream, Modules: []string{natsclient.Module}})
+	workloads.Workloads.Register("nats-stream", Workload{TargetKind: "nats", Open: openStream, Modules: []string{natsclient.Module}, Also: []string{"stream-order"}})
 }
 
 const (

@@ -1,0 +1,93 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/chaos-testing/chaos/history"
+)
+
+func init() { Register(StreamOrderChecker{}) }
+
+// StreamOrderChecker judges the final reads of a log (a NATS stream read
+// whole, in order): a log is one total order, so any two reads hold the
+// elements they share in the same order ("stream-order-divergence": two
+// readers, or the replicas that served them, disagree). An element read
+// twice in one read is a duplicate; JetStream delivers at least once, so
+// duplicates are counted, not anomalies. Lost and unexpected elements are
+// the set checker's.
+type StreamOrderChecker struct{}
+
+func (StreamOrderChecker) Name() string { return "stream-order" }
+
+func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
+	var bad errCount
+	type read struct {
+		history.Pair
+		vs []int64
+	}
+	var reads []read
+	for _, p := range history.Pairs(in.History, func(op *history.Op) bool { return op.F == history.FRead && op.Process >= 0 }) {
+		if p.Done == nil || p.Done.Type != history.Ok {
+			continue
+		}
+		var v history.SetValue
+		if err := p.Done.Decode(&v); err != nil {
+			bad.add(err)
+			continue
+		}
+		reads = append(reads, read{p, v.Read})
+	}
+	if bad.n > 0 {
+		return unknownResult(fmt.Sprintf("%d reads could not be read; first: %v", bad.n, bad.first))
+	}
+	if len(reads) == 0 {
+		return unknownResult("no final read succeeded: no order to compare")
+	}
+	duplicates := 0
+	// at maps an element to its first place in each read.
+	at := make([]map[int64]int, len(reads))
+	for i, r := range reads {
+		at[i] = make(map[int64]int, len(r.vs))
+		for j, v := range r.vs {
+			if _, seen := at[i][v]; seen {
+				duplicates++
+				continue
+			}
+			at[i][v] = j
+		}
+	}
+	var found findingList
+	for i := range reads {
+		for j := i + 1; j < len(reads); j++ {
+			// The shared elements, in read j's order, must come in read i's
+			// order too: the first that comes before the last one seen is
+			// the divergence.
+			prev, prevAt := int64(0), -1
+			for n, v := range reads[j].vs {
+				k, shared := at[i][v]
+				if !shared || at[j][v] != n { // not in read i, or read again
+					continue
+				}
+				if k < prevAt {
+					a, b := reads[i], reads[j]
+					x, y := prev, v
+					found.add(func() Finding {
+						return Finding{Kind: "stream-order-divergence", Explanation: fmt.Sprintf(
+							"%s's read (#%d) has %d before %d; %s's read (#%d) has %d before %d: the log is not one order.",
+							history.ProcessName(a.Inv.Process), a.Done.Index, y, x, history.ProcessName(b.Inv.Process), b.Done.Index, x, y),
+							Ops: []history.Op{*a.Inv, *a.Done, *b.Inv, *b.Done}}
+					})
+					break
+				}
+				prev, prevAt = v, k
+			}
+		}
+	}
+	res := Result{Verdict: Valid, Findings: found.list, FindingsTotal: found.total,
+		Stats: map[string]any{"reads": len(reads), "duplicates": duplicates}}
+	if found.total > 0 {
+		res.Verdict = Invalid
+	}
+	return res
+}
