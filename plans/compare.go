@@ -74,7 +74,8 @@ func (p *Plan) Variants(targetField func(target, field string) bool) []*Plan {
 				maps.Copy(q.Target.Config, p.Target.Config)
 			}
 			q.Workload.Kind = v.Workload
-			q.Workload.Params = maps.Clone(p.Workload.Params)
+			q.Workload.Params = Params{}
+			maps.Copy(q.Workload.Params, p.Workload.Params)
 			q.Name = p.Name + "--" + v.Workload
 			q.set(at, "version", "target.version")
 			if v.Version != "" {

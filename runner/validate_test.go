@@ -518,3 +518,32 @@ compare:
 		t.Errorf("a version no suite has: %v; want it at the variant's line", err)
 	}
 }
+
+// A variant may set a workload field that the plan's own workload does not
+// have: the comparison of registers gives each backend its read mode.
+func TestVariantFieldOnAPlainWorkload(t *testing.T) {
+	const yaml = `name: c
+time_limit: 10s
+target: {kind: etcd}
+workload: {kind: etcd-register}
+compare:
+  seeds: [1]
+  variants:
+    - {target: zookeeper, workload: zookeeper-register, read_mode: checked}
+    - {target: etcd, workload: etcd-register}
+`
+	p, err := plans.Parse("c.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := runner.Variants(p)
+	if len(vs) != 2 {
+		t.Fatalf("%d plans; want 2", len(vs))
+	}
+	if err := runner.Validate(vs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if vs[0].Workload.Spec.(*register.Params).ReadMode != "checked" {
+		t.Errorf("read mode %+v; want checked", vs[0].Workload.Spec)
+	}
+}
