@@ -14,6 +14,9 @@ const (
 	FKVTxn             = "kv-txn"
 	FLeaseGrant        = "lease-grant"
 	FLeaseRevoke       = "lease-revoke"
+	// FLeaseKeepAlive renews a lease once; it changes no key and no
+	// revision. Its answer says whether etcd still had the lease.
+	FLeaseKeepAlive = "lease-keepalive"
 )
 
 // KVRequest is the invocation value of an etcd KV operation. A range, put or
@@ -23,7 +26,7 @@ type KVRequest struct {
 	If   []KVCompare `json:"if,omitempty"`
 	Then []KVOp      `json:"then,omitempty"`
 	Else []KVOp      `json:"else,omitempty"`
-	// Lease is the lease a lease-revoke revokes.
+	// Lease is the lease a lease-revoke revokes or a lease-keepalive renews.
 	Lease int64 `json:"lease,omitempty"`
 	// TTL is a lease-grant's time to live, in seconds.
 	TTL int64 `json:"ttl,omitempty"`
@@ -71,6 +74,9 @@ type KVResponse struct {
 	Results []KVResult `json:"results,omitempty"`
 	// Lease is the lease a lease-grant created.
 	Lease int64 `json:"lease,omitempty"`
+	// TTL is what a lease-keepalive's answer gives the lease, in seconds;
+	// 0 when etcd answered that it has no such lease.
+	TTL int64 `json:"ttl,omitempty"`
 }
 
 // KVResult is what one operation of a transaction returned: a range's keys

@@ -2,12 +2,14 @@ package etcdkv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chaos-testing/chaos/history"
@@ -31,6 +33,15 @@ func call(ctx context.Context, cli *clientv3.Client, f string, req history.KVReq
 			return nil, err
 		}
 		return &history.KVResponse{Revision: resp.Header.Revision, Member: member(resp.Header)}, nil
+	case history.FLeaseKeepAlive:
+		resp, err := cli.KeepAliveOnce(ctx, clientv3.LeaseID(req.Lease))
+		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return &history.KVResponse{}, nil // an answer: etcd has no such lease
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &history.KVResponse{Revision: resp.Revision, Member: member(resp.ResponseHeader), TTL: resp.TTL}, nil
 	case history.FKVTxn:
 		conds := make([]clientv3.Cmp, len(req.If))
 		for i, c := range req.If {

@@ -55,6 +55,7 @@ const (
 	kindMulti     = "multi"             // a txn of up to four operations on distinct keys, without conditions: ranges, puts, deletes
 	kindLease     = "lease"             // a put attached to the client's lease (granted first when it has none)
 	kindRevoke    = "revoke"            // revoke the client's lease, deleting its keys
+	kindKeepAlive = "keepalive"         // renew the client's lease once, or one it revoked (etcd must not have it)
 )
 
 // kinds in the order their weights add up, with the mixed profile's
@@ -62,7 +63,7 @@ const (
 var kinds = []traffic.Kind{
 	{Name: kindGet, Weight: 4}, {Name: kindStale, Weight: 2}, {Name: kindList, Weight: 2}, {Name: kindStaleList, Weight: 1},
 	{Name: kindPut, Weight: 2}, {Name: kindLargePut, Weight: 0}, {Name: kindDelete, Weight: 1}, {Name: kindCreate, Weight: 2}, {Name: kindUpdate, Weight: 2},
-	{Name: kindMulti, Weight: 1}, {Name: kindLease, Weight: 1}, {Name: kindRevoke, Weight: 1},
+	{Name: kindMulti, Weight: 1}, {Name: kindLease, Weight: 1}, {Name: kindRevoke, Weight: 1}, {Name: kindKeepAlive, Weight: 1},
 }
 
 // profiles are the mixes a plan names with profile, after etcd's
@@ -160,7 +161,9 @@ func (Workload) Needs(plans.Workload) workloads.Needs {
 
 // Checkers judge the history against the model of etcd's store, the
 // serializable reads and the watches by their own guarantees.
-func (Workload) Checkers() []string { return []string{"etcd-kv", "etcd-serializable", "etcd-watch"} }
+func (Workload) Checkers() []string {
+	return []string{"etcd-kv", "etcd-serializable", "etcd-watch", "etcd-lease"}
+}
 
 // Target is etcd.
 func (Workload) Target() string { return "etcd" }
@@ -210,6 +213,7 @@ type client struct {
 	rng     *rand.Rand
 	writes  int
 	lease   int64                 // the worker's lease, 0 when it has none
+	revoked []int64               // leases it sent a revoke for
 	seen    map[string]history.KV // key -> the key as last read (zero: absent)
 }
 
@@ -256,15 +260,24 @@ func (c *client) do(kind string) error {
 		})
 	case kindMulti:
 		return c.send(history.FKVTxn, history.KVRequest{Then: c.multi()})
+	case kindKeepAlive:
+		if len(c.revoked) > 0 && c.rng.IntN(4) == 0 {
+			return c.send(history.FLeaseKeepAlive, history.KVRequest{Lease: c.revoked[c.rng.IntN(len(c.revoked))]})
+		}
+		fallthrough
 	case kindLease, kindRevoke:
-		if c.lease == 0 { // either needs a lease first
+		if c.lease == 0 { // each needs a lease first
 			return c.send(history.FLeaseGrant, history.KVRequest{TTL: leaseTTL})
 		}
-		if kind == kindLease {
+		switch kind {
+		case kindLease:
 			return one(history.FPut, history.KVOp{F: history.FPut, Key: key, Value: c.value(), Lease: c.lease})
+		case kindKeepAlive:
+			return c.send(history.FLeaseKeepAlive, history.KVRequest{Lease: c.lease})
 		}
 		lease := c.lease
 		c.lease = 0 // revoked, refused or unknown: a new one either way
+		c.revoked = append(c.revoked, lease)
 		return c.send(history.FLeaseRevoke, history.KVRequest{Lease: lease})
 	}
 	panic("etcdkv: kind " + kind + " that Check let through")
