@@ -37,24 +37,13 @@ func newNATSLock(cfg workloads.Config) (Locker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nats-lock: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	bc := jetstream.KeyValueConfig{Bucket: natsLockBucket, History: 1, TTL: params(cfg).Lease.Duration,
-		Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)}
-	for {
-		kv, err := js.CreateKeyValue(ctx, bc)
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = js.KeyValue(ctx, natsLockBucket)
-		}
-		if err == nil {
-			return &natsLock{nc: nc, kv: kv}, nil
-		}
-		if ctx.Err() != nil {
-			nc.Close()
-			return nil, fmt.Errorf("nats-lock: %s: bucket %s: %w", cfg.Node(), natsLockBucket, err)
-		}
-		time.Sleep(200 * time.Millisecond) // no JetStream leader yet, or not connected yet
+	kv, err := natsclient.Bucket(js, jetstream.KeyValueConfig{Bucket: natsLockBucket, History: 1, TTL: params(cfg).Lease.Duration,
+		Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("nats-lock: %s: %w", cfg.Node(), err)
 	}
+	return &natsLock{nc: nc, kv: kv}, nil
 }
 
 // Acquire creates the key until a create succeeds or ctx ends. A create

@@ -77,3 +77,52 @@ func Ready(ctx context.Context, nc *nats.Conn) error {
 	}
 	return nil
 }
+
+// openLimit bounds the set-up of a bucket or a stream.
+const openLimit = 30 * time.Second
+
+// Bucket creates the KV bucket, whichever client gets there first, or
+// binds to it. It is set-up, not part of the history, and retries until
+// openLimit: JetStream may have no meta leader yet.
+func Bucket(js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	var kv jetstream.KeyValue
+	err := retry(func(ctx context.Context) (err error) {
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, cfg.Bucket)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
+	}
+	return kv, nil
+}
+
+// Stream creates the stream, whichever client gets there first, as Bucket
+// does a bucket.
+func Stream(js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	err := retry(func(ctx context.Context) error {
+		_, err := js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", cfg.Name, err)
+	}
+	return nil
+}
+
+func retry(f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), openLimit)
+	defer cancel()
+	for {
+		err := f(ctx)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond) // no JetStream leader yet, or not connected yet
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,8 +22,6 @@ const (
 	// natsBucket is the KV bucket that holds the registers, a stream of
 	// its own (KV_chaos) replicated on every server of the cluster.
 	natsBucket = "chaos"
-	// natsOpenLimit bounds Open's wait for the bucket.
-	natsOpenLimit = 30 * time.Second
 )
 
 // natsStore is a register on the keys of a JetStream KV bucket, values as
@@ -49,31 +46,13 @@ func openNATS(cfg workloads.Config) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nats-register: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), natsOpenLimit)
-	defer cancel()
-	kv, err := bucket(ctx, js, len(cfg.Nodes))
+	// Every key keeps its last value only, on disk, on every server.
+	kv, err := natsclient.Bucket(js, jetstream.KeyValueConfig{Bucket: natsBucket, History: 1, Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
 	if err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("nats-register: %s: bucket %s: %w", cfg.Node(), natsBucket, err)
+		return nil, fmt.Errorf("nats-register: %s: %w", cfg.Node(), err)
 	}
 	return &natsStore{nc: nc, kv: kv, readMode: params(cfg).ReadMode}, nil
-}
-
-// bucket creates the bucket, whichever client gets there first, or binds
-// to it; it is set-up, not part of the history. Every key keeps its last
-// value only, on disk, on every server.
-func bucket(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.KeyValue, error) {
-	cfg := jetstream.KeyValueConfig{Bucket: natsBucket, History: 1, Storage: jetstream.FileStorage, Replicas: replicas}
-	for {
-		kv, err := js.CreateKeyValue(ctx, cfg)
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = js.KeyValue(ctx, natsBucket)
-		}
-		if err == nil || ctx.Err() != nil {
-			return kv, err
-		}
-		time.Sleep(200 * time.Millisecond) // no JetStream leader yet, or not connected yet
-	}
 }
 
 func (s *natsStore) Read(ctx context.Context, key string) (*int64, error) {

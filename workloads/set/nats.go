@@ -23,8 +23,6 @@ const (
 	// streamName is the stream the clients publish to, replicated on
 	// every server of the cluster, on disk; subject is its one subject.
 	streamName, subject = "CHAOS", "chaos.stream"
-	// streamOpenLimit bounds Open's wait for the stream.
-	streamOpenLimit = 30 * time.Second
 	// fetchBatch is how many messages a final read asks for at a time.
 	fetchBatch = 1000
 )
@@ -43,19 +41,10 @@ func openStream(cfg workloads.Config) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nats-stream: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), streamOpenLimit)
-	defer cancel()
-	sc := jetstream.StreamConfig{Name: streamName, Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)}
-	for {
-		_, err = js.CreateStream(ctx, sc)
-		if err == nil || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			break
-		}
-		if ctx.Err() != nil {
-			nc.Close()
-			return nil, fmt.Errorf("nats-stream: %s: stream %s: %w", cfg.Node(), streamName, err)
-		}
-		time.Sleep(200 * time.Millisecond) // no JetStream leader yet, or not connected yet
+	err = natsclient.Stream(js, jetstream.StreamConfig{Name: streamName, Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("nats-stream: %s: %w", cfg.Node(), err)
 	}
 	host, _, _ := net.SplitHostPort(cfg.Node())
 	return &streamStore{nc: nc, js: js, node: host}, nil
