@@ -13,9 +13,9 @@ func init() { Register(StreamOrderChecker{}) }
 // whole, in order): a log is one total order, so any two reads hold the
 // elements they share in the same order ("stream-order-divergence": two
 // readers, or the replicas that served them, disagree). An element read
-// twice in one read is a duplicate; JetStream delivers at least once, so
-// duplicates are counted, not anomalies. Lost and unexpected elements are
-// the set checker's.
+// twice in one read was stored twice (the clients never publish one number
+// again): JetStream promises at least once, so duplicates are counted, not
+// anomalies. Lost and unexpected elements are the set checker's.
 type StreamOrderChecker struct{}
 
 func (StreamOrderChecker) Name() string { return "stream-order" }

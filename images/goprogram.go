@@ -138,7 +138,10 @@ func (g GoProgram) Binary(ctx context.Context, out io.Writer) (string, error) {
 		dir = os.TempDir()
 	}
 	dir = filepath.Join(dir, "chaos")
-	bin := filepath.Join(dir, g.Name+"-"+g.Version)
+	// The name holds everything the build depends on: a new recipe, module
+	// or main builds anew.
+	h := sha256.Sum256(fmt.Appendf(nil, "%d\n%s\n%s\n%s", g.Recipe, g.Module, g.Package, g.Main))
+	bin := filepath.Join(dir, g.Name+"-"+g.Version+"-"+hex.EncodeToString(h[:])[:8])
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -171,7 +174,9 @@ func (g GoProgram) Binary(ctx context.Context, out io.Writer) (string, error) {
 	}{
 		{"creating the module", []string{"mod", "init", "chaos-" + g.Name}},
 		{"downloading " + g.Module, []string{"get", g.Module}},
-		// Old releases' go.mod files leave out some of what their packages import.
+		// Old releases' go.mod files leave out some of what their packages
+		// import: tidy, for a throwaway main (a module's own main package is
+		// built as its go.mod has it, and tidy would drop the dependency).
 		{"resolving dependencies", []string{"mod", "tidy"}},
 		{"listing packages", []string{"list", "-deps", pkg}},
 		// -v names each package as it is compiled: the bar counts them
@@ -179,12 +184,14 @@ func (g GoProgram) Binary(ctx context.Context, out io.Writer) (string, error) {
 		{"compiling", []string{"build", "-v", "-trimpath", "-ldflags=-s -w", "-o", g.Name, pkg}},
 	} {
 		if g.Main == "" && step.args[0] == "mod" && step.args[1] == "tidy" {
-			continue // tidy drops a dependency that no package of the module imports
+			continue
 		}
 		task.Set(0, packages, step.note)
 		cmd := exec.CommandContext(ctx, "go", step.args...)
 		cmd.Dir = tmp
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+		// For the containers: Linux, on this host's architecture (the
+		// engine's own; no other is pulled or emulated here).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOOS=linux")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout = &stdout
 		cmd.Stderr = &stderr

@@ -245,9 +245,10 @@ func ready(ctx context.Context, nodes []targets.Node) error {
 }
 
 // Leader is the leader of the workload's stream (a KV bucket is one), the
-// only stream the cluster holds, by the most servers' account; before
-// there is one, JetStream's meta leader. A server cut off from the others
-// may still name the old leader: the majority's answer wins.
+// only stream the cluster holds, as a majority of the servers name it;
+// before there is one, JetStream's meta leader. A server cut off from the
+// others may still name the old leader, and a paused one does not answer:
+// without a majority for one name, the leader is not known.
 func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, error) {
 	answers := make([]jsz, len(nodes))
 	errs := make([]error, len(nodes))
@@ -283,13 +284,13 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, e
 			best, most = name, votes[name]
 		}
 	}
+	if 2*most <= len(nodes) {
+		return targets.Node{}, fmt.Errorf("nats: no leader named by a majority of the servers: %v (%v)", votes, errors.Join(errs...))
+	}
 	for _, n := range nodes {
 		if n.Container.Name == best {
 			return n, nil
 		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return targets.Node{}, fmt.Errorf("nats: no leader known: %w", err)
 	}
 	return targets.Node{}, fmt.Errorf("nats: the servers name %q as leader, not one of those asked", best)
 }

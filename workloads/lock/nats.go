@@ -58,7 +58,9 @@ func (l *natsLock) Acquire(ctx context.Context) (Held, error) {
 		case err == nil:
 			l.rev = rev
 			return l, nil
-		case !errors.Is(err, jetstream.ErrKeyExists):
+		case !errors.Is(err, jetstream.ErrKeyExists) && !natsclient.WrongLastSequence(err):
+			// Create's second try, at a released key's delete marker, gives
+			// the stream's own refusal when another client got there first.
 			return nil, natsclient.Classify(err)
 		}
 		select {
@@ -78,7 +80,7 @@ func (l *natsLock) Token() *int64 {
 // Release deletes the key if it is still at our revision.
 func (l *natsLock) Release(ctx context.Context) error {
 	err := l.kv.Delete(ctx, Name, jetstream.LastRevision(l.rev))
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return fmt.Errorf("%w: the key had expired or belonged to another client", ErrNotHeld)
 	}
 	return natsclient.Classify(err)

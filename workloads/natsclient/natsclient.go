@@ -50,20 +50,31 @@ func Connect(node string) (*nats.Conn, jetstream.JetStream, error) {
 
 // Classify marks the errors that say a write certainly took no effect as
 // workloads.ErrNotApplied: a revision that did not match (the stream's
-// leader checks it before it proposes the message), no responders (no
-// stream took the message), a message never sent (the connection was
-// down). Anything else is unknown: a timeout above all, but also other
-// API errors, which a leader losing its place after proposing may send.
+// leader checks it before it proposes the message, and again as it
+// applies it), no responders (no stream took the message), a message never
+// sent (the connection was down, and nothing is buffered). Anything else
+// is unknown: a timeout above all, a connection closed with the request
+// out, and other API errors, which a leader losing its place after
+// proposing may send.
 func Classify(err error) error {
 	switch {
 	case err == nil, errors.Is(err, workloads.ErrNotApplied):
 		return err
-	case errors.Is(err, jetstream.ErrKeyRevisionMismatch),
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), WrongLastSequence(err),
 		errors.Is(err, nats.ErrNoResponders), errors.Is(err, jetstream.ErrNoStreamResponse),
-		errors.Is(err, nats.ErrReconnectBufExceeded), errors.Is(err, nats.ErrConnectionClosed):
+		errors.Is(err, nats.ErrReconnectBufExceeded):
 		return fmt.Errorf("%w: %v", workloads.ErrNotApplied, err)
 	}
 	return err
+}
+
+// WrongLastSequence says whether err is the stream's refusal of a write
+// sent with an expected last sequence that did not match (API error 10071;
+// 10164 on replicated streams from v2.12): a create of a key that exists,
+// an update at a revision that is not the key's.
+func WrongLastSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // Ready waits until the connection is up or ctx ends.

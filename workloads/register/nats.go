@@ -1,6 +1,7 @@
 package register
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,8 +108,10 @@ func (s *natsStore) get(ctx context.Context, key string) (data []byte, revision 
 		return nil, 0, false, resp.Error
 	case resp.Message == nil:
 		return nil, 0, false, fmt.Errorf("get of %s: an answer without a message", key)
-	case len(resp.Message.Hdrs) > 0:
-		// Only a delete or purge marker has headers; nothing deletes.
+	case bytes.Contains(resp.Message.Hdrs, []byte("KV-Operation")):
+		// A delete or purge marker; nothing deletes. (Other headers, such
+		// as the expected revision an update was sent with, are kept with
+		// the value.)
 		return nil, 0, false, fmt.Errorf("get of %s: a marker %q", key, resp.Message.Hdrs)
 	}
 	return resp.Message.Data, resp.Message.Seq, false, nil

@@ -25,6 +25,8 @@ const (
 	streamName, subject = "CHAOS", "chaos.stream"
 	// fetchBatch is how many messages a final read asks for at a time.
 	fetchBatch = 1000
+	// notFoundTries is how many answers must say the stream is gone.
+	notFoundTries = 3
 )
 
 // streamStore is a JetStream stream as a set: an add publishes a unique
@@ -59,23 +61,40 @@ func (s *streamStore) Add(ctx context.Context, v int64) (string, error) {
 	return s.node, natsclient.Classify(err)
 }
 
-// Read reads the stream from its first message to the last it held when
-// the read began. A stream that no longer exists holds nothing: its
-// messages are lost, which the set checker must see, not a failed read.
+// Read reads the stream whole, in order, up to the last message it held
+// when the read began. A stream that no longer exists holds nothing: its
+// messages are lost, which the set checker must see, not a failed read;
+// since one server's answer may come from a state it has not caught up
+// yet, the stream counts as gone only when notFoundTries answers a
+// second apart say so. A read that got fewer messages than the stream
+// said it held missed some in delivery (nothing redelivers them) and
+// fails.
 func (s *streamStore) Read(ctx context.Context) ([]int64, string, error) {
 	if err := natsclient.Ready(ctx, s.nc); err != nil {
 		return nil, s.node, err
 	}
-	st, err := s.js.Stream(ctx, streamName)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return []int64{}, s.node, nil
+	var st jetstream.Stream
+	var err error
+	for try := 1; ; try++ {
+		st, err = s.js.Stream(ctx, streamName)
+		if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			break
+		}
+		if try == notFoundTries {
+			return []int64{}, s.node, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, s.node, fmt.Errorf("stream %s not found, not yet for certain: %w", streamName, ctx.Err())
+		case <-time.After(time.Second):
+		}
 	}
 	if err != nil {
 		return nil, s.node, err
 	}
-	last := st.CachedInfo().State.LastSeq
+	state := st.CachedInfo().State
 	vs := []int64{}
-	if last == 0 {
+	if state.Msgs == 0 {
 		return vs, s.node, nil
 	}
 	cons, err := s.js.OrderedConsumer(ctx, streamName, jetstream.OrderedConsumerConfig{})
@@ -88,7 +107,7 @@ func (s *streamStore) Read(ctx context.Context) ([]int64, string, error) {
 			wait = min(wait, time.Until(dl))
 		}
 		if wait <= 0 {
-			return nil, s.node, fmt.Errorf("read %d of the stream's messages up to %d: %w", len(vs), last, context.DeadlineExceeded)
+			return nil, s.node, fmt.Errorf("read %d of the stream's %d messages: %w", len(vs), state.Msgs, context.DeadlineExceeded)
 		}
 		batch, err := cons.Fetch(fetchBatch, jetstream.FetchMaxWait(wait))
 		if err != nil {
@@ -104,7 +123,10 @@ func (s *streamStore) Read(ctx context.Context) ([]int64, string, error) {
 				return nil, s.node, fmt.Errorf("message %d of the stream is %q, not a number", md.Sequence.Stream, m.Data())
 			}
 			vs = append(vs, v)
-			if md.Sequence.Stream >= last {
+			if md.Sequence.Stream >= state.LastSeq || md.NumPending == 0 {
+				if uint64(len(vs)) < state.Msgs {
+					return nil, s.node, fmt.Errorf("read %d of the stream's %d messages: some were missed in delivery", len(vs), state.Msgs)
+				}
 				return vs, s.node, nil
 			}
 		}
