@@ -149,14 +149,14 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 	return nodes, nil
 }
 
-// config is server name's configuration in a cluster of n, with settings.
-// Routes name the servers by host name, which the run's network resolves
-// and which, unlike the IP, survives a restart; a server retries a route
-// to a peer not started yet.
-func config(name string, n int, settings map[string]string) string {
+// config is server name's configuration in a cluster of n, with the
+// settings in cfg, each in its block. Routes name the servers by host
+// name, which the run's network resolves and which, unlike the IP,
+// survives a restart; a server retries a route to a peer not started yet.
+func config(name string, n int, cfg map[string]string) string {
 	blocks := map[string][]string{}
-	for _, k := range slices.Sorted(maps.Keys(settings)) {
-		blocks[blockOf(k)] = append(blocks[blockOf(k)], fmt.Sprintf("%s: %s", k, settings[k]))
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		blocks[settings[k]] = append(blocks[settings[k]], fmt.Sprintf("%s: %s", k, cfg[k]))
 	}
 	var routes []string
 	for i := 1; i <= n; i++ {
@@ -179,8 +179,6 @@ func config(name string, n int, settings map[string]string) string {
 		"}")
 	return strings.Join(lines, "\n") + "\n"
 }
-
-func blockOf(key string) string { return settings[key] }
 
 // command writes the configuration and execs the server so that it is PID
 // 1 and a signal sent to the container hits it. It is idempotent: the kill
