@@ -103,6 +103,12 @@ type Params struct {
 	// Progress has the watchers ask for progress notifications every
 	// second (default true).
 	Progress *bool `yaml:"progress" json:"progress"`
+	// WatchSpan is how long each watch runs before the watcher ends it
+	// and resumes from where it got to (default 5s): short spans make
+	// many resumptions, long ones keep a watch open through whole faults
+	// (etcd #15271 went back in time only on a watch that was open
+	// before its member fell behind).
+	WatchSpan plans.Duration `yaml:"watch_span" json:"watch_span"`
 }
 
 // NewParams makes Workload a plans.Parameterized.
@@ -119,6 +125,12 @@ func (Workload) CheckPlan(p *plans.Plan) error {
 			*b = new(bool)
 			**b = true
 		}
+	}
+	if ps.WatchSpan.Duration == 0 {
+		ps.WatchSpan.Duration = 5 * time.Second
+	}
+	if ps.WatchSpan.Duration < 100*time.Millisecond {
+		return p.Errorf("workload.watch_span", "%s: expected at least 100ms", ps.WatchSpan)
 	}
 	if ps.Profile == "" {
 		ps.Profile = "mixed"
@@ -186,7 +198,7 @@ func (Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Append
 	return workloads.Workers(ctx, cfg, h, workers, func(ctx context.Context, process int, h *history.Appender) error {
 		rng := plans.Rand(cfg.Seed, plans.ClientStream(process))
 		if process >= cfg.Process+ps.Concurrency*cfg.Workload.Clients {
-			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng, progress: *ps.Progress}).run(ctx)
+			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng, progress: *ps.Progress, span: ps.WatchSpan.Duration}).run(ctx)
 		}
 		c := &client{cli: cli, h: h, process: process, keys: ps.Keys, seen: map[string]history.KV{},
 			rng: rng}

@@ -15,10 +15,6 @@ import (
 	"github.com/chaos-testing/chaos/workloads"
 )
 
-// watchSpan is how long one watch runs before the watcher ends it and
-// resumes with a new one, so that every history holds many resumptions.
-const watchSpan = 5 * time.Second
-
 // progressEvery is how often a watcher asks for a progress notification.
 const progressEvery = time.Second
 
@@ -37,7 +33,10 @@ type watcher struct {
 	next  int64 // the revision the next watch starts from
 	// progress asks for progress notifications every progressEvery.
 	progress bool
-	watches  int // opened so far
+	// span is how long one watch runs before the watcher ends it and
+	// resumes with a new one (the plan's watch_span).
+	span    time.Duration
+	watches int // opened so far
 }
 
 func (w *watcher) run(ctx context.Context) error {
@@ -89,7 +88,7 @@ func (w *watcher) catchUp() error {
 func (w *watcher) record(ctx context.Context, until int64) (broke bool, err error) {
 	req := history.WatchRequest{Key: prefix, End: prefixEnd, Rev: w.next, PrevKV: w.rng.IntN(2) == 0, Progress: w.progress, RequireLeader: w.rng.IntN(2) == 0}
 	d, err := workloads.Record(context.Background(), w.h, workloads.Op[*history.WatchResult]{
-		F: history.FWatch, Value: req, Timeout: watchSpan + opTimeout,
+		F: history.FWatch, Value: req, Timeout: w.span + opTimeout,
 		Call: func(cctx context.Context) (*history.WatchResult, error) {
 			return w.watch(ctx, cctx, req, until), nil
 		},
@@ -129,7 +128,7 @@ func (w *watcher) watch(ctx, cctx context.Context, req history.WatchRequest, unt
 	}
 	ch := w.cli.Watch(wctx, req.Key, opts...)
 	res := &history.WatchResult{Responses: []history.WatchResponse{}}
-	span := time.NewTimer(watchSpan)
+	span := time.NewTimer(w.span)
 	defer span.Stop()
 	for {
 		select {
