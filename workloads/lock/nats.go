@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -14,7 +15,8 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("nats-lock", Workload{TargetKind: "nats", NewLocker: newNATSLock, Modules: []string{natsclient.Module}})
+	workloads.Workloads.Register("nats-lock", Workload{TargetKind: "nats", NewLocker: newNATSLock(false), Modules: []string{natsclient.Module}})
+	workloads.Workloads.Register("nats-election", Workload{TargetKind: "nats", NewLocker: newNATSLock(true), Modules: []string{natsclient.Module}, Election: true})
 }
 
 // natsLockBucket holds the lock: one key, in a bucket replicated on every
@@ -26,24 +28,36 @@ const natsLockBucket = "chaos-lock"
 // the lease; the revision the create got is the fencing token, unique to
 // the grant and growing with each; release deletes the key at that
 // revision only.
+//
+// As an election, the same create makes a leader, who keeps the key alive
+// by updating it at its last revision every third of the lease, and stops
+// leading (Lost) when an update is refused, or when a whole lease has gone
+// by since it sent the last update that succeeded: the key may have
+// expired by then, since the server counts the lease from when it stored
+// the update, later than the leader sent it.
 type natsLock struct {
-	nc  *nats.Conn
-	kv  jetstream.KeyValue
-	rev uint64
+	nc       *nats.Conn
+	kv       jetstream.KeyValue
+	lease    time.Duration
+	election bool
+	name     string // the client's value as a candidate
 }
 
-func newNATSLock(cfg workloads.Config) (Locker, error) {
-	nc, js, err := natsclient.Connect(cfg.Node())
-	if err != nil {
-		return nil, fmt.Errorf("nats-lock: %w", err)
+func newNATSLock(election bool) func(cfg workloads.Config) (Locker, error) {
+	return func(cfg workloads.Config) (Locker, error) {
+		nc, js, err := natsclient.Connect(cfg.Node())
+		if err != nil {
+			return nil, fmt.Errorf("nats-lock: %w", err)
+		}
+		lease := params(cfg).Lease.Duration
+		kv, err := natsclient.Bucket(js, jetstream.KeyValueConfig{Bucket: natsLockBucket, History: 1, TTL: lease,
+			Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("nats-lock: %s: %w", cfg.Node(), err)
+		}
+		return &natsLock{nc: nc, kv: kv, lease: lease, election: election, name: fmt.Sprintf("p%d", cfg.Process)}, nil
 	}
-	kv, err := natsclient.Bucket(js, jetstream.KeyValueConfig{Bucket: natsLockBucket, History: 1, TTL: params(cfg).Lease.Duration,
-		Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("nats-lock: %s: %w", cfg.Node(), err)
-	}
-	return &natsLock{nc: nc, kv: kv}, nil
 }
 
 // Acquire creates the key until a create succeeds or ctx ends. A create
@@ -53,11 +67,16 @@ func (l *natsLock) Acquire(ctx context.Context) (Held, error) {
 		if err := natsclient.Ready(ctx, l.nc); err != nil {
 			return nil, err
 		}
-		rev, err := l.kv.Create(ctx, Name, []byte("held"))
+		sent := time.Now()
+		rev, err := l.kv.Create(ctx, Name, []byte(l.name))
 		switch {
 		case err == nil:
-			l.rev = rev
-			return l, nil
+			t := &natsTenure{l: l, token: rev, rev: rev, lost: make(chan struct{}), stop: make(chan struct{})}
+			if l.election {
+				t.done = make(chan struct{})
+				go t.keep(sent)
+			}
+			return t, nil
 		case !errors.Is(err, jetstream.ErrKeyExists) && !natsclient.WrongLastSequence(err):
 			// Create's second try, at a released key's delete marker, gives
 			// the stream's own refusal when another client got there first.
@@ -71,16 +90,77 @@ func (l *natsLock) Acquire(ctx context.Context) (Held, error) {
 	}
 }
 
-// Token is the revision of the create that took the lock.
-func (l *natsLock) Token() *int64 {
-	t := int64(l.rev)
-	return &t
+// natsTenure is one acquisition: the create's revision is its token, rev
+// the key's revision now (a leader's updates move it).
+type natsTenure struct {
+	l     *natsLock
+	token uint64
+	mu    sync.Mutex
+	rev   uint64
+	lost  chan struct{} // closed when a leader stops leading
+	stop  chan struct{} // closed by Release
+	done  chan struct{} // closed when keep returns; nil for a lock
 }
 
-// Release deletes the key if it is still at our revision.
-func (l *natsLock) Release(ctx context.Context) error {
-	err := l.kv.Delete(ctx, Name, jetstream.LastRevision(l.rev))
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+// keep updates a leader's key every third of the lease until Release, or
+// until it loses: an update refused, or a lease since sent, the time the
+// last update that succeeded (at first the create) was sent.
+func (t *natsTenure) keep(sent time.Time) {
+	defer close(t.done)
+	every := t.l.lease / 3
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-time.After(every):
+		}
+		left := t.l.lease - time.Since(sent)
+		if left <= 0 {
+			close(t.lost)
+			return
+		}
+		try := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), min(every, left))
+		rev, err := t.l.kv.Update(ctx, Name, []byte(t.l.name), t.current())
+		cancel()
+		switch {
+		case err == nil:
+			t.mu.Lock()
+			t.rev = rev
+			t.mu.Unlock()
+			sent = try
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch), natsclient.WrongLastSequence(err),
+			errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+			close(t.lost) // the key is another's, or gone
+			return
+		}
+	}
+}
+
+func (t *natsTenure) current() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rev
+}
+
+// Lost makes natsTenure a Loser.
+func (t *natsTenure) Lost() <-chan struct{} { return t.lost }
+
+// Token is the revision of the create that took the lock.
+func (t *natsTenure) Token() *int64 {
+	v := int64(t.token)
+	return &v
+}
+
+// Release stops a leader's updates and deletes the key if it is still at
+// the tenure's last revision.
+func (t *natsTenure) Release(ctx context.Context) error {
+	close(t.stop)
+	if t.done != nil {
+		<-t.done
+	}
+	err := t.l.kv.Delete(ctx, Name, jetstream.LastRevision(t.current()))
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || natsclient.WrongLastSequence(err) {
 		return fmt.Errorf("%w: the key had expired or belonged to another client", ErrNotHeld)
 	}
 	return natsclient.Classify(err)
