@@ -34,10 +34,12 @@ type Table struct {
 // LeftOut is a run left out of the table, and why.
 type LeftOut struct{ Run, Why string }
 
-// Row is what the runs of one backend, version, settings and resource
-// mode, made with one schedule, measured.
+// Row is what the runs of one backend, version, settings, resource and
+// read mode, made with one schedule, measured.
 type Row struct {
 	Target, Workload, Resource string
+	// ReadMode is the register's read_mode, "" for a workload without one.
+	ReadMode string
 	// Version is what the servers reported, each version once.
 	Version string
 	// Config is the settings the servers ran with; Settings, those of
@@ -107,17 +109,17 @@ func Build(dirs []string) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		sched, _ := readSchedule(dir) // unreadable: the run's schedule is unknown
+		sched, mode, _ := readSchedule(dir) // unreadable: the run's schedule is unknown
 		var g *Group
 		t.Groups, g = groupOf(t.Groups, sched)
 		g.Runs = append(g.Runs, dir)
 		version := strings.Join(slices.Compact(slices.Sorted(maps.Values(info.Servers))), ", ")
 		i := slices.IndexFunc(t.Rows, func(r *Row) bool {
-			return r.Target == info.Target && r.Workload == info.Workload && r.Resource == info.Resource && r.group == g &&
+			return r.Target == info.Target && r.Workload == info.Workload && r.Resource == info.Resource && r.ReadMode == mode && r.group == g &&
 				r.Version == version && maps.Equal(r.Config, info.Config)
 		})
 		if i < 0 {
-			t.Rows = append(t.Rows, &Row{Target: info.Target, Workload: info.Workload, Resource: info.Resource, group: g,
+			t.Rows = append(t.Rows, &Row{Target: info.Target, Workload: info.Workload, Resource: info.Resource, ReadMode: mode, group: g,
 				Version: version, Config: info.Config, Findings: map[string]int{}, TokensIncreasing: true})
 			i = len(t.Rows) - 1
 		}

@@ -273,3 +273,31 @@ func TestUnlistedFindings(t *testing.T) {
 		t.Errorf("findings cell %q", cell)
 	}
 }
+
+// A register's read mode belongs to its backend, as a lock's resource
+// does: runs that differ in it alone share one schedule, and make a row
+// each, named by it.
+func TestReadModeIsTheBackends(t *testing.T) {
+	root := t.TempDir()
+	var runs []string
+	for _, mode := range []string{"linearizable", "serializable"} {
+		dir := fakeRun(t, root, mode, "etcd-register", "", analysis.LockFigures{})
+		plan := strings.Replace(planYAML("etcd-register", "", "6s"), `read_mode: ""`, "read_mode: "+mode, 1)
+		if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(plan), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, dir)
+	}
+	table, err := Build(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range table.Rows {
+		got = append(got, r.backend())
+	}
+	want := []string{"etcd-register (reads linearizable) on etcd", "etcd-register (reads serializable) on etcd"}
+	if !table.Shared() || !slices.Equal(got, want) {
+		t.Errorf("shared %v, rows %q; want one schedule and rows %q", table.Shared(), got, want)
+	}
+}

@@ -14,30 +14,37 @@ import (
 )
 
 // schedule is what a run was asked to do, backend and seed aside: its
-// plan's workload section (but for its kind and resource, which compare
+// plan's workload section (but for the backend's own fields, which compare
 // varies), nemesis section and time limit, as field paths and values
 // ("nemesis[0].duration": "6s").
 type schedule map[string]string
 
+// readMode is the workload field that says how a backend's register reads
+// (etcd linearizable, ZooKeeper checked, NATS from the leader): a mode of
+// the backend, as the resource's fencing is, not of the schedule.
+const readMode = "workload.read_mode"
+
 // readSchedule reads the schedule of the run in dir from the plan.yaml it
-// was run with.
-func readSchedule(dir string) (schedule, error) {
+// was run with, and the run's read mode ("" if none).
+func readSchedule(dir string) (schedule, string, error) {
 	path := runfolder.Folder(dir).Path(runfolder.PlanFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var plan map[string]any
 	if err := yaml.Unmarshal(b, &plan); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	s := schedule{}
 	for _, section := range []string{"time_limit", "workload", "nemesis"} {
 		flatten(section, plan[section], s)
 	}
-	delete(s, "workload.kind")
-	delete(s, "workload.resource")
-	return s, nil
+	mode := s[readMode]
+	for _, own := range []string{"workload.kind", "workload.resource", readMode} {
+		delete(s, own)
+	}
+	return s, mode, nil
 }
 
 // flatten adds v to s as path's leaves.

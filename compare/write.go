@@ -16,7 +16,11 @@ import (
 // servers reported and the settings that set it apart, and its schedule if
 // the table has several.
 func (r *Row) backend() string {
-	b := r.Workload + " on " + r.Target
+	b := r.Workload
+	if r.ReadMode != "" {
+		b += " (reads " + r.ReadMode + ")"
+	}
+	b += " on " + r.Target
 	if r.Version != "" {
 		b += " " + r.Version
 	}
