@@ -20,28 +20,20 @@ func (fd backingFD) Size() (int64, error) {
 
 // ReadAt reads until p is full or the file ends, as io.ReaderAt must.
 func (fd backingFD) ReadAt(p []byte, off int64) (int, error) {
-	n := 0
-	for n < len(p) {
-		m, err := unix.Pread(int(fd), p[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			return n, io.EOF
-		}
-		n += m
-	}
-	return n, nil
+	return whole(unix.Pread, int(fd), p, off, io.EOF)
 }
 
 // WriteAt writes all of p, as io.WriterAt must.
 func (fd backingFD) WriteAt(p []byte, off int64) (int, error) {
+	return whole(unix.Pwrite, int(fd), p, off, io.ErrShortWrite)
+}
+
+// whole repeats op (pread or pwrite) from off until all of p is done,
+// again after EINTR; a call that moves no byte ends it with short.
+func whole(op func(int, []byte, int64) (int, error), fd int, p []byte, off int64, short error) (int, error) {
 	n := 0
 	for n < len(p) {
-		m, err := unix.Pwrite(int(fd), p[n:], off+int64(n))
+		m, err := op(fd, p[n:], off+int64(n))
 		if err == unix.EINTR {
 			continue
 		}
@@ -49,7 +41,7 @@ func (fd backingFD) WriteAt(p []byte, off int64) (int, error) {
 			return n, err
 		}
 		if m == 0 {
-			return n, io.ErrShortWrite
+			return n, short
 		}
 		n += m
 	}
