@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -54,6 +55,18 @@ type Spec struct {
 	Env   []string
 	// Binds are host:container[:ro] bind mounts.
 	Binds []string
+	// DataDir is the directory where the server keeps what it must not
+	// lose. In a run with disks (SetDisks) the node's disk is mounted
+	// there; otherwise it is in the container's own file system, which
+	// survives a restart after a kill as a disk survives a crash.
+	DataDir string
+}
+
+// Disks gives nodes their data directories on the host (package disks).
+type Disks interface {
+	// Attach returns the host directory to mount at node name's data
+	// directory.
+	Attach(name string) (string, error)
 }
 
 // createTimeout bounds a container create that ignores cancellation.
@@ -74,6 +87,7 @@ type Run struct {
 	mu         sync.Mutex
 	closed     bool
 	containers []Container
+	disks      Disks
 	// pidfds holds a handle on each running container's main process, by
 	// container ID, for signals from the host.
 	pidfds map[string]pidfd
@@ -94,6 +108,14 @@ func NewRun(ctx context.Context, cli *client.Client, runID string) (*Run, error)
 	return &Run{cli: cli, id: runID, network: name, pidfds: map[string]pidfd{}}, nil
 }
 
+// SetDisks has the containers started from now on mount their data
+// directories from disks.
+func (r *Run) SetDisks(d Disks) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.disks = d
+}
+
 // ID is the run's id.
 func (r *Run) ID() string { return r.id }
 
@@ -106,8 +128,17 @@ func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
 		return Container{}, fmt.Errorf("start container %s: the run is closed", s.Name)
 	}
 	r.starting.Add(1)
+	disks := r.disks
 	r.mu.Unlock()
 	defer r.starting.Done()
+	binds := s.Binds
+	if s.DataDir != "" && disks != nil {
+		dir, err := disks.Attach(s.Name)
+		if err != nil {
+			return Container{}, fmt.Errorf("start container %s: %w", s.Name, err)
+		}
+		binds = append(slices.Clip(binds), dir+":"+s.DataDir)
+	}
 	full := fmt.Sprintf("chaos-%s-%s", r.id, s.Name)
 	cfg := &container.Config{
 		Image:    s.Image,
@@ -116,7 +147,7 @@ func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
 		Hostname: s.Name,
 		Labels:   map[string]string{LabelRun: r.id, LabelRole: s.Role, LabelHarness: harness},
 	}
-	host := &container.HostConfig{Binds: s.Binds, Init: new(bool)}
+	host := &container.HostConfig{Binds: binds, Init: new(bool)}
 	net := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
 		r.network: {Aliases: []string{s.Name}},
 	}}

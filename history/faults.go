@@ -83,4 +83,5 @@ func FaultWindows(ops []Op) []FaultWindow {
 }
 
 // FaultColors are the colours fault kinds are drawn in.
-var FaultColors = map[string]string{"partition": "#fde2e4", "pause": "#fff1c1", "kill": "#e2e8fd", "clock": "#e3f8e0"}
+var FaultColors = map[string]string{"partition": "#fde2e4", "pause": "#fff1c1", "kill": "#e2e8fd", "clock": "#e3f8e0",
+	"power-loss": "#d6dcf7", "bitflip": "#f3dcf5", "truncate": "#f3dcf5"}

@@ -3,6 +3,7 @@ package lazyfs
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -211,6 +212,28 @@ func (c *Cache) Sync(id FileID, backing Backing) error {
 		return fmt.Errorf("sync backing file: %w", err)
 	}
 	return nil
+}
+
+// Pending lists the files with cached changes that still have a name, in
+// inode order.
+func (c *Cache) Pending() []FileID {
+	c.gate.RLock()
+	defer c.gate.RUnlock()
+	c.mu.Lock()
+	ids := make([]FileID, 0, len(c.files))
+	for id := range c.files {
+		ids = append(ids, id)
+	}
+	c.mu.Unlock()
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return slices.DeleteFunc(ids, func(id FileID) bool {
+		e := c.lock(id, false)
+		if e == nil {
+			return true
+		}
+		defer c.unlock(id, e)
+		return e.pending == nil || e.unlinked
+	})
 }
 
 // Drop discards every cached change, as a power loss would, and returns

@@ -13,6 +13,7 @@ import (
 
 	fusefs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 )
 
 // FS is a mounted lazy layer over a backing directory.
@@ -135,6 +136,38 @@ func (f *FS) invalidate(path string) error {
 	}
 	if errno := inode.NotifyContent(0, 0); errno != 0 && errno != syscall.ENOENT {
 		return fmt.Errorf("lazyfs: invalidate the kernel's cache of %s: %w", path, errno)
+	}
+	return nil
+}
+
+// Sync writes every cached change to the backing directory and syncs it,
+// as a clean shutdown writes back the page cache: what the processes
+// wrote is then on disk, to be checked after the run.
+func (f *FS) Sync() error {
+	ids := f.cache.Pending()
+	files := make([]DroppedFile, len(ids))
+	for i, id := range ids {
+		files[i].Inode = uint64(id)
+	}
+	paths, err := f.paths(files)
+	errs := []error{err}
+	for _, id := range ids {
+		if p, ok := paths[uint64(id)]; ok {
+			errs = append(errs, f.syncPath(id, filepath.Join(f.backing, p)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// syncPath syncs file id's cached changes to the backing file at path.
+func (f *FS) syncPath(id FileID, path string) error {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("lazyfs: sync %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if err := f.cache.Sync(id, backingFD(fd)); err != nil {
+		return fmt.Errorf("lazyfs: sync %s: %w", path, err)
 	}
 	return nil
 }

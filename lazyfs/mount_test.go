@@ -280,3 +280,26 @@ func TestMountMmap(t *testing.T) {
 		}
 	}
 }
+
+// TestMountSync checks that Sync writes back every file's cached changes,
+// in subdirectories and after a rename, and that a drop after it loses
+// nothing.
+func TestMountSync(t *testing.T) {
+	fsys, backing, mnt := mountForTest(t)
+	o := fileOps{t: t, mnt: mnt}
+	o.do(os.Mkdir(filepath.Join(mnt, "dir"), 0o755))
+	o.write("top", 0, "top", nil)
+	o.write("dir/child", 0, "child", nil)
+	o.write("moved", 0, "moved", nil)
+	o.do(os.Rename(filepath.Join(mnt, "moved"), filepath.Join(mnt, "dir/renamed")))
+	expectFiles(t, "backing before Sync", backing, map[string]string{"top": "", "dir/child": "", "dir/renamed": ""})
+	o.do(fsys.Sync())
+	want := map[string]string{"top": "top", "dir/child": "child", "dir/renamed": "moved"}
+	expectFiles(t, "backing after Sync", backing, want)
+	dropped, err := fsys.Drop()
+	o.do(err)
+	if len(dropped.Files) != 0 {
+		t.Errorf("dropped %+v after Sync, want nothing", dropped.Files)
+	}
+	expectFiles(t, "mount after Sync and a drop", mnt, want)
+}

@@ -3,11 +3,13 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/lazyfs"
 )
 
 // cluster is a fake Env that keeps the state of its processes (running,
@@ -29,6 +31,9 @@ type cluster struct {
 	hook *hook
 	// restarts count each node's restarts: its process id.
 	restarts map[string]int
+	// dirs are the nodes' data directories, by name (useDisks).
+	dirs map[string]string
+	drop lazyfs.Dropped
 }
 
 type hook struct {
@@ -238,4 +243,53 @@ func (c *cluster) illegalActs() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.illegal)
+}
+
+// disks gives the fake cluster's nodes a data directory each (plain
+// directories: the layer itself is lazyfs's to test) and a canned drop,
+// as DiskEnv. A drop or a file listing of a node that runs is illegal.
+func (c *cluster) useDisks(dirs map[string]string, drop lazyfs.Dropped) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dirs, c.drop = dirs, drop
+}
+
+func (c *cluster) Stopped(_ context.Context, p Process) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state[p.Name] != "down" {
+		return fmt.Errorf("%s is %s", p.Name, c.state[p.Name])
+	}
+	return nil
+}
+
+func (c *cluster) DropUnsynced(p Process) (lazyfs.Dropped, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.acts = append(c.acts, "DROP "+p.Name)
+	if c.state[p.Name] != "down" {
+		c.illegal = append(c.illegal, "drop of "+p.Name+", which is "+c.state[p.Name])
+	}
+	if c.dirs[p.Name] == "" {
+		return lazyfs.Dropped{}, ErrNoDisk
+	}
+	return c.drop, nil
+}
+
+// DataFiles has one class, log: the directory's *.log files.
+func (c *cluster) DataFiles(p Process, class string) (string, []string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state[p.Name] != "down" {
+		c.illegal = append(c.illegal, "files of "+p.Name+", which is "+c.state[p.Name])
+	}
+	dir := c.dirs[p.Name]
+	if dir == "" {
+		return "", nil, ErrNoDisk
+	}
+	m, err := filepath.Glob(filepath.Join(dir, "*."+class))
+	for i := range m {
+		m[i] = filepath.Base(m[i])
+	}
+	return dir, m, err
 }

@@ -27,7 +27,11 @@ func (Kill) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) 
 func (Kill) RestartsNodes() {}
 
 // Stop releases the victims, restarting those no other kill holds down.
-func (Kill) Stop(ctx context.Context, w *World, in Injected) error {
+func (Kill) Stop(ctx context.Context, w *World, in Injected) error { return restartHeld(ctx, w, in) }
+
+// restartHeld heals a fault that holds nodes down as a kill does: it
+// releases them, restarting those no other fault holds down.
+func restartHeld(ctx context.Context, w *World, in Injected) error {
 	st := in.State.(*holding)
 	return releaseAll(ctx, st, st.held, w.restart)
 }

@@ -6,9 +6,11 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/lazyfs"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/registry"
 )
@@ -51,6 +53,35 @@ type ProcessEnv interface {
 type ActionEnv interface {
 	// Act runs action on node p and says in a few words what it did.
 	Act(ctx context.Context, p Process, action string) (string, error)
+}
+
+// DiskEnv is an Env whose nodes keep their data on disks the harness
+// holds (package disks), for the disk faults.
+type DiskEnv interface {
+	// Stopped waits until node p's process is gone (killed), so that
+	// nothing it does reaches its disk any more.
+	Stopped(ctx context.Context, p Process) error
+	// DropUnsynced discards what node p wrote and never synced, as a
+	// power loss would; ErrNoDisk for a node without a disk (a Redis
+	// sentinel).
+	DropUnsynced(p Process) (lazyfs.Dropped, error)
+	// DataFiles lists node p's files of a class (targets.Disked), as
+	// paths relative to dir, its data directory on the host as the node
+	// sees it: a file changed there is changed for the node. ErrNoDisk
+	// for a node without a disk.
+	DataFiles(p Process, class string) (dir string, files []string, err error)
+}
+
+// ErrNoDisk is a DiskEnv's answer about a node without a disk.
+var ErrNoDisk = errors.New("no disk")
+
+// DiskFault is a nemesis that acts on nodes' disks: a run of a plan with
+// one gives its nodes disks, and its target must keep its data in a
+// directory of its own (targets.Disked).
+type DiskFault interface {
+	// FileClass is the class of files fault f changes, which the target
+	// must have; "" if it changes none in particular.
+	FileClass(f plans.Fault) string
 }
 
 // Injected is one fault in force: what the history records, and what its

@@ -11,15 +11,20 @@ import (
 )
 
 // pickVictims draws f.Count processes of f's role (among f.Nodes, if
-// given). A leader or a holder is a process that is up: a node that a
+// given); the role all is every node, for a fault that hits them all at
+// once (a coordinated power failure). A leader or a holder is a process that is up: a node that a
 // kill holds down may still be named leader by the others for a while.
 // The members of nodes and clients are drawn whether up or not, and a
 // fault records what it found. A role can be empty for a moment (between
 // two lock holders, during an election), so it waits for one until ctx
 // ends, and returns none if it never fills.
 func pickVictims(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) []Process {
+	role, count := f.Target, max(f.Count, 1)
+	if role == "all" {
+		role, count = "nodes", len(w.Candidates(ctx, "nodes"))
+	}
 	for {
-		cands := w.Candidates(ctx, f.Target)
+		cands := w.Candidates(ctx, role)
 		if len(f.Nodes) > 0 {
 			cands = slices.DeleteFunc(cands, func(p Process) bool { return !slices.Contains(f.Nodes, p.Name) })
 		}
@@ -29,7 +34,7 @@ func pickVictims(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) [
 		if len(cands) > 0 {
 			slices.SortFunc(cands, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
 			rng.Shuffle(len(cands), func(a, b int) { cands[a], cands[b] = cands[b], cands[a] })
-			return cands[:min(max(f.Count, 1), len(cands))]
+			return cands[:min(count, len(cands))]
 		}
 		select {
 		case <-ctx.Done():

@@ -24,6 +24,7 @@ const (
 	ResourceFile = "resource.jsonl" // the protected resource's log
 	AnalysisFile = "analysis.json"  // Analysis: the verdict and its proof
 	LogsDir      = "logs"           // each container's output
+	DisksDir     = "disks"          // each node's data directory, in a run with a disk fault
 	ReportFile   = "report.html"
 	JUnitFile    = "junit.xml"
 	SummaryFile  = "summary.md"

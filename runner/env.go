@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/disks"
+	"github.com/chaos-testing/chaos/lazyfs"
 	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/targets"
 )
@@ -17,6 +20,7 @@ type faultEnv struct {
 	run    *containers.Run
 	target targets.Target
 	live   *live
+	disks  *disks.Set // nil unless the plan has a disk fault
 
 	mu      sync.Mutex
 	nodes   []targets.Node
@@ -130,6 +134,49 @@ func (e *faultEnv) Address(p nemesis.Process) string {
 		}
 	}
 	return p.Container.IP
+}
+
+// Stopped waits until the node's process is gone.
+func (e *faultEnv) Stopped(ctx context.Context, p nemesis.Process) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for e.run.Running(ctx, p.Container) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s still runs: %w", p.Name, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// DropUnsynced drops what the node wrote and never synced.
+func (e *faultEnv) DropUnsynced(p nemesis.Process) (lazyfs.Dropped, error) {
+	if e.disks == nil || !e.disks.Has(p.Name) {
+		return lazyfs.Dropped{}, nemesis.ErrNoDisk
+	}
+	return e.disks.Drop(p.Name)
+}
+
+// DataFiles lists the node's files of a class, through its disk.
+func (e *faultEnv) DataFiles(p nemesis.Process, class string) (string, []string, error) {
+	d, ok := e.target.(targets.Disked)
+	if e.disks == nil || !e.disks.Has(p.Name) || !ok {
+		return "", nil, nemesis.ErrNoDisk
+	}
+	dir := e.disks.Dir(p.Name)
+	var files []string
+	for _, pattern := range d.FileClasses()[class] {
+		m, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			return "", nil, fmt.Errorf("files of class %s: %w", class, err)
+		}
+		for _, path := range m {
+			rel, _ := filepath.Rel(dir, path)
+			files = append(files, rel)
+		}
+	}
+	return dir, files, nil
 }
 
 func process(c containers.Container) nemesis.Process {

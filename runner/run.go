@@ -17,6 +17,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/images"
 	"github.com/chaos-testing/chaos/internal/clock"
@@ -128,6 +129,13 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 		return errors.Join(err, cerr)
 	}
 	var sched *nemesis.Schedule
+	var disk *disks.Set
+	if usesDisks(p) {
+		if disk, err = disks.New(folder.Path(runfolder.DisksDir), runID); err != nil {
+			return errors.Join(err, run.Close(context.WithoutCancel(ctx)))
+		}
+		run.SetDisks(disk)
+	}
 	defer func() {
 		// Each step of the teardown gets a context of its own: ctx may be
 		// what was cancelled, and a slow step must not starve the removal.
@@ -146,6 +154,14 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 			err = errors.Join(err, fmt.Errorf("removing the run's containers (chaos clean removes what is left): %w", cerr))
 		} else {
 			fmt.Fprintln(o.Out, "containers and network removed")
+		}
+		// After the containers, which used them.
+		if disk != nil {
+			if derr := disk.Close(); derr != nil {
+				err = errors.Join(err, fmt.Errorf("unmounting the nodes' disks (chaos clean unmounts what is left): %w", derr))
+			} else {
+				fmt.Fprintf(o.Out, "disks unmounted; what the nodes wrote is in %s\n", folder.Path(runfolder.DisksDir))
+			}
 		}
 	}()
 
@@ -177,7 +193,7 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 			return err
 		}
 	}
-	env := &faultEnv{run: run, target: target, live: newLive(), nodes: nodes}
+	env := &faultEnv{run: run, target: target, live: newLive(), nodes: nodes, disks: disk}
 	if env.clients, err = startClients(ctx, run, image, binds, p, nodes, res, clock); err != nil {
 		return err
 	}

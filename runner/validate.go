@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,8 +91,43 @@ func Validate(p *plans.Plan) error {
 		if err := checkTargetAction(p, i, n); err != nil {
 			return err
 		}
+		if err := checkDisk(p, i, n); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// checkDisk refuses a disk fault on a target without a data directory, or
+// of a class of files the target does not have.
+func checkDisk(p *plans.Plan, i int, n nemesis.Nemesis) error {
+	df, ok := n.(nemesis.DiskFault)
+	if !ok {
+		return nil
+	}
+	t, _ := targets.Targets.Lookup(p.Target.Kind)
+	d, ok := t.(targets.Disked)
+	if !ok {
+		return p.Errorf(plans.FaultField(i, "kind"), "%s: target %s keeps no data directory that a disk fault could act on", p.Nemesis[i].Kind, p.Target.Kind)
+	}
+	class := df.FileClass(p.Nemesis[i])
+	if classes := d.FileClasses(); class != "" && classes[class] == nil {
+		return p.Errorf(plans.FaultField(i, "class"), "%q: target %s has no such class of files (it has: %s)", class, p.Target.Kind, strings.Join(slices.Sorted(maps.Keys(classes)), ", "))
+	}
+	return nil
+}
+
+// usesDisks says whether the plan has a disk fault: only then do its
+// nodes get disks (package disks), which cost a little speed.
+func usesDisks(p *plans.Plan) bool {
+	for _, f := range p.Nemesis {
+		if n, ok := nemesis.Nemeses.Lookup(f.Kind); ok {
+			if _, ok := n.(nemesis.DiskFault); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkTargetAction refuses a fault that runs a maintenance action the

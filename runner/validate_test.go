@@ -177,6 +177,25 @@ func TestValidateErrors(t *testing.T) {
 			contains: []string{"compact: target redis has no such maintenance action (it has: none)"},
 		},
 		{
+			name:     "a disk fault on a target without a data directory",
+			yaml:     validateEdit(t, "  - kind: pause", "  - kind: power-loss", "    target: holder", "    target: nodes"),
+			line:     validateLine(t, "  - kind: pause"),
+			contains: []string{"power-loss: target redis keeps no data directory that a disk fault could act on"},
+		},
+		{
+			name: "a class of files the target lacks",
+			yaml: validateEdit(t, "  kind: redis", "  kind: etcd", "  kind: redlock", "  kind: etcd-lock",
+				"  - kind: pause", "  - kind: bitflip\n    class: aof", "    target: holder", "    target: nodes"),
+			line:     validateLine(t, "  - kind: pause") + 1,
+			contains: []string{`nemesis[0].class: "aof": target etcd has no such class of files (it has: db, snapshot, wal)`},
+		},
+		{
+			name:     "a corruption without a class",
+			yaml:     validateEdit(t, "  kind: redis", "  kind: etcd", "  kind: redlock", "  kind: etcd-lock", "  - kind: pause", "  - kind: truncate", "    target: holder", "    target: nodes"),
+			line:     validateLine(t, "  - kind: pause"),
+			contains: []string{"nemesis[0].class: missing"},
+		},
+		{
 			name:     "a server setting chaos makes itself",
 			yaml:     validateEdit(t, "  kind: redis", "  kind: redis\n  config: {port: 7000}"),
 			line:     validateLine(t, "  kind: redis") + 1,

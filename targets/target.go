@@ -71,6 +71,15 @@ type Administered interface {
 	Act(ctx context.Context, n Node, action string) (string, error)
 }
 
+// Disked is a target whose data servers keep their data in a directory of
+// their own (containers.Spec.DataDir), which disk faults act on.
+type Disked interface {
+	// FileClasses are the kinds of file in a data server's directory, by
+	// name, each with the patterns (as filepath.Glob takes them, relative
+	// to the directory) that match its files.
+	FileClasses() map[string][]string
+}
+
 // SpecChecker is a target that runs only some specs (sizes, versions):
 // the plan is refused before anything starts. A *SpecError names the
 // plan field at fault.

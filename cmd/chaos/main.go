@@ -42,7 +42,7 @@ const usage = `usage:
   chaos compare PLAN | chaos compare DIR...    run a comparison plan, or compare stored lock runs
   chaos serve [--addr 127.0.0.1:8080]          serve the results folder on a loopback address
   chaos images build [TARGET...]               build the targets' images now
-  chaos clean                                  remove containers and networks of past runs`
+  chaos clean                                  remove containers, networks and disks of past runs`
 
 var commands = map[string]func(args []string) (int, error){
 	"run":      cmdRun,

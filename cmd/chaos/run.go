@@ -14,6 +14,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/internal/progress"
 	"github.com/chaos-testing/chaos/nemesis/vdsoclock"
 	"github.com/chaos-testing/chaos/plans"
@@ -113,6 +114,12 @@ func cmdClean(args []string) (int, error) {
 	defer cancel()
 	n, err := containers.Clean(ctx, cli, "")
 	fmt.Printf("removed %d containers and networks of runs whose harness is gone (runs in progress are left alone)\n", n)
+	// After the containers, which had the disks mounted.
+	m, derr := disks.Clean()
+	if m > 0 {
+		fmt.Printf("unmounted %d disks of runs whose harness is gone; what the nodes wrote is in each run's folder\n", m)
+	}
+	err = errors.Join(err, derr)
 	// Their processes went with the containers; a clock patch left in any
 	// other process by a harness that is gone is taken out too. A patch
 	// names its harness, judged as a container's label is.

@@ -28,8 +28,7 @@ const (
 	PeerPort   = 2380
 )
 
-// dataDir is in the container's own file system, so it survives the
-// container's restart after a kill, as a disk survives a process crash.
+// dataDir is each member's data directory (containers.Spec.DataDir).
 const dataDir = "/var/lib/etcd"
 
 // readyLimit bounds Start's wait for a leader; an election normally takes
@@ -125,7 +124,8 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 		wg.Go(func() {
 			c, err := run.Start(ctx, containers.Spec{
 				Name: name, Role: "node", Image: spec.Image,
-				Cmd: command(name, spec.Nodes, "chaos-"+run.ID(), cfg),
+				Cmd:     command(name, spec.Nodes, "chaos-"+run.ID(), cfg),
+				DataDir: dataDir,
 			})
 			nodes[i], errs[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}, err
 		})
@@ -277,6 +277,16 @@ func ask[T any](ctx context.Context, nodes []targets.Node, f func(context.Contex
 	}
 	wg.Wait()
 	return res, errs
+}
+
+// FileClasses are a member's files: its write-ahead log's segments, its
+// raft snapshots and its bbolt database, which holds the keys.
+func (Target) FileClasses() map[string][]string {
+	return map[string][]string{
+		"wal":      {"member/wal/*.wal"},
+		"snapshot": {"member/snap/*.snap"},
+		"db":       {"member/snap/db"},
+	}
 }
 
 // Actions are etcd's maintenance actions a fault may run.

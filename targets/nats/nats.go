@@ -33,8 +33,7 @@ const (
 	MonitorPort = 8222 // the HTTP monitoring endpoint: /healthz, /jsz, /varz
 )
 
-// storeDir is in the container's own file system, so that streams survive
-// the restart after a kill, as a disk would.
+// storeDir is each server's JetStream store (containers.Spec.DataDir).
 const storeDir = "/srv/nats"
 
 // readyLimit bounds Start's wait for a cluster whose JetStream has a meta
@@ -56,6 +55,17 @@ type Target struct{}
 // DefaultNodes is the smallest cluster whose R3 streams survive losing a
 // server.
 func (Target) DefaultNodes() int { return 3 }
+
+// FileClasses are a server's JetStream files: the message blocks of its
+// streams, and the log blocks and snapshots of its Raft groups (the
+// meta group's and each replicated stream's).
+func (Target) FileClasses() map[string][]string {
+	return map[string][]string{
+		"blocks":    {"jetstream/*/streams/*/msgs/*.blk"},
+		"raft":      {"jetstream/$SYS/_js_/*/msgs/*.blk"},
+		"snapshots": {"jetstream/$SYS/_js_/*/snapshots/*"},
+	}
+}
 
 // versionRE is a v2 release: the server module is github.com/nats-io/nats-server/v2.
 var versionRE = regexp.MustCompile(`^v2\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
@@ -132,7 +142,7 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 	err = targets.Each(len(nodes), func(i int) error {
 		name := fmt.Sprintf("n%d", i+1)
 		c, err := run.Start(ctx, containers.Spec{
-			Name: name, Role: "node", Image: spec.Image, Cmd: command,
+			Name: name, Role: "node", Image: spec.Image, Cmd: command, DataDir: storeDir,
 			Env: []string{"NATS_CFG=" + config(name, spec.Nodes, cfg)},
 		})
 		nodes[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}

@@ -74,6 +74,19 @@ func before62(v string) bool {
 	return major < 6 || major == 6 && minor < 2
 }
 
+// dataDir is a data server's working directory, where it keeps its
+// append-only file and snapshot (containers.Spec.DataDir).
+const dataDir = "/var/lib/redis"
+
+// FileClasses are a data server's append-only files (one, or Redis 7's
+// directory of them) and its RDB snapshot.
+func (Sentinel) FileClasses() map[string][]string {
+	return map[string][]string{
+		"aof": {"appendonly.aof*", "appendonlydir/*"},
+		"rdb": {"dump.rdb"},
+	}
+}
+
 // Config is the directives the data servers run with, and the sentinels'
 // own, which a plan sets as "sentinel.NAME". A primary unheard for 2 s is
 // down, so a failover takes seconds. min-replicas-to-write is 0, Redis's
@@ -102,7 +115,7 @@ func (Sentinel) Start(ctx context.Context, run *containers.Run, spec targets.Spe
 	err = targets.Each(spec.Nodes, func(i int) error {
 		name := fmt.Sprintf("n%d", i+1)
 		c, err := run.Start(ctx, containers.Spec{Name: name, Role: "node", Image: spec.Image,
-			Cmd: configured(program(spec, false), "server.conf"), Env: []string{"CHAOS_CONF=" + serverConfig(name, i == 0, cfg)}})
+			Cmd: configured(program(spec, false), "server.conf"), DataDir: dataDir, Env: []string{"CHAOS_CONF=" + serverConfig(name, i == 0, cfg)}})
 		servers[i] = targets.Node{Container: c}
 		return err
 	})
@@ -126,20 +139,21 @@ func (Sentinel) Start(ctx context.Context, run *containers.Run, spec targets.Spe
 	})
 }
 
-// configured is a command that writes the configuration in $CHAOS_CONF to
-// file (in /etc/chaos, since Redis's and Valkey's packages have their own
-// /etc directories) on the container's first start only: Sentinel rewrites
+// configured is a command that makes the data directory and writes the
+// configuration in $CHAOS_CONF to file (in /etc/chaos, since Redis's and
+// Valkey's packages have their own /etc directories) on the container's
+// first start only: Sentinel rewrites
 // both its own file and the servers' (on failover), and a restarted node
 // must come back with what Sentinel made of it. exec makes the server PID
 // 1, so a signal to the container hits it.
 func configured(program, file string) []string {
-	return []string{"sh", "-c", fmt.Sprintf(`mkdir -p /etc/chaos; [ -e /etc/chaos/%[1]s ] || printf '%%s' "$CHAOS_CONF" > /etc/chaos/%[1]s; exec %[2]s /etc/chaos/%[1]s`, file, program)}
+	return []string{"sh", "-c", fmt.Sprintf(`mkdir -p /etc/chaos `+dataDir+`; [ -e /etc/chaos/%[1]s ] || printf '%%s' "$CHAOS_CONF" > /etc/chaos/%[1]s; exec %[2]s /etc/chaos/%[1]s`, file, program)}
 }
 
 // serverConfig is a data server's configuration: cfg's directives
 // (sentinel.* aside), and the name it announces, which survives a restart.
 func serverConfig(name string, primary bool, cfg map[string]string) string {
-	lines := []string{"port " + strconv.Itoa(Port), "bind 0.0.0.0", "protected-mode no", "replica-announce-ip " + name}
+	lines := []string{"port " + strconv.Itoa(Port), "bind 0.0.0.0", "protected-mode no", "replica-announce-ip " + name, "dir " + dataDir}
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		if !strings.HasPrefix(k, "sentinel.") {
 			lines = append(lines, line(k, cfg[k]))

@@ -31,8 +31,8 @@ const (
 	ElectionPort = 3888
 )
 
-// dataDir is in the container's own file system, so that snapshots and the
-// transaction log survive the restart after a kill, as a disk would.
+// dataDir holds each server's snapshots and transaction log (dataLogDir is
+// not set apart), and its myid (containers.Spec.DataDir).
 const dataDir = "/srv/zookeeper"
 
 // readyLimit bounds Start's wait for an ensemble with a leader: 2 to 4 s
@@ -46,6 +46,14 @@ type Target struct{}
 
 // DefaultNodes is the smallest ensemble that survives losing a server.
 func (Target) DefaultNodes() int { return 3 }
+
+// FileClasses are a server's transaction logs and snapshots.
+func (Target) FileClasses() map[string][]string {
+	return map[string][]string{
+		"txnlog":   {"version-2/log.*"},
+		"snapshot": {"version-2/snapshot.*"},
+	}
+}
 
 // Releases are the ZooKeeper versions Debian suites carry. bookworm's
 // brings OpenJDK 17 (default-jre, the full runtime: most of the image's
@@ -110,7 +118,7 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 		name := fmt.Sprintf("n%d", i+1)
 		c, err := run.Start(ctx, containers.Spec{
 			Name: name, Role: "node", Image: spec.Image,
-			Cmd: command,
+			Cmd: command, DataDir: dataDir,
 			Env: []string{"ZK_MYID=" + strconv.Itoa(i+1), "ZK_CFG=" + config(spec.Nodes, cfg)},
 		})
 		nodes[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}
