@@ -25,6 +25,10 @@ type faultEnv struct {
 	mu      sync.Mutex
 	nodes   []targets.Node
 	clients []nemesis.Process // index = history process number
+	// killed are the nodes killed and not restarted since, by container
+	// ID: their addresses may already belong to another node restarted
+	// meanwhile.
+	killed map[string]bool
 }
 
 func (e *faultEnv) Candidates(ctx context.Context, role string) []nemesis.Process {
@@ -57,12 +61,16 @@ func (e *faultEnv) Candidates(ctx context.Context, role string) []nemesis.Proces
 }
 
 // servers lists the data servers (nodes of kind ""), where they are now.
-func (e *faultEnv) servers() []targets.Node {
+func (e *faultEnv) servers() []targets.Node { return e.dataServers(false) }
+
+// dataServers lists the data servers; up leaves out those killed and not
+// restarted since, whose addresses are stale.
+func (e *faultEnv) dataServers(up bool) []targets.Node {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var ns []targets.Node
 	for _, n := range e.nodes {
-		if n.Kind == "" {
+		if n.Kind == "" && !(up && e.killed[n.Container.ID]) {
 			ns = append(ns, n)
 		}
 	}
@@ -73,6 +81,14 @@ func (e *faultEnv) servers() []targets.Node {
 // fault took it while a pause was on) has nothing to stop or resume.
 func (e *faultEnv) Signal(ctx context.Context, p nemesis.Process, sig string) error {
 	err := e.run.Signal(ctx, p.Container, sig)
+	if sig == "KILL" {
+		e.mu.Lock()
+		if e.killed == nil {
+			e.killed = map[string]bool{}
+		}
+		e.killed[p.Container.ID] = true
+		e.mu.Unlock()
+	}
 	if err != nil && (sig == "STOP" || sig == "CONT") && (errors.Is(err, containers.ErrNotRunning) || !e.run.Running(ctx, p.Container)) {
 		return nil
 	}
@@ -122,6 +138,7 @@ func (e *faultEnv) Restart(ctx context.Context, p nemesis.Process) error {
 			e.nodes[i].Container = c
 		}
 	}
+	delete(e.killed, c.ID)
 	return nil
 }
 

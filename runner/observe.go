@@ -39,7 +39,9 @@ func observe(env *faultEnv, histPath string, clock history.Clock) (stop func(), 
 		t := time.NewTicker(pollEvery)
 		defer t.Stop()
 		for {
-			for _, n := range env.servers() {
+			// Not a node killed and not back: a node restarted
+			// meanwhile may have its old address.
+			for _, n := range env.dataServers(true) {
 				if poll(rr, n, h) != nil {
 					return // the history is gone: nothing more to record
 				}

@@ -90,7 +90,7 @@ var settings = []string{
 	"autopurge.snapRetainCount", "autopurge.purgeInterval", "leaderServes", "cnxTimeout",
 	"syncEnabled", "fsync.warningthresholdms", "snapSizeLimitInKb", "txnLogSizeLimitInKb",
 	"commitLogCount", "connectToLearnerMasterLimit", "localSessionsEnabled",
-	"localSessionsUpgradingEnabled", "maxCnxns", "electionPortBindRetry",
+	"localSessionsUpgradingEnabled", "maxCnxns", "electionPortBindRetry", "snapshot.trust.empty",
 }
 
 // Config is the zoo.cfg settings the servers run with. Short ticks make
