@@ -18,6 +18,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/plans"
@@ -245,6 +246,11 @@ func assertNothingLeft(t *testing.T, cli *client.Client, id string, pids []int) 
 	nets, err := cli.NetworkList(context.Background(), network.ListOptions{Filters: f})
 	if err != nil || len(nets) > 0 {
 		t.Errorf("networks left by run %s: %d (%v)", id, len(nets), err)
+	}
+	// A run's folder of mount points goes only once nothing is mounted
+	// there.
+	if _, err := os.Stat(filepath.Join(disks.Root, id)); !os.IsNotExist(err) {
+		t.Errorf("disks of run %s still mounted, or their mount points left (%v)", id, err)
 	}
 	for _, pid := range pids {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

@@ -33,16 +33,35 @@ nemesis:
   - {kind: kill,      target: nodes, first_after: 3s, interval: 6s, duration: 2s}
 `
 
+// diskKillPlan has the disk faults: the nodes' disks are mounted by the
+// harness, and a power loss or a truncate is in force most of the time.
+const diskKillPlan = `name: sigkill-disk-test
+seed: 1
+time_limit: 30s
+target: {kind: etcd, nodes: 3}
+workload: {kind: etcd-register, clients: 3}
+nemesis:
+  - {kind: power-loss, target: nodes, first_after: 1s, interval: 6s, duration: 4s}
+  - {kind: truncate, class: wal, target: nodes, first_after: 3s, interval: 6s, duration: 2s}
+`
+
 // TestSIGKILLThenClean kills the harness (chaos run) with SIGKILL at a
-// random moment of a real run, CHAOS_SIGKILL_ROUNDS times (default 1),
-// then runs chaos clean, and checks that the machine is as it was: no
-// container, network or process of the run, no process patched, and the
-// history written so far readable by chaos check.
+// random moment of a real run, CHAOS_SIGKILL_ROUNDS times (default 1) for
+// each plan (faults of every kind; disk faults), then runs chaos clean,
+// and checks that the machine is as it was: no container, network,
+// process or disk mount of the run, no process patched, and the history
+// written so far readable by chaos check.
 func TestSIGKILLThenClean(t *testing.T) {
+	for name, yaml := range map[string]string{"faults": killPlan, "disks": diskKillPlan} {
+		t.Run(name, func(t *testing.T) { sigkillThenClean(t, yaml) })
+	}
+}
+
+func sigkillThenClean(t *testing.T, yaml string) {
 	cli := testenv.Docker(t)
 	chaos := testenv.ChaosBinary(t)
 	plan := filepath.Join(t.TempDir(), "sigkill.yaml")
-	if err := os.WriteFile(plan, []byte(killPlan), 0o644); err != nil {
+	if err := os.WriteFile(plan, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rounds, _ := strconv.Atoi(os.Getenv("CHAOS_SIGKILL_ROUNDS"))
