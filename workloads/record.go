@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
@@ -46,7 +47,7 @@ func Record[T any](ctx context.Context, h *history.Appender, op Op[T]) (Done[T],
 		return Done[T]{Err: err, Type: history.Info}, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, op.Timeout)
-	res, err := op.Call(cctx)
+	res, err := call(cctx, op.Call)
 	cancel()
 	d := Done[T]{Result: res, Err: err, Type: Outcome(err, op.ReadOnly)}
 	v := op.Value
@@ -55,6 +56,42 @@ func Record[T any](ctx context.Context, h *history.Appender, op Op[T]) (Done[T],
 	}
 	_, herr := h.Complete(d.Type, op.F, v, err)
 	return d, herr
+}
+
+// abandonAfter is how long a call may run past its context's end before
+// Record stops waiting: a client library that does not heed its context
+// (a fetch whose channel never ends) must not stall its process, and with
+// it the run, for good.
+const abandonAfter = time.Second
+
+// errAbandoned marks a call that had not returned abandonAfter past its
+// context's end. Its outcome is unknown, as any timeout's.
+var errAbandoned = errors.New("the call had not returned a second past its deadline, and was abandoned")
+
+// call runs f within ctx, and gives up on it abandonAfter past ctx's end;
+// an abandoned call runs on, and its result is dropped.
+func call[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+	}
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-time.After(abandonAfter):
+		var zero T
+		return zero, fmt.Errorf("%w: %w", errAbandoned, ctx.Err())
+	}
 }
 
 // Outcome is how an operation that ended with err is recorded: ok, fail

@@ -28,6 +28,11 @@ func TestRecord(t *testing.T) {
 		{"lost", false, func(context.Context) (int, error) { return 0, errLost }, history.Info, `{"got":0}`},
 		{"timed out", false, func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() }, history.Info, `{"got":0}`},
 		{"a read that failed", true, func(context.Context) (int, error) { return 0, errLost }, history.Fail, `{"got":0}`},
+		// A library that ignores its context is given up on, its outcome
+		// unknown; the call runs on and its late answer is dropped.
+		{"a call that never returns", false, func(context.Context) (int, error) { select {} }, history.Info, `{"got":0}`},
+		{"a read that never returns", true, func(context.Context) (int, error) { select {} }, history.Fail, `{"got":0}`},
+		{"a late answer", false, func(context.Context) (int, error) { time.Sleep(3 * time.Second); return 7, nil }, history.Info, `{"got":0}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "h.jsonl")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net"
 	"strconv"
 	"time"
@@ -113,7 +114,7 @@ func (s *streamStore) Read(ctx context.Context) ([]int64, string, error) {
 		if err != nil {
 			return nil, s.node, err
 		}
-		for m := range batch.Messages() {
+		for m := range messagesUntil(ctx, batch.Messages()) {
 			md, err := m.Metadata()
 			if err != nil {
 				return nil, s.node, err
@@ -130,8 +131,29 @@ func (s *streamStore) Read(ctx context.Context) ([]int64, string, error) {
 				return vs, s.node, nil
 			}
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, s.node, fmt.Errorf("read %d of the stream's %d messages: %w", len(vs), state.Msgs, err)
+		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
 			return nil, s.node, err
+		}
+	}
+}
+
+// messagesUntil passes on a fetch's messages until they end or ctx does:
+// an ordered consumer that keeps recreating itself (on a server whose
+// stream went bad) may never end the fetch's channel.
+func messagesUntil(ctx context.Context, msgs <-chan jetstream.Msg) iter.Seq[jetstream.Msg] {
+	return func(yield func(jetstream.Msg) bool) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m, ok := <-msgs:
+				if !ok || !yield(m) {
+					return
+				}
+			}
 		}
 	}
 }
