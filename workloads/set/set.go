@@ -25,9 +25,11 @@ const (
 	// to notice the heal and converge, as Jepsen's final reads wait.
 	settle = 5 * time.Second
 	// readTries is how many final reads a client attempts, a second apart,
-	// before it gives up; each may take readTimeout.
-	readTries   = 10
-	readTimeout = 5 * opTimeout
+	// before it gives up; each may take readTimeout, long enough to read a
+	// stream of tens of thousands of messages on a loaded machine (5 s
+	// was not: every final read of 12,500 messages timed out).
+	readTries   = 5
+	readTimeout = 30 * opTimeout
 )
 
 // Store is a set service's client. Add and Read return the server that
