@@ -132,10 +132,3 @@ func unescape(s string) string {
 	}
 	return b.String()
 }
-
-// Mounted counts the layers mounted under Root, of runs in progress and
-// leftovers alike.
-func Mounted() (int, error) {
-	ms, err := mountsUnder(Root)
-	return len(ms), err
-}

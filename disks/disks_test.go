@@ -28,7 +28,8 @@ func newSet(t *testing.T) (*Set, string) {
 
 func mounted(t *testing.T) int {
 	t.Helper()
-	n, err := Mounted()
+	ms, err := mountsUnder(Root)
+	n := len(ms)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,10 @@ func (Truncate) NewParams() any { return &TruncateParams{} }
 // CheckFault checks the role, the class and the counts.
 func (Bitflip) CheckFault(p *plans.Plan, i int) error {
 	bp := p.Nemesis[i].Spec.(*BitflipParams)
-	return errors.Join(checkFiles(p, i, &bp.FileParams), p.Count(plans.FaultField(i, "bits"), &bp.Bits, 1, 1, 1<<20))
+	if err := checkFiles(p, i, &bp.FileParams); err != nil {
+		return err
+	}
+	return p.Count(plans.FaultField(i, "bits"), &bp.Bits, 1, 1, 1<<20)
 }
 
 // CheckFault checks the role, the class and the counts.
