@@ -171,6 +171,35 @@ func TestVictimsAmongNodesGiven(t *testing.T) {
 	}
 }
 
+// leaderEnv names one of its processes leader.
+type leaderEnv struct {
+	procEnv
+	leader string
+}
+
+func (e *leaderEnv) Candidates(ctx context.Context, role string) []Process {
+	if role == "leader" {
+		return []Process{{Name: e.leader}}
+	}
+	return e.procEnv.Candidates(ctx, role)
+}
+
+// TestLeaderAmongNodesGiven: a fault on the leader with nodes hits the
+// leader only while it is one of them, and nothing while another leads.
+func TestLeaderAmongNodesGiven(t *testing.T) {
+	env := &leaderEnv{procEnv: procEnv{pids: map[string]int{"n1": 1, "n2": 2, "n3": 3}}, leader: "n1"}
+	f := plans.Fault{Target: "leader", Nodes: []string{"n2", "n3"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if vs := pickVictims(ctx, NewWorld(env), f, rand.New(rand.NewPCG(1, 0))); len(vs) != 0 {
+		t.Fatalf("leader n1, nodes n2 and n3: victims %v; want none", names(vs))
+	}
+	env.leader = "n3"
+	if got := names(pickVictims(context.Background(), NewWorld(env), f, rand.New(rand.NewPCG(1, 0)))); !slices.Equal(got, []string{"n3"}) {
+		t.Fatalf("leader n3: victims %v; want [n3]", got)
+	}
+}
+
 // TestClockHealedWhenTheRunStops: a run that ends (its time limit, or an
 // interrupt) in the middle of clock faults leaves no process patched.
 func TestClockHealedWhenTheRunStops(t *testing.T) {

@@ -87,7 +87,8 @@ type Fault struct {
 	Target string `yaml:"target"`
 	Count  int    `yaml:"count"`
 	// Nodes, if given, are the only nodes (by name: n1, n2, ...) a fault
-	// on nodes may pick its victims from.
+	// on nodes may pick its victims from; a fault on the leader waits
+	// until the leader is one of them.
 	Nodes      []string `yaml:"nodes"`
 	FirstAfter Duration `yaml:"first_after"`
 	Interval   Duration `yaml:"interval"`

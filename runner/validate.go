@@ -181,15 +181,16 @@ func targetSpec(p *plans.Plan, image string) targets.Spec {
 }
 
 // checkFaultNodes checks that a fault's nodes are nodes the target has,
-// enough for its count, on a fault whose victims are nodes.
+// enough for its count, on a fault whose victims are nodes or the leader
+// (which it hits only while the leader is one of them).
 func checkFaultNodes(p *plans.Plan, i int) error {
 	f := p.Nemesis[i]
 	if len(f.Nodes) == 0 {
 		return nil
 	}
 	at := plans.FaultField(i, "nodes")
-	if f.Target != "nodes" {
-		return p.Errorf(at, "only a fault with target nodes picks among given nodes (target is %q)", f.Target)
+	if f.Target != "nodes" && f.Target != "leader" {
+		return p.Errorf(at, "only a fault with target nodes or leader picks among given nodes (target is %q)", f.Target)
 	}
 	for _, n := range f.Nodes {
 		k, err := strconv.Atoi(strings.TrimPrefix(n, "n"))

@@ -217,7 +217,7 @@ func TestValidateErrors(t *testing.T) {
 			name:     "nodes named for a fault on clients",
 			yaml:     validateEdit(t, "    target: holder", "    target: clients\n    nodes: [n1]"),
 			line:     validateLine(t, "    target: holder") + 1,
-			contains: []string{`nemesis[0].nodes: only a fault with target nodes`},
+			contains: []string{`nemesis[0].nodes: only a fault with target nodes or leader`},
 		},
 		{
 			name:     "unknown role",
