@@ -1,6 +1,7 @@
 package set
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +18,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("nats-stream", Workload{TargetKind: "nats", Open: openStream, Modules: []string{natsclient.Module}, Also: []string{"stream-order"}})
+	workloads.Workloads.Register("nats-stream", Workload{TargetKind: "nats", Open: openStream, Modules: []string{natsclient.Module}, Also: []string{"stream-order"}, Pads: true})
 }
 
 const (
@@ -34,9 +35,10 @@ const (
 // number and waits for the stream's acknowledgment; a read reads the
 // whole stream in order with an ordered consumer.
 type streamStore struct {
-	nc   *nats.Conn
-	js   jetstream.JetStream
-	node string // the server the client is bound to
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	node    string // the server the client is bound to
+	payload int    // the size of a message, its number padded with filler
 }
 
 func openStream(cfg workloads.Config) (Store, error) {
@@ -50,7 +52,7 @@ func openStream(cfg workloads.Config) (Store, error) {
 		return nil, fmt.Errorf("nats-stream: %s: %w", cfg.Node(), err)
 	}
 	host, _, _ := net.SplitHostPort(cfg.Node())
-	return &streamStore{nc: nc, js: js, node: host}, nil
+	return &streamStore{nc: nc, js: js, node: host, payload: cfg.Workload.Spec.(*Params).Payload}, nil
 }
 
 // Add publishes v and waits for the stream to acknowledge it.
@@ -58,7 +60,7 @@ func (s *streamStore) Add(ctx context.Context, v int64) (string, error) {
 	if err := natsclient.Ready(ctx, s.nc); err != nil {
 		return s.node, err
 	}
-	_, err := s.js.Publish(ctx, subject, []byte(strconv.FormatInt(v, 10)))
+	_, err := s.js.Publish(ctx, subject, pad(v, s.payload))
 	return s.node, natsclient.Classify(err)
 }
 
@@ -119,9 +121,9 @@ func (s *streamStore) Read(ctx context.Context) ([]int64, string, error) {
 			if err != nil {
 				return nil, s.node, err
 			}
-			v, err := strconv.ParseInt(string(m.Data()), 10, 64)
+			v, err := unpad(m.Data())
 			if err != nil {
-				return nil, s.node, fmt.Errorf("message %d of the stream is %q, not a number", md.Sequence.Stream, m.Data())
+				return nil, s.node, fmt.Errorf("message %d of the stream begins %q, not with a number", md.Sequence.Stream, m.Data()[:min(len(m.Data()), 32)])
 			}
 			vs = append(vs, v)
 			if md.Sequence.Stream >= state.LastSeq || md.NumPending == 0 {
@@ -138,6 +140,22 @@ func (s *streamStore) Read(ctx context.Context) ([]int64, string, error) {
 			return nil, s.node, err
 		}
 	}
+}
+
+// pad is v's message: its number, then a space and filler up to size
+// bytes.
+func pad(v int64, size int) []byte {
+	b := strconv.AppendInt(nil, v, 10)
+	if len(b)+1 >= size {
+		return b
+	}
+	return append(append(b, ' '), bytes.Repeat([]byte{'.'}, size-len(b)-1)...)
+}
+
+// unpad is the number of a message pad made.
+func unpad(b []byte) (int64, error) {
+	num, _, _ := bytes.Cut(b, []byte{' '})
+	return strconv.ParseInt(string(num), 10, 64)
 }
 
 // messagesUntil passes on a fetch's messages until they end or ctx does:

@@ -49,6 +49,8 @@ type Workload struct {
 	// Also are the checkers the backend adds to set's: "primaries" for one
 	// whose servers report their role.
 	Also []string
+	// Pads says the backend stores the filler a plan's payload asks for.
+	Pads bool
 }
 
 // Checkers judge the adds against the final reads, and what the backend
@@ -66,16 +68,31 @@ func (w Workload) Needs(plans.Workload) workloads.Needs {
 	return workloads.Needs{Finish: opTimeout + settle + readTries*(readTimeout+time.Second)}
 }
 
-// Params are a set workload's own fields: its pace.
+// Params are a set workload's own fields: its pace, and its elements'
+// size.
 type Params struct {
 	traffic.Pace `yaml:",inline"`
+	// Payload is how many bytes each element takes, its number padded
+	// with filler (0, the default: the number alone). Big elements fill
+	// more of a backend's files in a short run, as a corruption of older
+	// files (a stream's sealed message blocks) needs.
+	Payload int `yaml:"payload" json:"payload,omitempty"`
 }
 
 // NewParams makes Workload a plans.Parameterized.
 func (Workload) NewParams() any { return &Params{} }
 
-// CheckPlan checks the pace.
-func (Workload) CheckPlan(p *plans.Plan) error { return p.Workload.Spec.(*Params).Check(p) }
+// CheckPlan checks the pace and the payload.
+func (w Workload) CheckPlan(p *plans.Plan) error {
+	ps := p.Workload.Spec.(*Params)
+	if ps.Payload != 0 && !w.Pads {
+		return p.Errorf("workload.payload", "%d: the %s workload's elements are numbers alone", ps.Payload, p.Workload.Kind)
+	}
+	if ps.Payload < 0 || ps.Payload > 1<<20 {
+		return p.Errorf("workload.payload", "%d: expected bytes per element, 0 to 1048576", ps.Payload)
+	}
+	return ps.Check(p)
+}
 
 // Run adds process-unique numbers until ctx ends, then makes the final
 // read, in each of the client's workers.

@@ -1,0 +1,46 @@
+package set
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chaos-testing/chaos/plans"
+)
+
+// TestPadRoundTrip: a padded message has the size asked for, at least its
+// number's, and gives its number back.
+func TestPadRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		v          int64
+		size, want int
+	}{{7, 0, 1}, {4_000_000_123, 5, 10}, {4_000_000_123, 11, 10}, {4_000_000_123, 12, 12}, {42, 4096, 4096}} {
+		b := pad(c.v, c.size)
+		if len(b) != c.want {
+			t.Errorf("pad(%d, %d) is %d bytes; want %d", c.v, c.size, len(b), c.want)
+		}
+		if v, err := unpad(b); err != nil || v != c.v {
+			t.Errorf("unpad(pad(%d, %d)) = %d, %v", c.v, c.size, v, err)
+		}
+	}
+	if _, err := unpad([]byte("x1 ...")); err == nil {
+		t.Error("unpad of a message that does not begin with a number: no error")
+	}
+}
+
+// TestPayloadRefused: a payload for a backend that stores numbers alone,
+// or out of range, is refused at the field.
+func TestPayloadRefused(t *testing.T) {
+	for _, c := range []struct {
+		w       Workload
+		payload int
+	}{{Workload{}, 100}, {Workload{Pads: true}, -1}, {Workload{Pads: true}, 1<<20 + 1}} {
+		p := &plans.Plan{File: "p.yaml", Workload: plans.Workload{Kind: "some-set", Spec: &Params{Payload: c.payload}}}
+		if err := c.w.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "workload.payload") {
+			t.Errorf("payload %d, pads %v: %v; want an error at workload.payload", c.payload, c.w.Pads, err)
+		}
+	}
+	p := &plans.Plan{File: "p.yaml", Workload: plans.Workload{Kind: "nats-stream", Spec: &Params{Payload: 4096}}}
+	if err := (Workload{Pads: true}).CheckPlan(p); err != nil {
+		t.Errorf("payload 4096 on a backend that pads: %v", err)
+	}
+}
