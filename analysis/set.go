@@ -191,10 +191,14 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 }
 
 func lostAdd(e int64, a history.Pair, av history.SetValue, r history.Pair, rv history.SetValue) Finding {
+	holes := ""
+	if rv.Holes != "" {
+		holes = " The read's server left holes: " + rv.Holes + "."
+	}
 	return Finding{Kind: "lost-add", Explanation: fmt.Sprintf(
-		"%s's add of %d was acknowledged by %s at %s (#%d), and is missing from %s's final read from %s, invoked at %s (#%d) and answered at #%d.",
+		"%s's add of %d was acknowledged by %s at %s (#%d), and is missing from %s's final read from %s, invoked at %s (#%d) and answered at #%d.%s",
 		history.ProcessName(a.Inv.Process), e, cmpOr(av.Node, "an unknown server"), secs(a.Done.Time), a.Done.Index,
-		history.ProcessName(r.Inv.Process), cmpOr(rv.Node, "an unknown server"), secs(r.Inv.Time), r.Inv.Index, r.Done.Index),
+		history.ProcessName(r.Inv.Process), cmpOr(rv.Node, "an unknown server"), secs(r.Inv.Time), r.Inv.Index, r.Done.Index, holes),
 		// The read's completion holds the whole set: its index is in the
 		// explanation, its invocation among the ops.
 		Ops: []history.Op{*a.Inv, *a.Done, *r.Inv}}

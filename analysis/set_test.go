@@ -71,6 +71,20 @@ func TestSetLostAdd(t *testing.T) {
 	}
 }
 
+// TestSetLostAddInAHole: a read whose server left holes in what it
+// counted says so in the lost add's finding.
+func TestSetLostAddInAHole(t *testing.T) {
+	h := &hist{}
+	h.addOp(0, 1, 1.1, history.Ok, 1, "n1")
+	h.addOp(0, 2, 2.1, history.Ok, 2, "n1")
+	h.add(10, 1, history.Invoke, history.FRead, history.SetValue{})
+	h.add(11, 1, history.Ok, history.FRead, history.SetValue{Read: []int64{1}, Node: "n4", Holes: "stream sequences 2 not served"})
+	r := checkSet(t, h)
+	if r.Verdict != Invalid || r.Stats["lost"] != 1 || !strings.Contains(r.Findings[0].Explanation, "left holes: stream sequences 2 not served") {
+		t.Fatalf("verdict %s, stats %v, findings %v; want the lost add of 2, in a hole", r.Verdict, r.Stats, r.Findings)
+	}
+}
+
 func TestSetUnexpectedElements(t *testing.T) {
 	h := &hist{}
 	finv, fdone := h.addOp(0, 1, 1.1, history.Fail, 1, "n2")

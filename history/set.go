@@ -10,6 +10,9 @@ type SetValue struct {
 	Element *int64  `json:"element,omitempty"`
 	Read    []int64 `json:"read,omitempty"`
 	Node    string  `json:"node,omitempty"`
+	// Holes, on a read, are what the server counted in the set but did
+	// not return (a stream's sequence numbers it skipped), as it said.
+	Holes string `json:"holes,omitempty"`
 }
 
 // Observer is the process number of the role poller, which asks every

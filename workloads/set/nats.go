@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -69,12 +70,16 @@ func (s *streamStore) Add(ctx context.Context, v int64) (string, error) {
 // messages are lost, which the set checker must see, not a failed read;
 // since one server's answer may come from a state it has not caught up
 // yet, the stream counts as gone only when notFoundTries answers a
-// second apart say so. A read that got fewer messages than the stream
-// said it held missed some in delivery (nothing redelivers them) and
-// fails.
-func (s *streamStore) Read(ctx context.Context) ([]int64, string, error) {
+// second apart say so. An ordered consumer delivers every message the
+// stream serves, in stream order, and starts over where it stopped when
+// one goes missing in delivery; so stream sequence numbers it skipped are
+// messages the stream did not serve, holes the read records (clients
+// here never delete). A read that got fewer messages than the stream
+// counted, without a hole, missed some in delivery and fails.
+func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
+	snap := Snapshot{Node: s.node}
 	if err := natsclient.Ready(ctx, s.nc); err != nil {
-		return nil, s.node, err
+		return snap, err
 	}
 	var st jetstream.Stream
 	var err error
@@ -84,62 +89,98 @@ func (s *streamStore) Read(ctx context.Context) ([]int64, string, error) {
 			break
 		}
 		if try == notFoundTries {
-			return []int64{}, s.node, nil
+			snap.Values = []int64{}
+			return snap, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, s.node, fmt.Errorf("stream %s not found, not yet for certain: %w", streamName, ctx.Err())
+			return snap, fmt.Errorf("stream %s not found, not yet for certain: %w", streamName, ctx.Err())
 		case <-time.After(time.Second):
 		}
 	}
 	if err != nil {
-		return nil, s.node, err
+		return snap, err
 	}
 	state := st.CachedInfo().State
 	vs := []int64{}
 	if state.Msgs == 0 {
-		return vs, s.node, nil
+		snap.Values = vs
+		return snap, nil
 	}
 	cons, err := s.js.OrderedConsumer(ctx, streamName, jetstream.OrderedConsumerConfig{})
 	if err != nil {
-		return nil, s.node, err
+		return snap, err
 	}
+	var holes seqRanges
+	next := state.FirstSeq // the stream sequence the read expects next
 	for {
 		wait := time.Second
 		if dl, ok := ctx.Deadline(); ok {
 			wait = min(wait, time.Until(dl))
 		}
 		if wait <= 0 {
-			return nil, s.node, fmt.Errorf("read %d of the stream's %d messages: %w", len(vs), state.Msgs, context.DeadlineExceeded)
+			return snap, fmt.Errorf("read %d of the stream's %d messages: %w", len(vs), state.Msgs, context.DeadlineExceeded)
 		}
 		batch, err := cons.Fetch(fetchBatch, jetstream.FetchMaxWait(wait))
 		if err != nil {
-			return nil, s.node, err
+			return snap, err
 		}
 		for m := range messagesUntil(ctx, batch.Messages()) {
 			md, err := m.Metadata()
 			if err != nil {
-				return nil, s.node, err
+				return snap, err
 			}
+			seq := md.Sequence.Stream
 			v, err := unpad(m.Data())
 			if err != nil {
-				return nil, s.node, fmt.Errorf("message %d of the stream begins %q, not with a number", md.Sequence.Stream, m.Data()[:min(len(m.Data()), 32)])
+				return snap, fmt.Errorf("message %d of the stream begins %q, not with a number", seq, m.Data()[:min(len(m.Data()), 32)])
 			}
 			vs = append(vs, v)
-			if md.Sequence.Stream >= state.LastSeq || md.NumPending == 0 {
-				if uint64(len(vs)) < state.Msgs {
-					return nil, s.node, fmt.Errorf("read %d of the stream's %d messages: some were missed in delivery", len(vs), state.Msgs)
+			holes.add(next, seq-1)
+			next = max(next, seq+1)
+			if seq >= state.LastSeq || md.NumPending == 0 {
+				holes.add(next, state.LastSeq)
+				if uint64(len(vs)) < state.Msgs && holes.empty() {
+					return snap, fmt.Errorf("read %d of the stream's %d messages: some were missed in delivery", len(vs), state.Msgs)
 				}
-				return vs, s.node, nil
+				snap.Values = vs
+				if !holes.empty() {
+					snap.Holes = fmt.Sprintf("stream sequences %s not served, of %d to %d (the stream counted %d messages, %d deleted)",
+						holes, state.FirstSeq, state.LastSeq, state.Msgs, state.NumDeleted)
+				}
+				return snap, nil
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, s.node, fmt.Errorf("read %d of the stream's %d messages: %w", len(vs), state.Msgs, err)
+			return snap, fmt.Errorf("read %d of the stream's %d messages: %w", len(vs), state.Msgs, err)
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return nil, s.node, err
+			return snap, err
 		}
 	}
+}
+
+// seqRanges are ranges of sequence numbers, in order.
+type seqRanges [][2]uint64
+
+// add appends from..to, if not empty.
+func (r *seqRanges) add(from, to uint64) {
+	if from <= to {
+		*r = append(*r, [2]uint64{from, to})
+	}
+}
+
+func (r seqRanges) empty() bool { return len(r) == 0 }
+
+func (r seqRanges) String() string {
+	parts := make([]string, len(r))
+	for i, g := range r {
+		parts[i] = strconv.FormatUint(g[0], 10)
+		if g[1] > g[0] {
+			parts[i] += "-" + strconv.FormatUint(g[1], 10)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // pad is v's message: its number, then a space and filler up to size

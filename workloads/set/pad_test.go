@@ -44,3 +44,18 @@ func TestPayloadRefused(t *testing.T) {
 		t.Errorf("payload 4096 on a backend that pads: %v", err)
 	}
 }
+
+// TestSeqRanges: holes print as ranges, single numbers alone, empty ranges
+// left out.
+func TestSeqRanges(t *testing.T) {
+	var r seqRanges
+	r.add(5, 4)
+	if !r.empty() {
+		t.Fatalf("after an empty range: %v", r)
+	}
+	r.add(2, 2)
+	r.add(7, 9)
+	if got := r.String(); got != "2, 7-9" {
+		t.Errorf("String() = %q; want \"2, 7-9\"", got)
+	}
+}

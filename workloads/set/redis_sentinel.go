@@ -73,20 +73,20 @@ func (s *sentinelStore) Add(ctx context.Context, v int64) (string, error) {
 	return s.answered(), classify(err)
 }
 
-func (s *sentinelStore) Read(ctx context.Context) ([]int64, string, error) {
+func (s *sentinelStore) Read(ctx context.Context) (Snapshot, error) {
 	members, err := s.c.SMembers(ctx, key).Result()
 	if err != nil {
-		return nil, s.answered(), err
+		return Snapshot{Node: s.answered()}, err
 	}
 	vs := make([]int64, 0, len(members))
 	for _, m := range members {
 		v, err := strconv.ParseInt(m, 10, 64)
 		if err != nil {
-			return nil, s.answered(), fmt.Errorf("set member %q is not a number", m)
+			return Snapshot{Node: s.answered()}, fmt.Errorf("set member %q is not a number", m)
 		}
 		vs = append(vs, v)
 	}
-	return vs, s.answered(), nil
+	return Snapshot{Values: vs, Node: s.answered()}, nil
 }
 
 func (s *sentinelStore) Close() error { return s.c.Close() }

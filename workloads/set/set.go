@@ -36,8 +36,16 @@ const (
 // answered, when known, so that a lost add names who acknowledged it.
 type Store interface {
 	Add(ctx context.Context, v int64) (node string, err error)
-	Read(ctx context.Context) (vs []int64, node string, err error)
+	Read(ctx context.Context) (Snapshot, error)
 	Close() error
+}
+
+// Snapshot is what a read returned: the set's elements, the server that
+// answered, and what that server counted but did not return.
+type Snapshot struct {
+	Values []int64
+	Node   string
+	Holes  string
 }
 
 // Workload runs set clients against one backend.
@@ -140,21 +148,14 @@ func add(store Store, h *history.Appender, v int64) error {
 
 // read makes one final read and says whether it succeeded.
 func read(store Store, h *history.Appender) (bool, error) {
-	type seen struct {
-		vs   []int64
-		node string
-	}
-	d, err := workloads.Record(context.Background(), h, workloads.Op[seen]{
+	d, err := workloads.Record(context.Background(), h, workloads.Op[Snapshot]{
 		F: history.FRead, Value: history.SetValue{}, Timeout: readTimeout, ReadOnly: true,
-		Call: func(ctx context.Context) (seen, error) {
-			vs, node, err := store.Read(ctx)
-			return seen{vs, node}, err
-		},
-		Completion: func(r seen, err error) any {
+		Call: store.Read,
+		Completion: func(r Snapshot, err error) any {
 			if err != nil {
-				return history.SetValue{Node: r.node} // what a failed read saw counts for nothing
+				return history.SetValue{Node: r.Node} // what a failed read saw counts for nothing
 			}
-			return history.SetValue{Read: r.vs, Node: r.node}
+			return history.SetValue{Read: r.Values, Node: r.Node, Holes: r.Holes}
 		},
 	})
 	return d.Err == nil, err
