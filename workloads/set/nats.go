@@ -72,10 +72,11 @@ func (s *streamStore) Add(ctx context.Context, v int64) (string, error) {
 // yet, the stream counts as gone only when notFoundTries answers a
 // second apart say so. An ordered consumer delivers every message the
 // stream serves, in stream order, and starts over where it stopped when
-// one goes missing in delivery; so stream sequence numbers it skipped are
-// messages the stream did not serve, holes the read records (clients
-// here never delete). A read that got fewer messages than the stream
-// counted, without a hole, missed some in delivery and fails.
+// one goes missing in delivery; so stream sequence numbers it skipped
+// before the last are messages the stream did not serve, holes the read
+// records (clients here never delete). A read that ends before the last
+// (a consumer on a lagging replica), or got fewer messages than the
+// stream counted without a hole, fails.
 func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 	snap := Snapshot{Node: s.node}
 	if err := natsclient.Ready(ctx, s.nc); err != nil {
@@ -138,8 +139,11 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 			vs = append(vs, v)
 			holes.add(next, seq-1)
 			next = max(next, seq+1)
-			if seq >= state.LastSeq || md.NumPending == 0 {
-				holes.add(next, state.LastSeq)
+			if seq < state.LastSeq && md.NumPending == 0 {
+				// A consumer on a replica that lags ends early: not a hole.
+				return snap, fmt.Errorf("read %d of the stream's %d messages: the consumer ended at sequence %d, before the stream's last, %d", len(vs), state.Msgs, seq, state.LastSeq)
+			}
+			if seq >= state.LastSeq {
 				if uint64(len(vs)) < state.Msgs && holes.empty() {
 					return snap, fmt.Errorf("read %d of the stream's %d messages: some were missed in delivery", len(vs), state.Msgs)
 				}
