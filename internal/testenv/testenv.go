@@ -194,7 +194,7 @@ func Store(t testing.TB, workload, addr, readMode string) register.Store {
 	w, _ := workloads.Workloads.Lookup(workload)
 	cfg := workloads.Config{Nodes: []string{addr}}
 	cfg.Workload.Spec = &register.Params{ReadMode: readMode}
-	s, err := w.(register.Workload).Open(cfg)
+	s, err := w.(register.Workload).Open(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

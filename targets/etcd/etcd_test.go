@@ -97,7 +97,7 @@ func TestReadMode(t *testing.T) {
 	w, _ := workloads.Workloads.Lookup("etcd-register")
 	cfg := workloads.Config{Nodes: []string{"n1:2379"}}
 	cfg.Workload.Spec = &register.Params{ReadMode: "sync"}
-	if _, err := w.(register.Workload).Open(cfg); err == nil {
+	if _, err := w.(register.Workload).Open(t.Context(), cfg); err == nil {
 		t.Error("read mode sync accepted")
 	}
 }

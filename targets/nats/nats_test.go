@@ -123,7 +123,7 @@ func registers(t *testing.T, nodes []targets.Node) {
 	for i, mode := range []string{"leader", "direct", "leader"} {
 		cfg := workloads.Config{Nodes: addrs, Process: i}
 		cfg.Workload.Spec = &register.Params{ReadMode: mode}
-		s, err := w.(register.Workload).Open(cfg)
+		s, err := w.(register.Workload).Open(t.Context(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

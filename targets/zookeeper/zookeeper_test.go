@@ -63,7 +63,7 @@ func TestReadMode(t *testing.T) {
 	w, _ := workloads.Workloads.Lookup("zookeeper-register")
 	cfg := workloads.Config{Nodes: []string{"n1:2181"}}
 	cfg.Workload.Spec = &register.Params{ReadMode: "linearizable"}
-	if _, err := w.(register.Workload).Open(cfg); err == nil {
+	if _, err := w.(register.Workload).Open(t.Context(), cfg); err == nil {
 		t.Error("read mode linearizable accepted")
 	}
 }

@@ -78,8 +78,8 @@ type etcdLock struct {
 	name     string // the client's value as a candidate
 }
 
-func newEtcdLock(election bool) func(cfg workloads.Config) (Locker, error) {
-	return func(cfg workloads.Config) (Locker, error) {
+func newEtcdLock(election bool) func(ctx context.Context, cfg workloads.Config) (Locker, error) {
+	return func(_ context.Context, cfg workloads.Config) (Locker, error) {
 		if len(cfg.Nodes) == 0 {
 			return nil, fmt.Errorf("etcd-lock: no etcd members given")
 		}

@@ -74,7 +74,7 @@ func etcdLocker(t *testing.T, addrs []string, p int) Locker {
 	t.Helper()
 	cfg := workloads.Config{Process: p, Nodes: addrs}
 	cfg.Workload.Spec = &Params{Lease: plans.Duration{Duration: 2 * time.Second}}
-	l, err := newEtcdLock(false)(cfg)
+	l, err := newEtcdLock(false)(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ type Workload struct {
 	// TargetKind is the cluster kind the backend runs on.
 	TargetKind string
 	// NewLocker connects one client process to the lock service.
-	NewLocker func(cfg workloads.Config) (Locker, error)
+	NewLocker func(ctx context.Context, cfg workloads.Config) (Locker, error)
 	// Modules are the client libraries NewLocker uses.
 	Modules []string
 	// Election makes the clients leader candidates: they campaign, write
@@ -153,7 +153,10 @@ func (w Workload) Needs(p plans.Workload) workloads.Needs {
 
 // Run loops acquire, hold, write, release until ctx ends.
 func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
-	locker, err := w.NewLocker(cfg)
+	locker, err := w.NewLocker(ctx, cfg)
+	if err != nil && ctx.Err() != nil {
+		return nil // faults kept the client from the cluster all run long: it did nothing
+	}
 	if err != nil {
 		return err
 	}

@@ -43,14 +43,14 @@ type natsLock struct {
 	name     string // the client's value as a candidate
 }
 
-func newNATSLock(election bool) func(cfg workloads.Config) (Locker, error) {
-	return func(cfg workloads.Config) (Locker, error) {
+func newNATSLock(election bool) func(ctx context.Context, cfg workloads.Config) (Locker, error) {
+	return func(ctx context.Context, cfg workloads.Config) (Locker, error) {
 		nc, js, err := natsclient.Connect(cfg.Node())
 		if err != nil {
 			return nil, fmt.Errorf("nats-lock: %w", err)
 		}
 		lease := params(cfg).Lease.Duration
-		kv, err := natsclient.Bucket(js, jetstream.KeyValueConfig{Bucket: natsLockBucket, History: 1, TTL: lease,
+		kv, err := natsclient.Bucket(ctx, js, jetstream.KeyValueConfig{Bucket: natsLockBucket, History: 1, TTL: lease,
 			Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
 		if err != nil {
 			nc.Close()

@@ -30,7 +30,7 @@ type singleLock struct {
 // release deletes the key only if it is still ours.
 var release = goredis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
 
-func newSingleLock(cfg workloads.Config) (Locker, error) {
+func newSingleLock(_ context.Context, cfg workloads.Config) (Locker, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, fmt.Errorf("redis-single-lock: no Redis node given")
 	}

@@ -23,7 +23,7 @@ func init() {
 // target: a lock is held when a majority of masters hold its key.
 type redlock struct{ mutex *redsync.Mutex }
 
-func newRedlock(cfg workloads.Config) (Locker, error) {
+func newRedlock(_ context.Context, cfg workloads.Config) (Locker, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, fmt.Errorf("redlock: no Redis masters given")
 	}

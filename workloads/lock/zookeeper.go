@@ -81,7 +81,7 @@ type zkLock struct {
 	attempt uint64
 }
 
-func newZooKeeperLock(cfg workloads.Config) (Locker, error) {
+func newZooKeeperLock(_ context.Context, cfg workloads.Config) (Locker, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, fmt.Errorf("zookeeper-lock: no ZooKeeper servers given")
 	}

@@ -39,7 +39,7 @@ func TestZKSeq(t *testing.T) {
 }
 
 func TestZKNoLease(t *testing.T) {
-	if _, err := newZooKeeperLock(workloads.Config{Nodes: []string{"n1:2181"}, Workload: plans.Workload{Spec: &Params{}}}); err == nil {
+	if _, err := newZooKeeperLock(t.Context(), workloads.Config{Nodes: []string{"n1:2181"}, Workload: plans.Workload{Spec: &Params{}}}); err == nil {
 		t.Error("a lock without a lease (session timeout) was made")
 	}
 }
@@ -62,7 +62,7 @@ func zkTestLocker(t *testing.T, addr string) *zkLock {
 	t.Helper()
 	cfg := workloads.Config{Nodes: []string{addr}}
 	cfg.Workload.Spec = &Params{Lease: plans.Duration{Duration: 2 * time.Second}}
-	l, err := newZooKeeperLock(cfg)
+	l, err := newZooKeeperLock(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,15 +89,13 @@ func Ready(ctx context.Context, nc *nats.Conn) error {
 	return nil
 }
 
-// openLimit bounds the set-up of a bucket or a stream.
-const openLimit = 30 * time.Second
-
 // Bucket creates the KV bucket, whichever client gets there first, or
 // binds to it. It is set-up, not part of the history, and retries until
-// openLimit: JetStream may have no meta leader yet.
-func Bucket(js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+// ctx ends: JetStream may have no meta leader yet, or faults may keep the
+// cluster down for a while.
+func Bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	var kv jetstream.KeyValue
-	err := retry(func(ctx context.Context) (err error) {
+	err := retry(ctx, func(ctx context.Context) (err error) {
 		kv, err = js.CreateKeyValue(ctx, cfg)
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, cfg.Bucket)
@@ -112,8 +110,8 @@ func Bucket(js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.Key
 
 // Stream creates the stream, whichever client gets there first, as Bucket
 // does a bucket.
-func Stream(js jetstream.JetStream, cfg jetstream.StreamConfig) error {
-	err := retry(func(ctx context.Context) error {
+func Stream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	err := retry(ctx, func(ctx context.Context) error {
 		_, err := js.CreateStream(ctx, cfg)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return nil
@@ -126,14 +124,15 @@ func Stream(js jetstream.JetStream, cfg jetstream.StreamConfig) error {
 	return nil
 }
 
-func retry(f func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), openLimit)
-	defer cancel()
+func retry(ctx context.Context, f func(context.Context) error) error {
 	for {
 		err := f(ctx)
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		time.Sleep(200 * time.Millisecond) // no JetStream leader yet, or not connected yet
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond): // no JetStream leader yet, or not connected yet
+		}
 	}
 }

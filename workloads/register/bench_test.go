@@ -63,7 +63,7 @@ func bareLoop(b *testing.B, w register.Workload, config func(int) workloads.Conf
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range clients {
-		s, err := w.Open(config(i))
+		s, err := w.Open(ctx, config(i))
 		if err != nil {
 			b.Fatal(err)
 		}

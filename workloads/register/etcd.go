@@ -21,7 +21,7 @@ type etcdStore struct {
 	read []clientv3.OpOption // how Read reads: linearizable or serializable
 }
 
-func openEtcd(cfg workloads.Config) (Store, error) {
+func openEtcd(_ context.Context, cfg workloads.Config) (Store, error) {
 	var read []clientv3.OpOption
 	switch params(cfg).ReadMode {
 	case "", "linearizable":

@@ -37,7 +37,7 @@ type natsStore struct {
 	readMode string
 }
 
-func openNATS(cfg workloads.Config) (Store, error) {
+func openNATS(ctx context.Context, cfg workloads.Config) (Store, error) {
 	switch params(cfg).ReadMode {
 	case "", "leader", "direct":
 	default:
@@ -48,7 +48,7 @@ func openNATS(cfg workloads.Config) (Store, error) {
 		return nil, fmt.Errorf("nats-register: %w", err)
 	}
 	// Every key keeps its last value only, on disk, on every server.
-	kv, err := natsclient.Bucket(js, jetstream.KeyValueConfig{Bucket: natsBucket, History: 1, Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
+	kv, err := natsclient.Bucket(ctx, js, jetstream.KeyValueConfig{Bucket: natsBucket, History: 1, Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("nats-register: %s: %w", cfg.Node(), err)

@@ -47,8 +47,9 @@ type Workload struct {
 	TargetKind string
 	// ReadModes the backend offers; the first is the default.
 	ReadModes []string
-	// Open connects one client process to the node it is bound to.
-	Open func(cfg workloads.Config) (Store, error)
+	// Open connects one client process to the node it is bound to, and
+	// sets up what the workload needs, until ctx ends.
+	Open func(ctx context.Context, cfg workloads.Config) (Store, error)
 	// Modules are the client libraries Open uses.
 	Modules []string
 }
@@ -121,7 +122,10 @@ func Key(now time.Duration, rng *rand.Rand, period time.Duration, perPeriod int)
 // Run issues reads, writes and cases as the plan's traffic asks (by
 // default half reads, as fast as answers come) until ctx ends.
 func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
-	store, err := w.Open(cfg)
+	store, err := w.Open(ctx, cfg)
+	if err != nil && ctx.Err() != nil {
+		return nil // faults kept the client from the cluster all run long: it did nothing
+	}
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ type zkStore struct {
 	readMode string
 }
 
-func openZooKeeper(cfg workloads.Config) (Store, error) {
+func openZooKeeper(_ context.Context, cfg workloads.Config) (Store, error) {
 	switch params(cfg).ReadMode {
 	case "", "plain", "sync", "checked":
 	default:

@@ -42,12 +42,12 @@ type streamStore struct {
 	payload int    // the size of a message, its number padded with filler
 }
 
-func openStream(cfg workloads.Config) (Store, error) {
+func openStream(ctx context.Context, cfg workloads.Config) (Store, error) {
 	nc, js, err := natsclient.Connect(cfg.Node())
 	if err != nil {
 		return nil, fmt.Errorf("nats-stream: %w", err)
 	}
-	err = natsclient.Stream(js, jetstream.StreamConfig{Name: streamName, Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
+	err = natsclient.Stream(ctx, js, jetstream.StreamConfig{Name: streamName, Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("nats-stream: %s: %w", cfg.Node(), err)

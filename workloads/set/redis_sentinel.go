@@ -34,7 +34,7 @@ type sentinelStore struct {
 	node string
 }
 
-func openSentinel(cfg workloads.Config) (Store, error) {
+func openSentinel(_ context.Context, cfg workloads.Config) (Store, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, errors.New("redis-sentinel-set: no sentinel address given")
 	}

@@ -51,7 +51,9 @@ type Snapshot struct {
 // Workload runs set clients against one backend.
 type Workload struct {
 	TargetKind string
-	Open       func(cfg workloads.Config) (Store, error)
+	// Open connects one client process and sets up what the workload
+	// needs, until ctx ends.
+	Open func(ctx context.Context, cfg workloads.Config) (Store, error)
 	// Modules are the client libraries Open uses.
 	Modules []string
 	// Also are the checkers the backend adds to set's: "primaries" for one
@@ -105,7 +107,14 @@ func (w Workload) CheckPlan(p *plans.Plan) error {
 // Run adds process-unique numbers until ctx ends, then makes the final
 // read, in each of the client's workers.
 func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
-	store, err := w.Open(cfg)
+	store, err := w.Open(ctx, cfg)
+	if err != nil && ctx.Err() != nil {
+		// Faults kept the client from the cluster all run long: it adds
+		// nothing, and still makes its final reads, once they are healed.
+		octx, cancel := context.WithTimeout(context.Background(), settle+readTimeout)
+		store, err = w.Open(octx, cfg)
+		cancel()
+	}
 	if err != nil {
 		return err
 	}
