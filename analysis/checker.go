@@ -132,6 +132,11 @@ type Input struct {
 	NilReadsUnknown bool
 	// Progress, if set, hears how far a long analysis has come.
 	Progress Progress
+	// Changes are the kinds of operation (f) by which the run's workload
+	// changes the system's state; a run that attempted none of them
+	// tested nothing, whatever its reads saw. Nil when not known (a
+	// history file checked alone).
+	Changes []string
 }
 
 // Progress is told which checker runs, and how many of its parts (keys)

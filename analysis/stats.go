@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/chaos-testing/chaos/history"
@@ -36,6 +37,9 @@ func (StatsChecker) Check(_ context.Context, in Input) Result {
 	}
 	if len(counts) == 0 {
 		return unknownResult("the clients did no operation: nothing was tested")
+	}
+	if len(in.Changes) > 0 && !slices.ContainsFunc(in.Changes, func(f string) bool { return counts[f] != nil }) {
+		return unknownResult(fmt.Sprintf("the clients attempted no %s: nothing changed, so nothing was tested", strings.Join(in.Changes, " or ")))
 	}
 	res := Result{Verdict: Valid, Stats: map[string]any{}}
 	var never []string

@@ -34,3 +34,21 @@ func TestStatsNoOperation(t *testing.T) {
 		t.Fatalf("got %s; a run whose clients did nothing tested nothing", r.Verdict)
 	}
 }
+
+// TestStatsNoChange: a run whose reads succeeded but which attempted none
+// of the workload's changes (faults kept the clients from the cluster all
+// run long) tested nothing; one change, even failed, is enough.
+func TestStatsNoChange(t *testing.T) {
+	reads := new(lh).read(0, 0, 1, "x", "")
+	r := runChecker(t, "stats", Input{History: reads.ops, Changes: []string{history.FWrite, history.FCas}})
+	if r.Verdict != Unknown || !strings.Contains(r.Notes[0], "attempted no write or cas") {
+		t.Fatalf("got %s %q; want unknown, naming the changes never attempted", r.Verdict, r.Notes)
+	}
+	if r := runChecker(t, "stats", Input{History: reads.ops}); r.Verdict != Valid {
+		t.Fatalf("without the workload's changes known: got %s; want valid", r.Verdict)
+	}
+	changed := new(lh).read(0, 0, 1, "x", "").write(2, 1, 3, history.Ok, "x", "1")
+	if r := runChecker(t, "stats", Input{History: changed.ops, Changes: []string{history.FWrite, history.FCas}}); r.Verdict != Valid {
+		t.Fatalf("with a write: got %s %q; want valid", r.Verdict, r.Notes)
+	}
+}

@@ -128,6 +128,9 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	}
 	in := analysis.Input{History: ops, ResourceMode: info.Resource, Dir: dir,
 		Progress: func(checker string, done, total int) { task.Set(int64(done), int64(total), "checking "+checker) }}
+	if c, ok := w.(workloads.Changer); ok {
+		in.Changes = c.Changes()
+	}
 	res, rtrunc, err := history.ReadResourceLog(f.Path(runfolder.ResourceFile))
 	if err != nil && !os.IsNotExist(err) {
 		return analysis.Report{}, err

@@ -141,5 +141,12 @@ type PlanChecker interface {
 	CheckPlan(p *plans.Plan) error
 }
 
+// Changer is a Workload that names the kinds of operation (f) by which
+// it changes the system's state, so that a run that attempted none of
+// them is not judged as if it tested something.
+type Changer interface {
+	Changes() []string
+}
+
 // Workloads is the registry of workloads, by the name plans use.
 var Workloads = registry.New[Workload]("workload")

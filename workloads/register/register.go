@@ -106,6 +106,10 @@ func (w Workload) Needs(plans.Workload) workloads.Needs { return workloads.Needs
 // Checkers judge register histories for linearizability, key by key.
 func (w Workload) Checkers() []string { return []string{"cas-register"} }
 
+// Changes makes Workload a workloads.Changer: writes and compare-and-sets
+// change the registers.
+func (Workload) Changes() []string { return []string{history.FWrite, history.FCas} }
+
 // Target is the cluster kind the backend needs.
 func (w Workload) Target() string { return w.TargetKind }
 

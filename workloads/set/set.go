@@ -67,6 +67,9 @@ type Workload struct {
 // adds.
 func (w Workload) Checkers() []string { return append([]string{"set"}, w.Also...) }
 
+// Changes makes Workload a workloads.Changer: adds change the set.
+func (Workload) Changes() []string { return []string{history.FAdd} }
+
 // Target is the cluster kind the backend needs.
 func (w Workload) Target() string { return w.TargetKind }
 
