@@ -168,8 +168,11 @@ func (c *cluster) NetExec(_ context.Context, p Process, argv ...string) error {
 	switch {
 	case op == "-N" && !exists:
 		t.chains[chain] = []string{}
-	case op == "-A" && exists && len(argv) == 8:
+	case op == "-A" && exists && len(argv) == 8 && argv[4] == "-s":
 		t.chains[chain] = append(t.chains[chain], strings.Split(argv[5], ",")...)
+	case op == "-A" && exists && slices.Equal(argv[4:11], []string{"!", "-i", "lo", "-m", "statistic", "--mode", "random"}) && len(argv) == 15:
+		// A loss: its share of every packet, written "random P".
+		t.chains[chain] = append(t.chains[chain], "random "+argv[12])
 	case op == "-F" && exists:
 		t.chains[chain] = []string{}
 	case op == "-X" && exists && !slices.Contains(t.input, chain):

@@ -222,6 +222,29 @@ func TestPartitionsCompose(t *testing.T) {
 	}
 }
 
+// A loss and a partition in force together: each heal takes its own rule
+// away, a restart of the lossy node puts its loss back, and the heals
+// leave no chain behind.
+func TestLossComposesWithPartitions(t *testing.T) {
+	c := newCluster(3, 0)
+	st := newSteps(t, c)
+	a := st.start(0, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "halves"}})
+	st.start(1, plans.Fault{Kind: "loss", Target: "nodes", Nodes: []string{"n1"}, Spec: &LossParams{Probability: 0.25}})
+	want := grudgeOf(c, a)
+	want["n1"] = append(slices.Clone(want["n1"]), "random 0.25")
+	slices.Sort(want["n1"])
+	wantDrops(t, c, want)
+	st.start(2, onNode("kill", "n1"))
+	st.stop(2)
+	st.stop(0)
+	wantDrops(t, c, map[string][]string{"n1": {"random 0.25"}})
+	st.stop(1)
+	wantDrops(t, c, nil)
+	if n := c.chains(); n != 0 {
+		t.Errorf("%d chains left after the heals", n)
+	}
+}
+
 // A node killed and restarted while partitions are in force comes back
 // without their rules and at another address: healing the kill puts every
 // partition back, addressed anew, and the heals then remove everything.

@@ -15,10 +15,9 @@ import (
 func init() { Nemeses.Register("partition", Partition{}) }
 
 // Partition cuts the network between nodes with iptables rules in the
-// nodes' own network namespaces, in Jepsen's shapes. Each partition keeps
-// its rules in a chain of its own, which INPUT jumps to: partitions in
-// force at once cut the union of their cuts, and a heal removes its own
-// chain alone. Clients keep reaching the node they are bound to: a
+// nodes' own network namespaces, in Jepsen's shapes, each in a chain of
+// its own (chainState): partitions in force at once cut the union of
+// their cuts, and a heal removes its own chain alone. Clients keep reaching the node they are bound to: a
 // partition splits the cluster, not a client from its node. For the
 // isolate shapes, a fault's count is how many servers the isolated side
 // holds (default 1).
@@ -77,7 +76,22 @@ func (Partition) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.R
 		isolated = isolate(nodes, servers[rng.IntN(len(servers))], f.Count, rng)
 	}
 	grudge := Grudge(shape, names(nodes), isolated, rng)
-	cut := partitionState{chain: fmt.Sprintf("chaos-partition-%d", w.newID()), nodes: nodes, grudge: grudge}
+	byName := map[string]Process{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	cut := chainState{chain: fmt.Sprintf("chaos-partition-%d", w.newID()), nodes: nodes,
+		match: func(w *World, n Process) []string {
+			drop := grudge[n.Name]
+			if len(drop) == 0 {
+				return nil
+			}
+			var ips []string
+			for _, d := range drop {
+				ips = append(ips, w.Address(byName[d]))
+			}
+			return []string{"-s", strings.Join(ips, ",")}
+		}}
 	return Injected{Targets: describe(grudge), State: cut}, cut.install(context.WithoutCancel(ctx), w, false)
 }
 
@@ -95,63 +109,52 @@ func isolate(nodes []Process, first Process, count int, rng *rand.Rand) []string
 	return append([]string{first.Name}, others[:min(max(count-1, 0), len(others))]...)
 }
 
-// partitionState is a partition in force: the nodes, who drops whom, and
-// the chain that holds its rules on each node.
-type partitionState struct {
-	chain  string
-	nodes  []Process
-	grudge map[string][]string
+// chainState is a network fault in force as iptables rules in the nodes'
+// own network namespaces: on each node it touches, a chain of its own,
+// which INPUT jumps to, holding one DROP rule. Faults in force at once
+// drop the union of what each drops, and a heal removes its own chain
+// alone.
+type chainState struct {
+	chain string
+	nodes []Process
+	// match is the match of node n's rule, nil for a node the fault
+	// leaves alone; it addresses other nodes where they are now.
+	match func(w *World, n Process) []string
 }
 
-// install puts the DROP rules in the partition's chain on every node that
-// drops anything, addressing each node where it is now. again says that
-// the rules may be there already (a node restarted while the partition
-// was in force): a node that has the chain gets its rules anew, one that
-// has not (the restarted one, in a namespace of its own) the chain too.
-func (c partitionState) install(ctx context.Context, w *World, again bool) error {
-	byName := map[string]Process{}
-	for _, n := range c.nodes {
-		byName[n.Name] = n
-	}
+// install puts the rules in the fault's chain on every node it touches.
+// again says that the rules may be there already (a node restarted while
+// the fault was in force): a node that has the chain gets its rule anew,
+// one that has not (the restarted one, in a namespace of its own) the
+// chain too.
+func (c chainState) install(ctx context.Context, w *World, again bool) error {
 	var errs []error
 	for _, n := range c.nodes {
-		drop := c.grudge[n.Name]
-		if len(drop) == 0 {
+		match := c.match(w, n)
+		if match == nil {
 			continue
 		}
-		var ips []string
-		for _, d := range drop {
-			ips = append(ips, w.Address(byName[d]))
-		}
-		rules := []string{"-A", c.chain, "-s", strings.Join(ips, ","), "-j", "DROP"}
+		rule := append(append([]string{"-A", c.chain}, match...), "-j", "DROP")
 		errs = append(errs, inNamespace(ctx, w, n, func() error {
 			if again {
 				if err := iptables(ctx, w, n, "-F", c.chain); err == nil {
-					return iptables(ctx, w, n, rules...)
+					return iptables(ctx, w, n, rule...)
 				} else if !noChain(err) {
 					return err
 				}
 			}
-			return iptablesSteps(ctx, w, n, []string{"-N", c.chain}, rules, []string{"-I", "INPUT", "-j", c.chain})
+			return iptablesSteps(ctx, w, n, []string{"-N", c.chain}, rule, []string{"-I", "INPUT", "-j", c.chain})
 		}))
 	}
 	return errors.Join(errs...)
 }
 
-// Reinstall puts a partition back after a node restarted: the node came
-// back with a network namespace of its own, without the chain, and maybe
-// at another address that the others' rules do not name.
-func (Partition) Reinstall(ctx context.Context, w *World, in Injected) error {
-	return in.State.(partitionState).install(ctx, w, true)
-}
-
-// Stop removes the partition's chain, and the jump to it, from every node
-// that has it: first its rules, so that traffic flows at once.
-func (Partition) Stop(ctx context.Context, w *World, in Injected) error {
-	c := in.State.(partitionState)
+// remove takes the fault's chain, and the jump to it, off every node that
+// has it: first its rule, so that traffic flows at once.
+func (c chainState) remove(ctx context.Context, w *World) error {
 	var errs []error
 	for _, n := range c.nodes {
-		if len(c.grudge[n.Name]) == 0 {
+		if c.match(w, n) == nil {
 			continue
 		}
 		errs = append(errs, inNamespace(ctx, w, n, func() error {
@@ -164,6 +167,18 @@ func (Partition) Stop(ctx context.Context, w *World, in Injected) error {
 		}))
 	}
 	return errors.Join(errs...)
+}
+
+// Reinstall puts a partition back after a node restarted: the node came
+// back with a network namespace of its own, without the chain, and maybe
+// at another address that the others' rules do not name.
+func (Partition) Reinstall(ctx context.Context, w *World, in Injected) error {
+	return in.State.(chainState).install(ctx, w, true)
+}
+
+// Stop removes the partition's chains.
+func (Partition) Stop(ctx context.Context, w *World, in Injected) error {
+	return in.State.(chainState).remove(ctx, w)
 }
 
 // inNamespace runs steps, iptables commands in node n's network namespace,

@@ -1,0 +1,75 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/chaos-testing/chaos/plans"
+)
+
+func init() { Nemeses.Register("loss", Loss{}) }
+
+// Loss drops a share of the packets that reach each victim, drawn packet
+// by packet: a lossy link into the node, from the other nodes and from
+// clients alike. The rule is iptables' statistic match in the node's own
+// network namespace, in a chain of its own (chainState), so that it
+// composes with partitions; netem would do the same where the kernel has
+// it, and this machine's has not.
+type Loss struct{}
+
+// LossParams are a loss's own fields.
+type LossParams struct {
+	// Probability is the share of packets dropped, above 0 and at most 1.
+	Probability float64 `yaml:"probability"`
+}
+
+// NewParams makes Loss a plans.Parameterized.
+func (Loss) NewParams() any { return &LossParams{} }
+
+// CheckFault checks the role and the probability.
+func (Loss) CheckFault(p *plans.Plan, i int) error {
+	if err := checkRole(p, i, "nodes", "leader"); err != nil {
+		return err
+	}
+	if pr := p.Nemesis[i].Spec.(*LossParams).Probability; !(pr > 0 && pr <= 1) {
+		return p.Errorf(plans.FaultField(i, "probability"), "%g: expected the share of packets to drop, above 0 and at most 1", pr)
+	}
+	return nil
+}
+
+// Start installs the drop on the victims.
+func (Loss) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
+	victims := pickVictims(ctx, w, f, rng)
+	if len(victims) == 0 {
+		return Injected{}, nil
+	}
+	pr := f.Spec.(*LossParams).Probability
+	hit := map[string]bool{}
+	var targets []string
+	for _, v := range victims {
+		hit[v.Name] = true
+		targets = append(targets, fmt.Sprintf("%s drops %g%% of what reaches it", v.Name, 100*pr))
+	}
+	match := []string{"!", "-i", "lo", "-m", "statistic", "--mode", "random", "--probability", strconv.FormatFloat(pr, 'f', -1, 64)}
+	st := chainState{chain: fmt.Sprintf("chaos-loss-%d", w.newID()), nodes: victims,
+		match: func(_ *World, n Process) []string {
+			if !hit[n.Name] {
+				return nil
+			}
+			return match
+		}}
+	return Injected{Targets: targets, State: st}, st.install(context.WithoutCancel(ctx), w, false)
+}
+
+// Reinstall puts the drop back on a victim that restarted, in its new
+// network namespace.
+func (Loss) Reinstall(ctx context.Context, w *World, in Injected) error {
+	return in.State.(chainState).install(ctx, w, true)
+}
+
+// Stop removes the drop.
+func (Loss) Stop(ctx context.Context, w *World, in Injected) error {
+	return in.State.(chainState).remove(ctx, w)
+}
