@@ -27,6 +27,11 @@ type Partition struct{}
 type PartitionParams struct {
 	// Shape is one of Shapes.
 	Shape string `yaml:"shape"`
+	// OneWay, for the isolate shapes, cuts one direction only: the side
+	// cut off hears nothing from the others, while what it sends still
+	// reaches them (a leader whose heartbeats arrive but whose
+	// followers' answers do not).
+	OneWay bool `yaml:"one_way"`
 }
 
 // NewParams makes Partition a plans.Parameterized.
@@ -50,6 +55,9 @@ func (Partition) CheckFault(p *plans.Plan, i int) error {
 		// count is the size of the side cut off: the leader or a server,
 		// and count-1 servers of its kind.
 		least = f.Count + 1
+	}
+	if f.Spec.(*PartitionParams).OneWay && !strings.HasPrefix(shape, "isolate-") {
+		return p.Errorf(plans.FaultField(i, "one_way"), "a %s partition has no side cut off: only the isolate shapes cut one way", shape)
 	}
 	if p.Target.Nodes < least {
 		return p.Errorf(plans.FaultField(i, "shape"), "%s needs at least %d nodes; the target has %d", shape, least, p.Target.Nodes)
@@ -76,6 +84,9 @@ func (Partition) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.R
 		isolated = isolate(nodes, servers[rng.IntN(len(servers))], f.Count, rng)
 	}
 	grudge := Grudge(shape, names(nodes), isolated, rng)
+	if f.Spec.(*PartitionParams).OneWay {
+		grudge = oneWay(grudge, isolated)
+	}
 	byName := map[string]Process{}
 	for _, n := range nodes {
 		byName[n.Name] = n
@@ -258,6 +269,16 @@ func Grudge(shape string, nodes []string, isolated []string, rng *rand.Rand) map
 		return g
 	}
 	panic("nemesis: unknown partition shape " + shape) // CheckFault refused it
+}
+
+// oneWay keeps, of a grudge, what the side nodes drop: they hear nothing
+// from the others, who still hear them.
+func oneWay(g map[string][]string, side []string) map[string][]string {
+	out := map[string][]string{}
+	for _, n := range side {
+		out[n] = g[n]
+	}
+	return out
 }
 
 // cut makes every node of a drop every node of b, and the other way round.

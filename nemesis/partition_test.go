@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/chaos-testing/chaos/plans"
 )
 
 func nodeNames(n int) []string {
@@ -107,6 +109,26 @@ func TestGrudgeShapes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOneWayIsolation: a one-way isolation has the side cut off drop what
+// the others send, and nobody drop what it sends.
+func TestOneWayIsolation(t *testing.T) {
+	nodes := nodeNames(5)
+	g := oneWay(Grudge("isolate-leader", nodes, []string{"n2", "n4"}, rand.New(rand.NewPCG(1, 1))), []string{"n2", "n4"})
+	want := map[string][]string{"n2": {"n1", "n3", "n5"}, "n4": {"n1", "n3", "n5"}}
+	if !reflect.DeepEqual(g, want) {
+		t.Errorf("grudge %v; want %v", g, want)
+	}
+	for _, c := range []struct {
+		shape string
+		ok    bool
+	}{{"isolate-one", true}, {"isolate-leader", true}, {"halves", false}, {"majorities-ring", false}} {
+		p := &plans.Plan{File: "p.yaml", Target: plans.Target{Nodes: 5}, Nemesis: []plans.Fault{{Kind: "partition", Count: 1, Spec: &PartitionParams{Shape: c.shape, OneWay: true}}}}
+		if err := (Partition{}).CheckFault(p, 0); (err == nil) != c.ok {
+			t.Errorf("one-way %s: %v; want accepted %v", c.shape, err, c.ok)
+		}
+	}
 }
 
 func TestGrudgeSameSeedSameCut(t *testing.T) {
