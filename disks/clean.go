@@ -53,9 +53,14 @@ func Clean() (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// detach unmounts the layer at mnt lazily: at once from the tree, for
-// good once nothing uses it. Its server, if alive, then ends.
+// detach aborts the layer at mnt and unmounts it lazily: at once from the
+// tree, for good once nothing uses it. The abort (a forced unmount aborts
+// a FUSE connection, and fails as busy) frees a harness killed inside one
+// of its own requests (a fault changing a node's file through the layer):
+// that thread waits for the layer's server, itself, and holds the dying
+// harness until then.
 func detach(mnt string) error {
+	_ = unix.Unmount(mnt, unix.MNT_FORCE)
 	if err := unix.Unmount(mnt, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("disks: unmount %s: %w", mnt, err)
 	}

@@ -83,17 +83,19 @@ func sigkillThenClean(t *testing.T, yaml string) {
 		time.Sleep(after)
 		pids := runPIDs(t, cli, results)
 		run.Process.Signal(syscall.SIGKILL)
-		run.Wait()
 		matches, _ := filepath.Glob(filepath.Join(results, "*", "*", "run.json"))
 		if len(matches) != 1 {
 			t.Fatalf("round %d: runs under %s: %v", round, results, matches)
 		}
 		dir := filepath.Dir(matches[0])
 
+		// Cleaned before the harness is waited for: one killed inside a
+		// request to its own disk layer ends only once clean aborts it.
 		out, err := exec.Command(chaos, "clean").CombinedOutput()
 		if err != nil {
 			t.Fatalf("round %d: chaos clean: %v\n%s", round, err, out)
 		}
+		run.Wait()
 		t.Logf("round %d: killed %s after the first operation; chaos clean: %s", round, after, strings.TrimSpace(string(out)))
 		assertNothingLeft(t, cli, runID(t, dir), pids)
 		// Patches of runs in progress elsewhere on the machine are theirs;
