@@ -14,24 +14,83 @@ import (
 	"github.com/chaos-testing/chaos/containers"
 )
 
-// Clean unmounts the layers of every run whose harness is gone (killed:
-// its layers answer "transport endpoint is not connected" from then on)
-// and removes their mount points. The containers that used them must be
-// gone first. It returns how many layers it unmounted. Runs in progress
-// are left alone.
+// Abort aborts the layers of every run whose harness is gone, and leaves
+// them mounted: from then on they answer "transport endpoint is not
+// connected". A killed harness's layers are aborted when it has exited,
+// but one killed inside a request to its own layer (a fault changing a
+// node's file through it) waits on itself and never exits, and the nodes
+// waiting on its layers can then be neither killed nor removed: Abort
+// comes before the containers are removed. It aborts through the FUSE
+// control file system, not by a forced unmount, which would take a layer
+// off its mount point, and a node that Docker was starting for the dead
+// harness would then write into the bare directory.
+func Abort() error {
+	return eachGoneRun(func(_ string, mounts []mount) error {
+		var errs []error
+		for _, m := range mounts {
+			errs = append(errs, abort(m))
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// fuseControl is where the kernel's FUSE control file system lists the
+// connections, by device minor number.
+const fuseControl = "/sys/fs/fuse/connections"
+
+// abort aborts m's FUSE connection, mounting the control file system if
+// it is not.
+func abort(m mount) error {
+	_, minor, ok := strings.Cut(m.dev, ":")
+	if !ok {
+		return fmt.Errorf("disks: %s: device %q", m.path, m.dev)
+	}
+	conn := filepath.Join(fuseControl, minor)
+	if _, err := os.Stat(conn); errors.Is(err, os.ErrNotExist) {
+		if err := unix.Mount("fusectl", fuseControl, "fusectl", 0, ""); err != nil && !errors.Is(err, unix.EBUSY) {
+			return fmt.Errorf("disks: mount the FUSE control file system: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(conn, "abort"), []byte("1"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("disks: abort %s: %w", m.path, err)
+	}
+	return nil
+}
+
+// Clean unmounts the layers of every run whose harness is gone and
+// removes their mount points. The containers that used them must be gone
+// first. It returns how many layers it unmounted. Runs in progress are
+// left alone.
 func Clean() (int, error) {
+	n := 0
+	err := eachGoneRun(func(dir string, mounts []mount) error {
+		var errs []error
+		for _, m := range mounts {
+			if err := detach(m.path); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			n++
+		}
+		return errors.Join(append(errs, removeRun(dir))...)
+	})
+	return n, err
+}
+
+// eachGoneRun calls f with the folder of mount points of each run whose
+// harness is gone, and the layers mounted there.
+func eachGoneRun(f func(dir string, mounts []mount) error) error {
 	runs, err := os.ReadDir(Root)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("disks: %w", err)
+		return fmt.Errorf("disks: %w", err)
 	}
 	mounts, err := mountsUnder(Root)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	n := 0
 	var errs []error
 	for _, run := range runs {
 		dir := filepath.Join(Root, run.Name())
@@ -39,28 +98,20 @@ func Clean() (int, error) {
 		if !containers.HarnessGone(string(owner)) {
 			continue
 		}
+		var in []mount
 		for _, m := range mounts {
-			if filepath.Dir(m) == dir {
-				if err := detach(m); err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				n++
+			if filepath.Dir(m.path) == dir {
+				in = append(in, m)
 			}
 		}
-		errs = append(errs, removeRun(dir))
+		errs = append(errs, f(dir, in))
 	}
-	return n, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
-// detach aborts the layer at mnt and unmounts it lazily: at once from the
-// tree, for good once nothing uses it. The abort (a forced unmount aborts
-// a FUSE connection, and fails as busy) frees a harness killed inside one
-// of its own requests (a fault changing a node's file through the layer):
-// that thread waits for the layer's server, itself, and holds the dying
-// harness until then.
+// detach unmounts the layer at mnt lazily: at once from the tree, for
+// good once nothing uses it. Its server, if alive, then ends.
 func detach(mnt string) error {
-	_ = unix.Unmount(mnt, unix.MNT_FORCE)
 	if err := unix.Unmount(mnt, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("disks: unmount %s: %w", mnt, err)
 	}
@@ -95,15 +146,18 @@ func removeRun(dir string) error {
 	return nil
 }
 
-// mountsUnder lists the mount points under root, from this process's
-// mount table.
-func mountsUnder(root string) ([]string, error) {
+// mount is a mount point and its device (major:minor).
+type mount struct{ path, dev string }
+
+// mountsUnder lists the mounts under root, from this process's mount
+// table, which names them without asking their file systems.
+func mountsUnder(root string) ([]mount, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, fmt.Errorf("disks: %w", err)
 	}
 	defer f.Close()
-	var out []string
+	var out []mount
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// id parent major:minor root mountpoint options ... - type source
@@ -113,7 +167,7 @@ func mountsUnder(root string) ([]string, error) {
 		}
 		mnt := unescape(fields[4])
 		if strings.HasPrefix(mnt, root+string(filepath.Separator)) {
-			out = append(out, mnt)
+			out = append(out, mount{mnt, fields[2]})
 		}
 	}
 	if err := sc.Err(); err != nil {

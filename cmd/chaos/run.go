@@ -112,6 +112,9 @@ func cmdClean(args []string) (int, error) {
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// A node waiting on a dead harness's disk cannot be removed until
+	// the disk is aborted.
+	aerr := disks.Abort()
 	n, err := containers.Clean(ctx, cli, "")
 	fmt.Printf("removed %d containers and networks of runs whose harness is gone (runs in progress are left alone)\n", n)
 	// After the containers, which had the disks mounted.
@@ -119,7 +122,7 @@ func cmdClean(args []string) (int, error) {
 	if m > 0 {
 		fmt.Printf("unmounted %d disks of runs whose harness is gone; what the nodes wrote is in each run's folder\n", m)
 	}
-	err = errors.Join(err, derr)
+	err = errors.Join(aerr, err, derr)
 	// Their processes went with the containers; a clock patch left in any
 	// other process by a harness that is gone is taken out too. A patch
 	// names its harness, judged as a container's label is.
