@@ -25,33 +25,53 @@ import (
 // off its mount point, and a node that Docker was starting for the dead
 // harness would then write into the bare directory.
 func Abort() error {
-	return eachGoneRun(func(_ string, mounts []mount) error {
-		var errs []error
-		for _, m := range mounts {
-			errs = append(errs, abort(m))
-		}
-		return errors.Join(errs...)
-	})
+	var gone []mount
+	if err := eachGoneRun(func(_ string, ms []mount) error { gone = append(gone, ms...); return nil }); err != nil || len(gone) == 0 {
+		return err
+	}
+	unmount, err := mountControl()
+	if err != nil {
+		return err
+	}
+	defer unmount()
+	var errs []error
+	for _, m := range gone {
+		errs = append(errs, abort(m))
+	}
+	return errors.Join(errs...)
 }
 
 // fuseControl is where the kernel's FUSE control file system lists the
 // connections, by device minor number.
 const fuseControl = "/sys/fs/fuse/connections"
 
-// abort aborts m's FUSE connection, mounting the control file system if
-// it is not.
+// mountControl mounts the FUSE control file system unless it is mounted
+// (its folder then lies on another device than its parent), and returns
+// what unmounts it again if it mounted it: clean leaves no mount behind.
+func mountControl() (unmount func(), err error) {
+	var dir, parent unix.Stat_t
+	if err := unix.Stat(fuseControl, &dir); err != nil {
+		return nil, fmt.Errorf("disks: the FUSE control file system: %w", err)
+	}
+	if err := unix.Stat(filepath.Dir(fuseControl), &parent); err != nil {
+		return nil, fmt.Errorf("disks: the FUSE control file system: %w", err)
+	}
+	if dir.Dev != parent.Dev {
+		return func() {}, nil
+	}
+	if err := unix.Mount("fusectl", fuseControl, "fusectl", 0, ""); err != nil {
+		return nil, fmt.Errorf("disks: mount the FUSE control file system: %w", err)
+	}
+	return func() { _ = unix.Unmount(fuseControl, 0) }, nil
+}
+
+// abort aborts m's FUSE connection through the control file system.
 func abort(m mount) error {
 	_, minor, ok := strings.Cut(m.dev, ":")
 	if !ok {
 		return fmt.Errorf("disks: %s: device %q", m.path, m.dev)
 	}
-	conn := filepath.Join(fuseControl, minor)
-	if _, err := os.Stat(conn); errors.Is(err, os.ErrNotExist) {
-		if err := unix.Mount("fusectl", fuseControl, "fusectl", 0, ""); err != nil && !errors.Is(err, unix.EBUSY) {
-			return fmt.Errorf("disks: mount the FUSE control file system: %w", err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(conn, "abort"), []byte("1"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.WriteFile(filepath.Join(fuseControl, minor, "abort"), []byte("1"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("disks: abort %s: %w", m.path, err)
 	}
 	return nil

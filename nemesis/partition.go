@@ -17,10 +17,10 @@ func init() { Nemeses.Register("partition", Partition{}) }
 // Partition cuts the network between nodes with iptables rules in the
 // nodes' own network namespaces, in Jepsen's shapes, each in a chain of
 // its own (chainState): partitions in force at once cut the union of
-// their cuts, and a heal removes its own chain alone. Clients keep reaching the node they are bound to: a
-// partition splits the cluster, not a client from its node. For the
-// isolate shapes, a fault's count is how many servers the isolated side
-// holds (default 1).
+// their cuts, and a heal removes its own chain alone. Clients keep
+// reaching the node they are bound to: a partition splits the cluster,
+// not a client from its node. For the isolate shapes, a fault's count is
+// how many servers the isolated side holds (default 1).
 type Partition struct{}
 
 // PartitionParams are a partition's own fields.
