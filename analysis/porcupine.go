@@ -38,7 +38,11 @@ func runParts(ctx context.Context, model porcupine.Model, parts []*linPart, grac
 	}
 	sort.SliceStable(order, func(a, b int) bool { return len(parts[order[a]].ops) > len(parts[order[b]].ops) })
 	r := &runner{model: model, grace: grace, running: map[int]func(){}}
-	var next, done atomic.Int64
+	var next atomic.Int64
+	// Counting and telling under one lock keeps the counts told in order:
+	// progress that goes back reads as a bug to whoever watches it.
+	var doneMu sync.Mutex
+	done := 0
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(parts)) {
 		wg.Go(func() {
@@ -48,7 +52,10 @@ func runParts(ctx context.Context, model porcupine.Model, parts []*linPart, grac
 					return
 				}
 				results[order[j]] = r.check(ctx, j, parts[order[j]])
-				partDone(int(done.Add(1)))
+				doneMu.Lock()
+				done++
+				partDone(done)
+				doneMu.Unlock()
 			}
 		})
 	}
