@@ -1,0 +1,171 @@
+package nfqueue
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// scratch is a network namespace of its own, held by a sleeping process,
+// with its loopback up and UDP to port 9999 queued to queue 7, except what
+// carries mark 1.
+func scratch(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a network namespace and iptables")
+	}
+	holder := exec.Command("unshare", "-n", "sleep", "600")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	pid := fmt.Sprint(holder.Process.Pid)
+	netns := "/proc/" + pid + "/ns/net"
+	// unshare makes the namespace a moment after it starts: until then
+	// its process is in ours, where no rule must go.
+	own, _ := os.Readlink("/proc/self/ns/net")
+	for at, _ := os.Readlink(netns); at == own; at, _ = os.Readlink(netns) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, argv := range [][]string{
+		{"ip", "link", "set", "lo", "up"},
+		{"iptables", "-A", "OUTPUT", "-o", "lo", "-p", "udp", "--dport", "9999", "-m", "mark", "!", "--mark", "1/1", "-j", "NFQUEUE", "--queue-num", "7"},
+	} {
+		if out, err := exec.Command("nsenter", append([]string{"--net=" + netns, "--"}, argv...)...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v: %s", argv, err, out)
+		}
+	}
+	return netns
+}
+
+// udpPair is a receiver on 127.0.0.1:9999 and a sender, both in netns.
+func udpPair(t *testing.T, netns string) (rx, tx net.PacketConn) {
+	t.Helper()
+	conn := func(port int) net.PacketConn {
+		fd, err := InNamespace(netns, func() (int, error) {
+			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return -1, err
+			}
+			return fd, unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := os.NewFile(uintptr(fd), "udp")
+		defer f.Close()
+		c, err := net.FilePacketConn(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	return conn(9999), conn(0)
+}
+
+// TestQueueHoldsChangesAndDrops: a packet held 100 ms arrives no sooner;
+// one whose bytes the verdict changed fails its checksum and never
+// arrives, as a corrupted packet on a wire; a dropped one never arrives;
+// and Close wakes the reader.
+func TestQueueHoldsChangesAndDrops(t *testing.T) {
+	netns := scratch(t)
+	q, err := Open(netns, 7, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx, tx := udpPair(t, netns)
+	to := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9999}
+	fates := map[string]func(p Packet) error{
+		"held": func(p Packet) error {
+			time.Sleep(100 * time.Millisecond)
+			return q.Pass(p.ID, 1, nil)
+		},
+		"changed": func(p Packet) error {
+			b := append([]byte(nil), p.Payload...)
+			b[len(b)-1] ^= 0x40 // the datagram's last byte, under its checksum
+			return q.Pass(p.ID, 1, b)
+		},
+		"dropped": func(p Packet) error { return q.Drop(p.ID) },
+	}
+	readerDone := make(chan error, 1)
+	go func() {
+		for {
+			ps, err := q.Read()
+			if err != nil {
+				readerDone <- err
+				return
+			}
+			for _, p := range ps {
+				fate := fates[strings.TrimRight(string(p.Payload[28:]), "0123456789")]
+				if fate == nil {
+					t.Errorf("queued an unknown packet %q", p.Payload[28:])
+					continue
+				}
+				if err := fate(p); err != nil {
+					t.Errorf("verdict: %v", err)
+				}
+			}
+		}
+	}()
+	buf := make([]byte, 100)
+	for i, name := range []string{"held", "changed", "dropped", "held"} {
+		sent := time.Now()
+		if _, err := tx.WriteTo(fmt.Appendf(nil, "%s%d", name, i), to); err != nil {
+			t.Fatal(err)
+		}
+		rx.SetReadDeadline(time.Now().Add(time.Second))
+		n, _, err := rx.ReadFrom(buf)
+		took := time.Since(sent)
+		switch {
+		case name != "held" && err == nil:
+			t.Errorf("a %s packet arrived: %q", name, buf[:n])
+		case name == "held" && err != nil:
+			t.Errorf("the held packet never arrived: %v", err)
+		case name == "held" && took < 100*time.Millisecond:
+			t.Errorf("the held packet arrived after %v, before its 100 ms", took)
+		}
+	}
+	// The changed one was dropped for its checksum, as a receiver drops
+	// a packet corrupted on a wire.
+	snmp, err := exec.Command("nsenter", "--net="+netns, "cat", "/proc/net/snmp").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := udpCsumErrors(string(snmp)); errs != "1" {
+		t.Errorf("UDP checksum errors in the namespace: %s, want 1\n%s", errs, snmp)
+	}
+	q.Close()
+	select {
+	case <-readerDone:
+	case <-time.After(5 * time.Second):
+		t.Error("Close did not wake the reader")
+	}
+}
+
+// udpCsumErrors is the UDP InCsumErrors counter of /proc/net/snmp.
+func udpCsumErrors(snmp string) string {
+	var names []string
+	for _, line := range strings.Split(snmp, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "Udp:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i, n := range names {
+			if n == "InCsumErrors" && i < len(f) {
+				return f[i]
+			}
+		}
+	}
+	return "?"
+}
