@@ -34,6 +34,16 @@ func (r *Run) NetnsExec(ctx context.Context, c Container, argv ...string) error 
 	return nil
 }
 
+// Netns is the path of the container's network namespace, as it is now:
+// a restart gives the container a new one.
+func (r *Run) Netns(ctx context.Context, c Container) (string, error) {
+	pid, err := r.HostPID(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	return "/proc/" + strconv.Itoa(pid) + "/ns/net", nil
+}
+
 // Exited reports whether the process pid, which was the container's main
 // process, is gone: the container is down or runs another process now.
 func (r *Run) Exited(ctx context.Context, c Container, pid int) bool {

@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/lazyfs"
+	"github.com/chaos-testing/chaos/nfqueue"
 )
 
 // cluster is a fake Env that keeps the state of its processes (running,
@@ -48,11 +50,74 @@ func (c *cluster) before(node, op string, f func()) {
 	c.hook = &hook{node, op, f}
 }
 
-// netns is one node's filter table: its chains and INPUT's jumps.
+// netns is one node's filter table: its chains and INPUT's jumps; and the
+// packet queues bound in it.
 type netns struct {
 	chains map[string][]string // chain → sources dropped
 	input  []string            // chains INPUT jumps to
+	queues map[uint16]*fakeQueue
 }
+
+// fakeQueue is a bound packet queue that never queues anything.
+type fakeQueue struct {
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (q *fakeQueue) Read() ([]nfqueue.Packet, error) {
+	<-q.closed
+	return nil, os.ErrClosed
+}
+func (q *fakeQueue) Pass(uint32, uint32, []byte) error { return nil }
+func (q *fakeQueue) Send([]byte, uint32) error         { return nil }
+func (q *fakeQueue) Close() error {
+	q.once.Do(func() { close(q.closed) })
+	return nil
+}
+
+// Queue binds a queue in the node's namespace as it is now: one number
+// bound twice in one namespace is an illegal act, as the kernel refuses it.
+func (c *cluster) Queue(_ context.Context, p Process, num uint16) (PacketQueue, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state[p.Name] == "down" {
+		return nil, containers.ErrNotRunning
+	}
+	t := c.netns[p.Name]
+	if q := t.queues[num]; q != nil && !q.isClosed() {
+		c.illegal = append(c.illegal, fmt.Sprintf("queue %d bound twice on %s", num, p.Name))
+	}
+	q := &fakeQueue{closed: make(chan struct{})}
+	t.queues[num] = q
+	return q, nil
+}
+
+func (q *fakeQueue) isClosed() bool {
+	select {
+	case <-q.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// openQueues counts the queues bound and open in the nodes' namespaces as
+// they are now.
+func (c *cluster) openQueues() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.netns {
+		for _, q := range t.queues {
+			if !q.isClosed() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func newNetns() *netns { return &netns{chains: map[string][]string{}, queues: map[uint16]*fakeQueue{}} }
 
 func newCluster(nodes, clients int) *cluster {
 	c := &cluster{roles: map[string][]string{}, state: map[string]string{}, addr: map[string]string{}, netns: map[string]*netns{},
@@ -60,7 +125,7 @@ func newCluster(nodes, clients int) *cluster {
 	for i := 1; i <= nodes; i++ {
 		n := fmt.Sprintf("n%d", i)
 		c.roles["nodes"] = append(c.roles["nodes"], n)
-		c.state[n], c.addr[n], c.netns[n] = "running", "ip-"+n, &netns{chains: map[string][]string{}}
+		c.state[n], c.addr[n], c.netns[n] = "running", "ip-"+n, newNetns()
 	}
 	for i := range clients {
 		n := fmt.Sprintf("c%d", i)
@@ -123,7 +188,7 @@ func (c *cluster) Restart(_ context.Context, p Process) error {
 	c.state[p.Name] = "running"
 	c.restarts[p.Name]++
 	c.addr[p.Name] += "'"
-	c.netns[p.Name] = &netns{chains: map[string][]string{}}
+	c.netns[p.Name] = newNetns()
 	return nil
 }
 
@@ -173,6 +238,10 @@ func (c *cluster) NetExec(_ context.Context, p Process, argv ...string) error {
 	case op == "-A" && exists && slices.Equal(argv[4:11], []string{"!", "-i", "lo", "-m", "statistic", "--mode", "random"}) && len(argv) == 15:
 		// A loss: its share of every packet, written "random P".
 		t.chains[chain] = append(t.chains[chain], "random "+argv[12])
+	case op == "-A" && exists && slices.Equal(argv[4:9], []string{"!", "-i", "lo", "-m", "mark"}) && len(argv) == 17 && argv[13] == "NFQUEUE":
+		// A packet fault: every packet but its own marked ones to its
+		// queue, written "queue N".
+		t.chains[chain] = append(t.chains[chain], "queue "+argv[15])
 	case op == "-F" && exists:
 		t.chains[chain] = []string{}
 	case op == "-X" && exists && !slices.Contains(t.input, chain):

@@ -229,7 +229,7 @@ func TestLossComposesWithPartitions(t *testing.T) {
 	c := newCluster(3, 0)
 	st := newSteps(t, c)
 	a := st.start(0, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "halves"}})
-	st.start(1, plans.Fault{Kind: "loss", Target: "nodes", Nodes: []string{"n1"}, Spec: &LossParams{Probability: 0.25}})
+	st.start(1, plans.Fault{Kind: "loss", Target: "nodes", Nodes: []string{"n1"}, Spec: &ShareParams{Probability: 0.25}})
 	want := grudgeOf(c, a)
 	want["n1"] = append(slices.Clone(want["n1"]), "random 0.25")
 	slices.Sort(want["n1"])
@@ -242,6 +242,51 @@ func TestLossComposesWithPartitions(t *testing.T) {
 	wantDrops(t, c, nil)
 	if n := c.chains(); n != 0 {
 		t.Errorf("%d chains left after the heals", n)
+	}
+}
+
+// Two packet faults and a partition in force together on one node: each
+// has its own chain and queue, a restart of the node binds its queues
+// anew in its new namespace and puts their rules back, and the heals
+// leave no chain, no queue and no mark bit taken.
+func TestPacketFaultsComposeWithPartitions(t *testing.T) {
+	c := newCluster(3, 0)
+	st := newSteps(t, c)
+	a := st.start(0, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "halves"}})
+	st.start(1, plans.Fault{Kind: "delay", Target: "nodes", Nodes: []string{"n1"}, Spec: &DelayParams{Delay: plans.Duration{Duration: time.Millisecond}, Distribution: "uniform"}})
+	st.start(2, plans.Fault{Kind: "duplicate", Target: "nodes", Nodes: []string{"n1"}, Spec: &ShareParams{Probability: 0.1}})
+	want := func() map[string][]string {
+		w := grudgeOf(c, a) // addressed anew after a restart
+		w["n1"] = append(slices.Clone(w["n1"]), "queue 1000", "queue 1001")
+		slices.Sort(w["n1"])
+		return w
+	}
+	wantDrops(t, c, want())
+	if n := c.openQueues(); n != 2 {
+		t.Errorf("%d queues open, want 2", n)
+	}
+	st.start(3, onNode("kill", "n1"))
+	st.stop(3)
+	wantDrops(t, c, want())
+	if n := c.openQueues(); n != 2 {
+		t.Errorf("%d queues open after the restart, want 2 (the old namespace's closed)", n)
+	}
+	st.stop(1)
+	st.stop(0)
+	wantDrops(t, c, map[string][]string{"n1": {"queue 1001"}})
+	st.stop(2)
+	wantDrops(t, c, nil)
+	if n := c.chains(); n != 0 {
+		t.Errorf("%d chains left after the heals", n)
+	}
+	if n := c.openQueues(); n != 0 {
+		t.Errorf("%d queues open after the heals", n)
+	}
+	if st.s.world.marks != 0 {
+		t.Errorf("mark bits %#x still taken after the heals", st.s.world.marks)
+	}
+	if ill := c.illegalActs(); len(ill) != 0 {
+		t.Errorf("illegal acts: %q", ill)
 	}
 }
 

@@ -19,22 +19,26 @@ func init() { Nemeses.Register("loss", Loss{}) }
 // it, and this machine's has not.
 type Loss struct{}
 
-// LossParams are a loss's own fields.
-type LossParams struct {
-	// Probability is the share of packets dropped, above 0 and at most 1.
+// ShareParams are the fields of a fault that hits a share of the packets
+// (loss, duplicate, corrupt).
+type ShareParams struct {
+	// Probability is the share of packets hit, above 0 and at most 1.
 	Probability float64 `yaml:"probability"`
 }
 
 // NewParams makes Loss a plans.Parameterized.
-func (Loss) NewParams() any { return &LossParams{} }
+func (Loss) NewParams() any { return &ShareParams{} }
 
 // CheckFault checks the role and the probability.
-func (Loss) CheckFault(p *plans.Plan, i int) error {
+func (Loss) CheckFault(p *plans.Plan, i int) error { return checkShare(p, i) }
+
+// checkShare checks a packet fault's role and its probability.
+func checkShare(p *plans.Plan, i int) error {
 	if err := checkRole(p, i, "nodes", "leader"); err != nil {
 		return err
 	}
-	if pr := p.Nemesis[i].Spec.(*LossParams).Probability; !(pr > 0 && pr <= 1) {
-		return p.Errorf(plans.FaultField(i, "probability"), "%g: expected the share of packets to drop, above 0 and at most 1", pr)
+	if pr := p.Nemesis[i].Spec.(*ShareParams).Probability; !(pr > 0 && pr <= 1) {
+		return p.Errorf(plans.FaultField(i, "probability"), "%g: expected the share of packets to hit, above 0 and at most 1", pr)
 	}
 	return nil
 }
@@ -45,7 +49,7 @@ func (Loss) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) 
 	if len(victims) == 0 {
 		return Injected{}, nil
 	}
-	pr := f.Spec.(*LossParams).Probability
+	pr := f.Spec.(*ShareParams).Probability
 	hit := map[string]bool{}
 	var targets []string
 	for _, v := range victims {

@@ -54,7 +54,7 @@ func TestLossDropsItsShare(t *testing.T) {
 		t.Fatalf("%d of 200 connections failed before the fault", n)
 	}
 	w := nemesis.NewWorld(env)
-	f := plans.Fault{Kind: "loss", Target: "nodes", Count: 1, Spec: &nemesis.LossParams{Probability: 0.3}}
+	f := plans.Fault{Kind: "loss", Target: "nodes", Count: 1, Spec: &nemesis.ShareParams{Probability: 0.3}}
 	in, err := nemesis.Loss{}.Start(ctx, w, f, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)

@@ -14,16 +14,16 @@ func TestLossChecks(t *testing.T) {
 		f    plans.Fault
 		want string
 	}{
-		{plans.Fault{Kind: "loss", Target: "nodes", Spec: &LossParams{}}, "probability"},
-		{plans.Fault{Kind: "loss", Target: "nodes", Spec: &LossParams{Probability: 1.5}}, "probability"},
-		{plans.Fault{Kind: "loss", Target: "clients", Spec: &LossParams{Probability: 0.3}}, "target"},
+		{plans.Fault{Kind: "loss", Target: "nodes", Spec: &ShareParams{}}, "probability"},
+		{plans.Fault{Kind: "loss", Target: "nodes", Spec: &ShareParams{Probability: 1.5}}, "probability"},
+		{plans.Fault{Kind: "loss", Target: "clients", Spec: &ShareParams{Probability: 0.3}}, "target"},
 	} {
 		p := &plans.Plan{File: "p.yaml", Nemesis: []plans.Fault{c.f}}
 		if err := (Loss{}).CheckFault(p, 0); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error about %s", c.f, err, c.want)
 		}
 	}
-	p := &plans.Plan{File: "p.yaml", Nemesis: []plans.Fault{{Kind: "loss", Target: "leader", Spec: &LossParams{Probability: 1}}}}
+	p := &plans.Plan{File: "p.yaml", Nemesis: []plans.Fault{{Kind: "loss", Target: "leader", Spec: &ShareParams{Probability: 1}}}}
 	if err := (Loss{}).CheckFault(p, 0); err != nil {
 		t.Errorf("a loss of every packet on the leader: %v", err)
 	}

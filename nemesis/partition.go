@@ -131,6 +131,8 @@ type chainState struct {
 	// match is the match of node n's rule, nil for a node the fault
 	// leaves alone; it addresses other nodes where they are now.
 	match func(w *World, n Process) []string
+	// target is what the rule does with what it matches: DROP if nil.
+	target []string
 }
 
 // install puts the rules in the fault's chain on every node it touches.
@@ -145,7 +147,11 @@ func (c chainState) install(ctx context.Context, w *World, again bool) error {
 		if match == nil {
 			continue
 		}
-		rule := append(append([]string{"-A", c.chain}, match...), "-j", "DROP")
+		target := c.target
+		if target == nil {
+			target = []string{"DROP"}
+		}
+		rule := append(append(append([]string{"-A", c.chain}, match...), "-j"), target...)
 		errs = append(errs, inNamespace(ctx, w, n, func() error {
 			if again {
 				if err := iptables(ctx, w, n, "-F", c.chain); err == nil {

@@ -39,6 +39,8 @@ type World struct {
 	lastID int
 	procs  map[string]*holds // by process name
 	clocks clockBook
+	// marks are the packet mark bits the packet faults in force hold.
+	marks uint32
 	// restarts counts the nodes restarted, each counted once it is up.
 	restarts atomic.Int64
 }

@@ -22,7 +22,6 @@ import (
 
 // Verdicts (linux/netfilter.h).
 const (
-	verdictDrop   = 0
 	verdictRepeat = 4
 )
 
@@ -43,10 +42,11 @@ const (
 	attrPayload    = 10
 )
 
-// Packet is one queued packet: its id, for the verdict, and its bytes
-// from the IP header on.
+// Packet is one queued packet: its id, for the verdict, its mark, and its
+// bytes from the IP header on.
 type Packet struct {
 	ID      uint32
+	Mark    uint32
 	Payload []byte
 }
 
@@ -55,15 +55,21 @@ type Queue struct {
 	// f is the socket, in the runtime's poller so that Close wakes a
 	// Read that waits.
 	f   *os.File
+	raw int // an IPv4 raw socket in the same namespace, for Send; -1 closed
+	rmu sync.Mutex
 	num uint16
 	wmu sync.Mutex // one verdict at a time on the socket
 	buf []byte
 }
 
+// maxlen is how many packets a queue holds before the kernel drops what
+// comes next, as netem drops past its limit. netem's default limit, 1,000,
+// is too few for a cluster's traffic held 100 ms and more.
+const maxlen = 20000
+
 // Open binds queue num in the network namespace at netns (a path such as
-// /proc/PID/ns/net), copying whole packets, holding up to maxlen of them
-// before the kernel drops what comes next.
-func Open(netns string, num uint16, maxlen uint32) (*Queue, error) {
+// /proc/PID/ns/net), copying whole packets.
+func Open(netns string, num uint16) (*Queue, error) {
 	fd, err := InNamespace(netns, func() (int, error) {
 		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_NETFILTER)
 		if err != nil {
@@ -78,20 +84,27 @@ func Open(netns string, num uint16, maxlen uint32) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netfilter socket in %s: %w", netns, err)
 	}
+	raw, err := InNamespace(netns, func() (int, error) {
+		return unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)
+	})
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("raw socket in %s: %w", netns, err)
+	}
 	// A burst larger than the socket's buffer would be lost to an
 	// overrun; a lost packet is dropped by the kernel, as netem drops
 	// past its limit, and is no error for the reader.
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
 	_ = unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_NO_ENOBUFS, 1)
-	q := &Queue{f: os.NewFile(uintptr(fd), "nfqueue"), num: num, buf: make([]byte, 1<<17)}
-	if err := q.setup(maxlen); err != nil {
-		q.f.Close()
+	q := &Queue{f: os.NewFile(uintptr(fd), "nfqueue"), raw: raw, num: num, buf: make([]byte, 1<<17)}
+	if err := q.setup(); err != nil {
+		q.Close()
 		return nil, fmt.Errorf("queue %d in %s: %w", num, netns, err)
 	}
 	return q, nil
 }
 
-func (q *Queue) setup(maxlen uint32) error {
+func (q *Queue) setup() error {
 	params := binary.BigEndian.AppendUint32(nil, 0xffff)
 	params = append(params, copyPacket)
 	steps := [][]byte{
@@ -202,6 +215,10 @@ func parsePacket(b []byte) (p Packet, hasID bool) {
 			if len(v) >= 4 {
 				p.ID, hasID = binary.BigEndian.Uint32(v), true
 			}
+		case attrMark:
+			if len(v) >= 4 {
+				p.Mark = binary.BigEndian.Uint32(v)
+			}
 		case attrPayload:
 			p.Payload = append([]byte(nil), v...)
 		}
@@ -224,15 +241,38 @@ func (q *Queue) Pass(id, mark uint32, payload []byte) error {
 	return q.send(msgVerdict, unix.NLM_F_REQUEST, v)
 }
 
-// Drop drops packet id.
-func (q *Queue) Drop(id uint32) error {
-	v := attr(attrVerdictHdr, binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, verdictDrop), id))
-	return q.send(msgVerdict, unix.NLM_F_REQUEST, v)
+// Send puts an IPv4 packet, header and all, into the namespace as if a
+// program there sent it, with mark set on it (so that the rule that
+// queued the original lets it by). One addressed to the namespace itself
+// arrives through its loopback interface. It is how a packet is
+// duplicated.
+func (q *Queue) Send(packet []byte, mark uint32) error {
+	if len(packet) < 20 || packet[0]>>4 != 4 {
+		return fmt.Errorf("not an IPv4 packet")
+	}
+	to := &unix.SockaddrInet4{Addr: [4]byte(packet[16:20])}
+	q.rmu.Lock()
+	defer q.rmu.Unlock()
+	if q.raw < 0 {
+		return os.ErrClosed
+	}
+	if err := unix.SetsockoptInt(q.raw, unix.SOL_SOCKET, unix.SO_MARK, int(mark)); err != nil {
+		return err
+	}
+	return unix.Sendto(q.raw, packet, 0, to)
 }
 
 // Close unbinds the queue: the kernel drops what it still holds for it.
-// A Read waiting returns.
-func (q *Queue) Close() error { return q.f.Close() }
+// A Read waiting returns. It may run twice.
+func (q *Queue) Close() error {
+	q.rmu.Lock()
+	if q.raw >= 0 {
+		unix.Close(q.raw)
+		q.raw = -1
+	}
+	q.rmu.Unlock()
+	return q.f.Close()
+}
 
 // attr is one netlink attribute, padded to four bytes.
 func attr(typ uint16, v []byte) []byte {

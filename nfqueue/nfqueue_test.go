@@ -72,11 +72,11 @@ func udpPair(t *testing.T, netns string) (rx, tx net.PacketConn) {
 
 // TestQueueHoldsChangesAndDrops: a packet held 100 ms arrives no sooner;
 // one whose bytes the verdict changed fails its checksum and never
-// arrives, as a corrupted packet on a wire; a dropped one never arrives;
-// and Close wakes the reader.
+// arrives, as a corrupted packet on a wire; one without a verdict never
+// arrives; a copied one arrives twice; and Close wakes the reader.
 func TestQueueHoldsChangesAndDrops(t *testing.T) {
 	netns := scratch(t)
-	q, err := Open(netns, 7, 100)
+	q, err := Open(netns, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,13 @@ func TestQueueHoldsChangesAndDrops(t *testing.T) {
 			b[len(b)-1] ^= 0x40 // the datagram's last byte, under its checksum
 			return q.Pass(p.ID, 1, b)
 		},
-		"dropped": func(p Packet) error { return q.Drop(p.ID) },
+		"dropped": func(Packet) error { return nil }, // dropped at Close
+		"copied": func(p Packet) error {
+			if err := q.Pass(p.ID, 1, nil); err != nil {
+				return err
+			}
+			return q.Send(p.Payload, 1)
+		},
 	}
 	readerDone := make(chan error, 1)
 	go func() {
@@ -115,7 +121,7 @@ func TestQueueHoldsChangesAndDrops(t *testing.T) {
 		}
 	}()
 	buf := make([]byte, 100)
-	for i, name := range []string{"held", "changed", "dropped", "held"} {
+	for i, name := range []string{"held", "changed", "dropped", "held", "copied"} {
 		sent := time.Now()
 		if _, err := tx.WriteTo(fmt.Appendf(nil, "%s%d", name, i), to); err != nil {
 			t.Fatal(err)
@@ -123,6 +129,20 @@ func TestQueueHoldsChangesAndDrops(t *testing.T) {
 		rx.SetReadDeadline(time.Now().Add(time.Second))
 		n, _, err := rx.ReadFrom(buf)
 		took := time.Since(sent)
+		if name == "copied" {
+			if err != nil {
+				t.Fatalf("the copied packet never arrived: %v", err)
+			}
+			n, _, err = rx.ReadFrom(buf)
+			if err != nil || string(buf[:n]) != "copied4" {
+				t.Errorf("the copy of %q: %q, %v", "copied4", buf[:n], err)
+			}
+			rx.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			if n, _, err = rx.ReadFrom(buf); err == nil {
+				t.Errorf("a third %q arrived: the copy was queued again", buf[:n])
+			}
+			continue
+		}
 		switch {
 		case name != "held" && err == nil:
 			t.Errorf("a %s packet arrived: %q", name, buf[:n])

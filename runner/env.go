@@ -12,6 +12,7 @@ import (
 	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/lazyfs"
 	"github.com/chaos-testing/chaos/nemesis"
+	"github.com/chaos-testing/chaos/nfqueue"
 	"github.com/chaos-testing/chaos/targets"
 )
 
@@ -123,6 +124,16 @@ func (e *faultEnv) Act(ctx context.Context, p nemesis.Process, action string) (s
 // HostPID is the host's process id of the process's main program.
 func (e *faultEnv) HostPID(ctx context.Context, p nemesis.Process) (int, error) {
 	return e.run.HostPID(ctx, p.Container)
+}
+
+// Queue binds packet queue num in the node's network namespace: the
+// packet faults' hand on each of its packets.
+func (e *faultEnv) Queue(ctx context.Context, p nemesis.Process, num uint16) (nemesis.PacketQueue, error) {
+	netns, err := e.run.Netns(ctx, p.Container)
+	if err != nil {
+		return nil, err
+	}
+	return nfqueue.Open(netns, num)
 }
 
 // Restart starts a node again and notes its address, which may have changed.

@@ -1,0 +1,83 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/chaos-testing/chaos/nfqueue"
+	"github.com/chaos-testing/chaos/plans"
+)
+
+func init() { Nemeses.Register("delay", Delay{}) }
+
+// Delay holds each packet that reaches a victim, from other nodes and
+// from clients, for the fault's delay give or take its jitter, drawn
+// packet by packet, as netem's delay does: with jitter, packets overtake
+// one another. The packets go through the harness (see queuedFault).
+type Delay struct{ queuedNemesis }
+
+// DelayParams are a delay's own fields.
+type DelayParams struct {
+	// Delay is how long each packet is held on average.
+	Delay plans.Duration `yaml:"delay"`
+	// Jitter is how far a packet's hold may stray from Delay: at most
+	// that far (uniform), or that far as one standard deviation (normal).
+	Jitter plans.Duration `yaml:"jitter"`
+	// Distribution is how the holds spread around Delay: uniform (the
+	// default) or normal.
+	Distribution string `yaml:"distribution"`
+}
+
+// distributions draw one hold around d with jitter j; never below zero.
+var distributions = map[string]func(d, j time.Duration, rng *rand.Rand) time.Duration{
+	"uniform": func(d, j time.Duration, rng *rand.Rand) time.Duration {
+		return d - j + time.Duration(rng.Int64N(int64(2*j)+1))
+	},
+	"normal": func(d, j time.Duration, rng *rand.Rand) time.Duration {
+		return max(0, d+time.Duration(rng.NormFloat64()*float64(j)))
+	},
+}
+
+// NewParams makes Delay a plans.Parameterized.
+func (Delay) NewParams() any { return &DelayParams{} }
+
+// CheckFault checks the role, the delay, the jitter and the distribution.
+func (Delay) CheckFault(p *plans.Plan, i int) error {
+	if err := checkRole(p, i, "nodes", "leader"); err != nil {
+		return err
+	}
+	dp := p.Nemesis[i].Spec.(*DelayParams)
+	if dp.Delay.Duration <= 0 {
+		return p.Errorf(plans.FaultField(i, "delay"), "%s: expected how long to hold each packet, such as 100ms", dp.Delay)
+	}
+	if dp.Distribution == "" {
+		dp.Distribution = "uniform"
+	}
+	if distributions[dp.Distribution] == nil {
+		return p.Errorf(plans.FaultField(i, "distribution"), "%q: expected uniform or normal", dp.Distribution)
+	}
+	if dp.Jitter.Duration < 0 || (dp.Distribution == "uniform" && dp.Jitter.Duration > dp.Delay.Duration) {
+		return p.Errorf(plans.FaultField(i, "jitter"), "%s: expected 0 to the delay (%s)", dp.Jitter, dp.Delay)
+	}
+	return nil
+}
+
+// Start queues what reaches the victims and holds it.
+func (Delay) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
+	return startQueued(ctx, w, pickVictims(ctx, w, f, rng), delayFate(*f.Spec.(*DelayParams)), rng)
+}
+
+type delayFate DelayParams
+
+func (d delayFate) fate(_ nfqueue.Packet, rng *rand.Rand) fate {
+	return fate{hold: distributions[d.Distribution](d.Delay.Duration, d.Jitter.Duration, rng)}
+}
+
+func (d delayFate) describe() string {
+	if d.Jitter.Duration == 0 {
+		return fmt.Sprintf("holds what reaches it %s", d.Delay)
+	}
+	return fmt.Sprintf("holds what reaches it %s ± %s (%s)", d.Delay, d.Jitter, d.Distribution)
+}

@@ -1,0 +1,41 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/chaos-testing/chaos/nfqueue"
+	"github.com/chaos-testing/chaos/plans"
+)
+
+func init() { Nemeses.Register("duplicate", Duplicate{}) }
+
+// Duplicate delivers a share of the packets that reach a victim twice, as
+// netem's duplicate does: the copy is sent into the victim's namespace by
+// the harness right after the original.
+type Duplicate struct{ queuedNemesis }
+
+// NewParams makes Duplicate a plans.Parameterized.
+func (Duplicate) NewParams() any { return &ShareParams{} }
+
+// CheckFault checks the role and the probability.
+func (Duplicate) CheckFault(p *plans.Plan, i int) error { return checkShare(p, i) }
+
+// Start queues what reaches the victims and copies some of it.
+func (Duplicate) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
+	return startQueued(ctx, w, pickVictims(ctx, w, f, rng), duplicateFate(*f.Spec.(*ShareParams)), rng)
+}
+
+type duplicateFate ShareParams
+
+func (d duplicateFate) fate(p nfqueue.Packet, rng *rand.Rand) fate {
+	if rng.Float64() < d.Probability && len(p.Payload) > 0 && p.Payload[0]>>4 == 4 {
+		return fate{copies: 1}
+	}
+	return fate{}
+}
+
+func (d duplicateFate) describe() string {
+	return fmt.Sprintf("gets %g%% of what reaches it twice", 100*d.Probability)
+}

@@ -1,0 +1,67 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/chaos-testing/chaos/nfqueue"
+	"github.com/chaos-testing/chaos/plans"
+)
+
+func init() { Nemeses.Register("reorder", Reorder{}) }
+
+// Reorder holds back a share of the packets that reach a victim for a
+// gap, and lets the others through at once: the packets that come during
+// the gap overtake the ones held, as with netem's reorder.
+type Reorder struct{ queuedNemesis }
+
+// ReorderParams are a reorder's own fields.
+type ReorderParams struct {
+	// Probability is the share of packets held back.
+	Probability float64 `yaml:"probability"`
+	// Gap is how long they are held back; 20ms if not given.
+	Gap plans.Duration `yaml:"gap"`
+}
+
+// NewParams makes Reorder a plans.Parameterized.
+func (Reorder) NewParams() any { return &ReorderParams{} }
+
+// CheckFault checks the role, the probability and the gap.
+func (Reorder) CheckFault(p *plans.Plan, i int) error {
+	if err := checkRole(p, i, "nodes", "leader"); err != nil {
+		return err
+	}
+	rp := p.Nemesis[i].Spec.(*ReorderParams)
+	if pr := rp.Probability; !(pr > 0 && pr < 1) {
+		return p.Errorf(plans.FaultField(i, "probability"), "%g: expected the share of packets to hold back, above 0 and below 1", pr)
+	}
+	if rp.Gap.Duration == 0 {
+		rp.Gap.Duration = defaultReorderGap
+	}
+	if rp.Gap.Duration < 0 {
+		return p.Errorf(plans.FaultField(i, "gap"), "%s: expected how long to hold a packet back, such as 20ms", rp.Gap)
+	}
+	return nil
+}
+
+const defaultReorderGap = 20 * time.Millisecond
+
+// Start queues what reaches the victims and holds some of it back.
+func (Reorder) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
+	return startQueued(ctx, w, pickVictims(ctx, w, f, rng), reorderFate(*f.Spec.(*ReorderParams)), rng)
+}
+
+type reorderFate ReorderParams
+
+func (r reorderFate) fate(_ nfqueue.Packet, rng *rand.Rand) fate {
+	if rng.Float64() < r.Probability {
+		return fate{hold: r.Gap.Duration}
+	}
+	return fate{}
+}
+
+func (r reorderFate) describe() string {
+	return fmt.Sprintf("holds %g%% of what reaches it back %s", 100*r.Probability, r.Gap)
+}
