@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
 	"golang.org/x/sys/unix"
 
 	"github.com/chaos-testing/chaos/internal/testenv"
@@ -245,4 +246,54 @@ func TestPacketFaultsDoWhatTheySay(t *testing.T) {
 		t.Errorf("corrupt: %d lost, %d checksum errors; want three quarters of the lost to all of them", lost, bad)
 	}
 	clean("after the corrupt")
+}
+
+// TestBandwidthCapsWhatANodeSends: a Redis node asked for a value of 2 MB
+// sends it in 2 s (1.8 to 2.6) under a cap of 8 Mbit/s, in 4 s (3.6 to
+// 5) under a second cap of 4 Mbit/s with the first still in force, in 2 s
+// again once the second heals, and at once after both heal.
+func TestBandwidthCapsWhatANodeSends(t *testing.T) {
+	run, nodes := testenv.Cluster(t, redis.Target{}, "", 1, "bandwidthredis")
+	env := nodeEnv{run, nodes[0]}
+	c := goredis.NewClient(&goredis.Options{Addr: net.JoinHostPort(nodes[0].Container.IP, strconv.Itoa(redis.Port)), ReadTimeout: 30 * time.Second})
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Set(ctx, "big", strings.Repeat("x", 2_000_000), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	fetch := func(when string, lo, hi time.Duration) {
+		t.Helper()
+		start := time.Now()
+		if err := c.Get(ctx, "big").Err(); err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		t.Logf("%s: 2 MB in %v", when, took)
+		if took < lo || took > hi {
+			t.Errorf("%s: 2 MB in %v, want %v to %v", when, took, lo, hi)
+		}
+	}
+	fetch("before", 0, 500*time.Millisecond)
+	w := nemesis.NewWorld(env)
+	start := func(rate string) (func(), []string) {
+		f := plans.Fault{Kind: "bandwidth", Target: "nodes", Count: 1, Spec: &nemesis.BandwidthParams{Rate: rate}}
+		in, err := nemesis.Bandwidth{}.Start(ctx, w, f, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			if err := (nemesis.Bandwidth{}).Stop(ctx, w, in); err != nil {
+				t.Fatal(err)
+			}
+		}, in.Targets
+	}
+	heal8, targets := start("8mbit")
+	t.Logf("bandwidth: %q", targets)
+	fetch("8 Mbit/s", 1800*time.Millisecond, 2600*time.Millisecond)
+	heal4, _ := start("4mbit")
+	fetch("8 and 4 Mbit/s", 3600*time.Millisecond, 5*time.Second)
+	heal4()
+	fetch("8 Mbit/s again", 1800*time.Millisecond, 2600*time.Millisecond)
+	heal8()
+	fetch("after the heals", 0, 500*time.Millisecond)
 }

@@ -28,6 +28,8 @@ import (
 //   - Partitions each have an iptables chain of their own: what is cut is
 //     the union of the partitions in force, and a heal removes its own
 //     chain alone.
+//   - A node sends at the lowest rate of the bandwidth faults in force
+//     on it; the cap goes with the last of them.
 //   - Clock offsets on one process add up, clock by clock, on the one
 //     patch the process has, which goes when the last share does.
 //   - The roles leader and holder are resolved among processes that are
@@ -58,6 +60,9 @@ type holds struct {
 	mu     sync.Mutex
 	paused []int // ids of the pauses that hold it stopped
 	killed []int // ids of the kills that hold it down
+	// rates are the caps on what a node sends, in bits a second, by the
+	// id of the bandwidth fault that holds each: the lowest is in force.
+	rates map[int]uint64
 }
 
 // newID names one injected fault, for the ledger.
