@@ -146,3 +146,8 @@ func (w *World) applyRate(ctx context.Context, p Process, h *holds) error {
 // nodeInterface is a node's interface on the run's network, as Docker
 // names it in the container.
 const nodeInterface = "eth0"
+
+// Explore caps one node or the leader at 100 kbit/s, 1 or 10 Mbit/s.
+func (Bandwidth) Explore(rng *rand.Rand, _ int) plans.Fault {
+	return plans.Fault{Kind: "bandwidth", Target: drawRole(rng, "nodes", "leader"), Count: 1, Spec: &BandwidthParams{Rate: drawRole(rng, "100kbit", "1mbit", "10mbit")}}
+}

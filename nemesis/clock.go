@@ -286,3 +286,14 @@ func (Clock) Stop(_ context.Context, w *World, in Injected) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Explore moves one node's clocks, or the leader's, 1 to 30 s either
+// way, the wall clock alone or all of them.
+func (Clock) Explore(rng *rand.Rand, _ int) plans.Fault {
+	offset := time.Duration(1+rng.IntN(30)) * time.Second
+	if rng.IntN(2) == 0 {
+		offset = -offset
+	}
+	return plans.Fault{Kind: "clock", Target: drawRole(rng, "nodes", "leader"), Count: 1,
+		Spec: &ClockParams{Offset: plans.Duration{Duration: offset}, Clocks: drawRole(rng, "realtime", "all")}}
+}

@@ -50,3 +50,8 @@ func (c corruptFate) fate(p nfqueue.Packet, rng *rand.Rand) fate {
 func (c corruptFate) describe() string {
 	return fmt.Sprintf("gets %g%% of what reaches it with a bit flipped", 100*c.Probability)
 }
+
+// Explore garbles 5% to 30% of what reaches one node or the leader.
+func (Corrupt) Explore(rng *rand.Rand, _ int) plans.Fault {
+	return plans.Fault{Kind: "corrupt", Target: drawRole(rng, "nodes", "leader"), Count: 1, Spec: &ShareParams{Probability: drawShare(rng, 0.3)}}
+}

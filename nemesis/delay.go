@@ -81,3 +81,12 @@ func (d delayFate) describe() string {
 	}
 	return fmt.Sprintf("holds what reaches it %s ± %s (%s)", d.Delay, d.Jitter, d.Distribution)
 }
+
+// Explore holds what reaches one node, or the leader, 10 to 200 ms, with
+// a jitter of up to half that, spread either way.
+func (Delay) Explore(rng *rand.Rand, _ int) plans.Fault {
+	d := time.Duration(10+rng.IntN(191)) * time.Millisecond
+	return plans.Fault{Kind: "delay", Target: drawRole(rng, "nodes", "leader"), Count: 1,
+		Spec: &DelayParams{Delay: plans.Duration{Duration: d}, Jitter: plans.Duration{Duration: time.Duration(rng.Int64N(int64(d/2) + 1))},
+			Distribution: drawRole(rng, "uniform", "normal")}}
+}

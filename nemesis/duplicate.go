@@ -39,3 +39,8 @@ func (d duplicateFate) fate(p nfqueue.Packet, rng *rand.Rand) fate {
 func (d duplicateFate) describe() string {
 	return fmt.Sprintf("gets %g%% of what reaches it twice", 100*d.Probability)
 }
+
+// Explore duplicates 5% to 30% of what reaches one node or the leader.
+func (Duplicate) Explore(rng *rand.Rand, _ int) plans.Fault {
+	return plans.Fault{Kind: "duplicate", Target: drawRole(rng, "nodes", "leader"), Count: 1, Spec: &ShareParams{Probability: drawShare(rng, 0.3)}}
+}

@@ -35,3 +35,8 @@ func restartHeld(ctx context.Context, w *World, in Injected) error {
 	st := in.State.(*holding)
 	return releaseAll(ctx, st, st.held, w.restart)
 }
+
+// Explore kills one node or the leader.
+func (Kill) Explore(rng *rand.Rand, _ int) plans.Fault {
+	return plans.Fault{Kind: "kill", Target: drawRole(rng, "nodes", "leader"), Count: 1}
+}

@@ -77,3 +77,8 @@ func (Loss) Reinstall(ctx context.Context, w *World, in Injected) error {
 func (Loss) Stop(ctx context.Context, w *World, in Injected) error {
 	return in.State.(chainState).remove(ctx, w)
 }
+
+// Explore drops 5% to 50% of what reaches one node or the leader.
+func (Loss) Explore(rng *rand.Rand, _ int) plans.Fault {
+	return plans.Fault{Kind: "loss", Target: drawRole(rng, "nodes", "leader"), Count: 1, Spec: &ShareParams{Probability: drawShare(rng, 0.5)}}
+}

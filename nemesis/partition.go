@@ -313,3 +313,13 @@ func describe(g map[string][]string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Explore draws a shape the cluster is big enough for, one way or not
+// for the isolate shapes.
+func (Partition) Explore(rng *rand.Rand, nodes int) plans.Fault {
+	shapes := slices.DeleteFunc(slices.Clone(Shapes), func(s string) bool {
+		return (s == "majorities-ring" && nodes < 4) || (s == "bridge" && nodes < 3)
+	})
+	shape := shapes[rng.IntN(len(shapes))]
+	return plans.Fault{Kind: "partition", Count: 1, Spec: &PartitionParams{Shape: shape, OneWay: strings.HasPrefix(shape, "isolate-") && rng.IntN(2) == 0}}
+}

@@ -123,3 +123,8 @@ func releaseAll(ctx context.Context, st *holding, ps []Process, release func(con
 	}
 	return errors.Join(errs...)
 }
+
+// Explore pauses one node, the leader or one client.
+func (Pause) Explore(rng *rand.Rand, _ int) plans.Fault {
+	return plans.Fault{Kind: "pause", Target: drawRole(rng, "nodes", "leader", "clients"), Count: 1}
+}

@@ -65,3 +65,10 @@ func (r reorderFate) fate(_ nfqueue.Packet, rng *rand.Rand) fate {
 func (r reorderFate) describe() string {
 	return fmt.Sprintf("holds %g%% of what reaches it back %s", 100*r.Probability, r.Gap)
 }
+
+// Explore holds back 5% to 50% of what reaches one node or the leader,
+// by 5 to 50 ms.
+func (Reorder) Explore(rng *rand.Rand, _ int) plans.Fault {
+	return plans.Fault{Kind: "reorder", Target: drawRole(rng, "nodes", "leader"), Count: 1,
+		Spec: &ReorderParams{Probability: drawShare(rng, 0.5), Gap: plans.Duration{Duration: time.Duration(5+rng.IntN(46)) * time.Millisecond}}}
+}

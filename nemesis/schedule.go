@@ -119,8 +119,13 @@ func (s *Schedule) healOne(i int) error {
 
 // start injects one fault and records it. The invocation is written
 // before the fault is known: it names the fault kind; the completion
-// names what was hit.
+// names what was hit. A combined fault (a Drawer) runs, and is recorded
+// as, the fault it draws.
 func (s *Schedule) start(ctx context.Context, i int, n Nemesis, f plans.Fault, rng *rand.Rand) error {
+	if d, ok := n.(Drawer); ok {
+		f = d.Draw(f, rng, len(s.world.Candidates(ctx, "nodes")))
+		n, _ = Nemeses.Lookup(f.Kind)
+	}
 	op := f.Kind + "-start"
 	if _, err := s.h.Invoke(op, nil); err != nil {
 		return err

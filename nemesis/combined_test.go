@@ -1,0 +1,102 @@
+package nemesis
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chaos-testing/chaos/plans"
+)
+
+// Every explorable kind draws, for clusters of 3 and 5 nodes, faults that
+// its own checks and the checks every fault shares accept.
+func TestExploredFaultsPassTheirChecks(t *testing.T) {
+	kinds := explorable()
+	for _, want := range []string{"pause", "kill", "partition", "clock", "loss", "delay", "reorder", "duplicate", "corrupt", "bandwidth"} {
+		if !slices.Contains(kinds, want) {
+			t.Errorf("%s is not explorable; explorable: %v", want, kinds)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, k := range kinds {
+		n, _ := Nemeses.Lookup(k)
+		for _, nodes := range []int{3, 5} {
+			for range 200 {
+				f := n.(Explorable).Explore(rng, nodes)
+				f.Duration = plans.Duration{Duration: 5 * time.Second}
+				p := &plans.Plan{File: "explore.yaml", TimeLimit: plans.Duration{Duration: time.Minute},
+					Target: plans.Target{Nodes: nodes}, Workload: plans.Workload{Clients: 3}, Nemesis: []plans.Fault{f}}
+				if f.Kind != k {
+					t.Fatalf("%s drew a fault of kind %s", k, f.Kind)
+				}
+				err := p.CheckFault(0)
+				if c, ok := n.(FaultChecker); ok && err == nil {
+					err = c.CheckFault(p, 0)
+				}
+				if err != nil {
+					t.Fatalf("%s drew %+v (spec %+v) for %d nodes: %v", k, f, f.Spec, nodes, err)
+				}
+			}
+		}
+	}
+}
+
+// A combined fault runs, and the history records, the faults it draws,
+// one seed giving one sequence; each heals as its own kind would, and
+// after the last nothing is left on the cluster.
+func TestCombinedRunsWhatItDraws(t *testing.T) {
+	draws := func(seed uint64) []string {
+		rng := rand.New(rand.NewPCG(seed, seed))
+		var kinds []string
+		f := plans.Fault{Kind: "combined", Spec: &CombinedParams{Kinds: explorable()}}
+		for range 30 {
+			kinds = append(kinds, Combined{}.Draw(f, rng, 5).Kind)
+		}
+		return kinds
+	}
+	a, b := draws(3), draws(3)
+	if !slices.Equal(a, b) {
+		t.Errorf("one seed drew %v, then %v", a, b)
+	}
+	if got := slices.Compact(slices.Sorted(slices.Values(a))); len(got) < 6 {
+		t.Errorf("30 draws gave only the kinds %v", got)
+	}
+
+	c := newCluster(5, 2)
+	c.roles["leader"] = []string{"n2"}
+	st := newSteps(t, c)
+	kinds := []string{"partition", "loss", "kill", "delay", "pause", "duplicate"}
+	seen := map[string]bool{}
+	for i := range 12 { // each index a stream of its own, as each entry of a plan
+		st.start(i, plans.Fault{Kind: "combined", Spec: &CombinedParams{Kinds: kinds}})
+		st.s.mu.Lock()
+		a := st.s.active[i]
+		st.s.mu.Unlock()
+		if a == nil {
+			t.Fatal("the combined fault hit nobody")
+		}
+		if !slices.Contains(kinds, a.kind) {
+			t.Fatalf("a combined fault ran as %q", a.kind)
+		}
+		seen[a.kind] = true
+		st.stop(i)
+	}
+	if len(seen) < 3 {
+		t.Errorf("12 draws ran only %v", seen)
+	}
+	if n := c.chains(); n != 0 {
+		t.Errorf("%d chains left", n)
+	}
+	if n := c.openQueues(); n != 0 {
+		t.Errorf("%d queues open", n)
+	}
+	for _, n := range []string{"n1", "n2", "n3", "n4", "n5", "c0", "c1"} {
+		if s := c.stateOf(n); s != "running" {
+			t.Errorf("%s is %s after the heals", n, s)
+		}
+	}
+	if ill := c.illegalActs(); len(ill) != 0 {
+		t.Errorf("illegal acts: %q", ill)
+	}
+}
