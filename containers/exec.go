@@ -1,9 +1,11 @@
 package containers
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -52,4 +54,22 @@ func (r *Run) Restart(ctx context.Context, c Container) (Container, error) {
 	}
 	r.track(c, info)
 	return c, nil
+}
+
+// WriteFile puts a file into the container's file system, running or
+// not: how the harness leaves a note for a node's next start.
+func (r *Run) WriteFile(ctx context.Context, c Container, path string, data []byte) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Name: filepath.Base(path), Mode: 0o644, Size: int64(len(data))}); err != nil {
+		return err
+	}
+	tw.Write(data)
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if err := r.cli.CopyToContainer(ctx, c.ID, filepath.Dir(path), &buf, container.CopyToContainerOptions{}); err != nil {
+		return fmt.Errorf("write %s in %s: %w", path, c.Name, err)
+	}
+	return nil
 }

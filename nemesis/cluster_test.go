@@ -275,6 +275,32 @@ func (c *cluster) HostPID(_ context.Context, p Process) (int, error) {
 	return -1 - c.restarts[p.Name], nil
 }
 
+// RemoveMember makes the cluster a MemberEnv: a member is removed only
+// while it is down, and added back only when removed and down.
+func (c *cluster) RemoveMember(_ context.Context, p Process) (string, error) {
+	return c.member(p, "REMOVE", "down")
+}
+
+func (c *cluster) AddMember(_ context.Context, p Process) (string, error) {
+	return c.member(p, "ADD", "down")
+}
+
+// Joined is asked of a member once it runs again.
+func (c *cluster) Joined(_ context.Context, p Process) error {
+	_, err := c.member(p, "JOINED", "running")
+	return err
+}
+
+func (c *cluster) member(p Process, act, state string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.acts = append(c.acts, act+" "+p.Name)
+	if c.state[p.Name] != state {
+		c.illegal = append(c.illegal, fmt.Sprintf("%s of %s, which is %s", act, p.Name, c.state[p.Name]))
+	}
+	return strings.ToLower(act) + "d", nil
+}
+
 // drops is what node n drops now: the union of its chains' sources.
 func (c *cluster) drops(n string) []string {
 	c.mu.Lock()

@@ -82,6 +82,30 @@ func onNode(kind, node string) plans.Fault {
 	return plans.Fault{Kind: kind, Target: "nodes", Nodes: []string{node}}
 }
 
+// A member removed while a kill holds it down too: whichever heals first,
+// the member is added back at the removal's heal and restarted by the
+// last heal, which holds it until it has joined; with the removal alone,
+// its own heal restarts it.
+func TestRemoveMemberComposesWithKills(t *testing.T) {
+	st := newSteps(t, newCluster(3, 0))
+	st.want("removal", st.acts(func() { st.start(0, onNode("remove-member", "n1")) }), []string{"KILL n1", "REMOVE n1"})
+	st.want("heal", st.acts(func() { st.stop(0) }), []string{"ADD n1", "RESTART n1", "JOINED n1"})
+	for _, firstHealed := range []int{0, 1} {
+		st.want("removal", st.acts(func() { st.start(0, onNode("remove-member", "n2")) }), []string{"KILL n2", "REMOVE n2"})
+		st.want("kill", st.acts(func() { st.start(1, onNode("kill", "n2")) }), nil)
+		if firstHealed == 0 {
+			st.want("removal's heal", st.acts(func() { st.stop(0) }), []string{"ADD n2"})
+			st.want("kill's heal", st.acts(func() { st.stop(1) }), []string{"RESTART n2", "JOINED n2"})
+		} else {
+			st.want("kill's heal", st.acts(func() { st.stop(1) }), nil)
+			st.want("removal's heal", st.acts(func() { st.stop(0) }), []string{"ADD n2", "RESTART n2", "JOINED n2"})
+		}
+	}
+	// Joined once, a node restarts as any other.
+	st.start(1, onNode("kill", "n2"))
+	st.want("a later kill's heal", st.acts(func() { st.stop(1) }), []string{"RESTART n2"})
+}
+
 // Two pauses of one process: it is stopped once, and stays stopped until
 // the last of them heals, whichever heals first.
 func TestPausesCompose(t *testing.T) {

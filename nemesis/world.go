@@ -63,6 +63,9 @@ type holds struct {
 	// rates are the caps on what a node sends, in bits a second, by the
 	// id of the bandwidth fault that holds each: the lowest is in force.
 	rates map[int]uint64
+	// join, if set, waits until the node, wiped and restarted, has joined
+	// its cluster as a new member (RemoveMember).
+	join func(context.Context) error
 }
 
 // newID names one injected fault, for the ledger.
@@ -163,12 +166,27 @@ func (w *World) kill(ctx context.Context, p Process, id int) (held bool, note st
 
 // restart releases kill id's hold on p, and restarts p if no other kill
 // holds it down.
+// A node that must join its cluster anew (awaitJoin) is held, against
+// other faults, until it has.
 func (w *World) restart(ctx context.Context, p Process, id int) error {
 	h := w.lock(p)
 	defer h.mu.Unlock()
 	return release(&h.killed, id, func() error {
 		err := w.Restart(ctx, p)
 		w.restarts.Add(1)
+		if err == nil && h.join != nil {
+			if err = h.join(ctx); err == nil {
+				h.join = nil
+			}
+		}
 		return err
 	})
+}
+
+// awaitJoin has the restart that brings p back wait, holding p, until
+// join says p has joined its cluster as a new member.
+func (w *World) awaitJoin(p Process, join func(context.Context) error) {
+	h := w.lock(p)
+	defer h.mu.Unlock()
+	h.join = join
 }

@@ -121,6 +121,47 @@ func (e *faultEnv) Act(ctx context.Context, p nemesis.Process, action string) (s
 	return "", fmt.Errorf("%s is not a data server", p.Name)
 }
 
+// RemoveMember takes node p out of its cluster (targets.Membered).
+func (e *faultEnv) RemoveMember(ctx context.Context, p nemesis.Process) (string, error) {
+	m, n, err := e.membered(p)
+	if err != nil {
+		return "", err
+	}
+	return m.RemoveMember(ctx, e.dataServers(true), n)
+}
+
+// AddMember readies node p to come back to its cluster as a new member.
+func (e *faultEnv) AddMember(ctx context.Context, p nemesis.Process) (string, error) {
+	m, n, err := e.membered(p)
+	if err != nil {
+		return "", err
+	}
+	return m.AddMember(ctx, e.run, e.dataServers(true), n)
+}
+
+// Joined waits until node p, restarted after AddMember, has joined.
+func (e *faultEnv) Joined(ctx context.Context, p nemesis.Process) error {
+	m, n, err := e.membered(p)
+	if err != nil {
+		return err
+	}
+	return m.Joined(ctx, e.run, n)
+}
+
+// membered is the target as a targets.Membered, and p as its node.
+func (e *faultEnv) membered(p nemesis.Process) (targets.Membered, targets.Node, error) {
+	m, ok := e.target.(targets.Membered)
+	if !ok {
+		return nil, targets.Node{}, fmt.Errorf("the target cannot change its members")
+	}
+	for _, n := range e.servers() {
+		if n.Container.ID == p.Container.ID {
+			return m, n, nil
+		}
+	}
+	return nil, targets.Node{}, fmt.Errorf("%s is not a data server", p.Name)
+}
+
 // HostPID is the host's process id of the process's main program.
 func (e *faultEnv) HostPID(ctx context.Context, p nemesis.Process) (int, error) {
 	return e.run.HostPID(ctx, p.Container)

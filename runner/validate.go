@@ -94,6 +94,22 @@ func Validate(p *plans.Plan) error {
 		if err := checkDisk(p, i, n); err != nil {
 			return err
 		}
+		if err := checkMembership(p, i, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMembership refuses a fault that changes members on a target that
+// cannot.
+func checkMembership(p *plans.Plan, i int, n nemesis.Nemesis) error {
+	if _, ok := n.(interface{ Membership() }); !ok {
+		return nil
+	}
+	t, _ := targets.Targets.Lookup(p.Target.Kind)
+	if _, ok := t.(targets.Membered); !ok {
+		return p.Errorf(plans.FaultField(i, "kind"), "%s: target %s cannot change its members here", p.Nemesis[i].Kind, p.Target.Kind)
 	}
 	return nil
 }

@@ -71,6 +71,21 @@ type Administered interface {
 	Act(ctx context.Context, n Node, action string) (string, error)
 }
 
+// Membered is a target whose cluster can lose a member and take it back
+// while it serves, as operators replace a machine: the member's data is
+// gone when it comes back.
+type Membered interface {
+	// RemoveMember takes n, which is down, out of the cluster, asking the
+	// other nodes, and says in a few words what it did.
+	RemoveMember(ctx context.Context, nodes []Node, n Node) (string, error)
+	// AddMember readies n, removed and down, to come back as a new member
+	// with no data, and says what it did; the caller then starts n.
+	AddMember(ctx context.Context, run *containers.Run, nodes []Node, n Node) (string, error)
+	// Joined waits until n, started after AddMember, serves as a member,
+	// and from then on has its restarts keep its data.
+	Joined(ctx context.Context, run *containers.Run, n Node) error
+}
+
 // Disked is a target whose data servers keep their data in a directory of
 // their own (containers.Spec.DataDir), which disk faults act on.
 type Disked interface {

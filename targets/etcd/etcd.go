@@ -146,30 +146,41 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 // are addressed by host name, which the run's network resolves and which,
 // unlike the IP, survives a restart. The same command restarts a killed
 // member: with a data directory present, etcd ignores the --initial-* flags.
+// A shell in front of etcd reads the harness's note (rejoinNote): while it
+// is there, the member wipes its data and joins the running cluster as a
+// new member (a member replaced, see AddMember), at every start until it
+// has joined (Joined removes the note); then it execs etcd, which is the
+// container's main process from then on, as signals need.
 //
 // Debian's etcd is /usr/bin/etcd and the module build /usr/local/bin/etcd:
 // the image has one of the two, on the PATH.
 func command(name string, n int, token string, cfg map[string]string) []string {
 	peers := make([]string, n)
 	for i := range peers {
-		peers[i] = fmt.Sprintf("n%d=http://n%d:%d", i+1, i+1, PeerPort)
+		peers[i] = fmt.Sprintf("n%d=%s", i+1, peerURL(fmt.Sprintf("n%d", i+1)))
 	}
 	var set []string
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		set = append(set, "--"+k+"="+cfg[k])
 	}
-	return append([]string{"etcd",
+	rejoin := fmt.Sprintf(`state=new; if [ -e %s ]; then rm -rf %s/member && state=existing; fi; exec "$@" --initial-cluster-state "$state"`, rejoinNote, dataDir)
+	return append([]string{"sh", "-c", rejoin, "sh", "etcd",
 		"--name", name,
 		"--data-dir", dataDir,
 		"--listen-client-urls", fmt.Sprintf("http://0.0.0.0:%d", ClientPort),
 		"--advertise-client-urls", fmt.Sprintf("http://%s:%d", name, ClientPort),
 		"--listen-peer-urls", fmt.Sprintf("http://0.0.0.0:%d", PeerPort),
-		"--initial-advertise-peer-urls", fmt.Sprintf("http://%s:%d", name, PeerPort),
+		"--initial-advertise-peer-urls", peerURL(name),
 		"--initial-cluster", strings.Join(peers, ","),
-		"--initial-cluster-state", "new",
 		"--initial-cluster-token", token,
 	}, set...)
 }
+
+func peerURL(name string) string { return fmt.Sprintf("http://%s:%d", name, PeerPort) }
+
+// rejoinNote is the file the harness puts in a removed member's container
+// before it starts it again as a new member (command).
+const rejoinNote = "/chaos-rejoin"
 
 // ready checks that every member answers, knows the same leader, and
 // serves a linearizable read (which goes through that leader).
