@@ -5,15 +5,12 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"net"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"golang.org/x/sys/unix"
 
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/nemesis"
@@ -104,24 +101,7 @@ func newUDPProbe(t *testing.T, env nodeEnv) *udpProbe {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := nfqueue.InNamespace(netns, func() (int, error) {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return -1, err
-		}
-		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20)
-		return fd, unix.Bind(fd, &unix.SockaddrInet4{Port: 9999})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := os.NewFile(uintptr(fd), "udp")
-	defer f.Close()
-	rx, err := net.FilePacketConn(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rx.Close() })
+	rx := testenv.UDPIn(t, netns, [4]byte{}, 9999)
 	return &udpProbe{t, rx, &net.UDPAddr{IP: net.ParseIP(env.node.Container.IP), Port: 9999}, netns}
 }
 
@@ -155,34 +135,6 @@ func (u *udpProbe) send(n int) []uint32 {
 		time.Sleep(200 * time.Microsecond)
 	}
 	return <-got
-}
-
-// csumErrors is the namespace's count of UDP datagrams dropped for their
-// checksum.
-func (u *udpProbe) csumErrors() int {
-	out, err := exec.Command("nsenter", "--net="+u.netns, "cat", "/proc/net/snmp").Output()
-	if err != nil {
-		u.t.Fatal(err)
-	}
-	var names []string
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != "Udp:" {
-			continue
-		}
-		if names == nil {
-			names = f
-			continue
-		}
-		for i, name := range names {
-			if name == "InCsumErrors" {
-				n, _ := strconv.Atoi(f[i])
-				return n
-			}
-		}
-	}
-	u.t.Fatal("no InCsumErrors in /proc/net/snmp")
-	return 0
 }
 
 // late counts the datagrams that came after one sent later than them.
@@ -236,11 +188,11 @@ func TestPacketFaultsDoWhatTheySay(t *testing.T) {
 	within("duplicate: came twice", len(seq)-1000)
 	clean("after the duplicate")
 
-	before := u.csumErrors()
+	before := testenv.UDPChecksumErrors(t, u.netns)
 	heal = packetFault(t, env, "corrupt", &nemesis.ShareParams{Probability: 0.3})
 	seq = u.send(1000)
 	heal()
-	lost, bad := 1000-len(seq), u.csumErrors()-before
+	lost, bad := 1000-len(seq), testenv.UDPChecksumErrors(t, u.netns)-before
 	within("corrupt: lost", lost)
 	if bad > lost || bad < lost*3/4 {
 		t.Errorf("corrupt: %d lost, %d checksum errors; want three quarters of the lost to all of them", lost, bad)

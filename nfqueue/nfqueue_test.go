@@ -1,4 +1,4 @@
-package nfqueue
+package nfqueue_test
 
 import (
 	"fmt"
@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/nfqueue"
 )
 
 // scratch is a network namespace of its own, held by a sleeping process,
@@ -44,56 +45,31 @@ func scratch(t *testing.T) string {
 	return netns
 }
 
-// udpPair is a receiver on 127.0.0.1:9999 and a sender, both in netns.
-func udpPair(t *testing.T, netns string) (rx, tx net.PacketConn) {
-	t.Helper()
-	conn := func(port int) net.PacketConn {
-		fd, err := InNamespace(netns, func() (int, error) {
-			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-			if err != nil {
-				return -1, err
-			}
-			return fd, unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := os.NewFile(uintptr(fd), "udp")
-		defer f.Close()
-		c, err := net.FilePacketConn(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	return conn(9999), conn(0)
-}
-
 // TestQueueHoldsChangesAndDrops: a packet held 100 ms arrives no sooner;
 // one whose bytes the verdict changed fails its checksum and never
 // arrives, as a corrupted packet on a wire; one without a verdict never
 // arrives; a copied one arrives twice; and Close wakes the reader.
 func TestQueueHoldsChangesAndDrops(t *testing.T) {
 	netns := scratch(t)
-	q, err := Open(netns, 7)
+	q, err := nfqueue.Open(netns, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rx, tx := udpPair(t, netns)
+	rx := testenv.UDPIn(t, netns, [4]byte{127, 0, 0, 1}, 9999)
+	tx := testenv.UDPIn(t, netns, [4]byte{127, 0, 0, 1}, 0)
 	to := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9999}
-	fates := map[string]func(p Packet) error{
-		"held": func(p Packet) error {
+	fates := map[string]func(p nfqueue.Packet) error{
+		"held": func(p nfqueue.Packet) error {
 			time.Sleep(100 * time.Millisecond)
 			return q.Pass(p.ID, 1, nil)
 		},
-		"changed": func(p Packet) error {
+		"changed": func(p nfqueue.Packet) error {
 			b := append([]byte(nil), p.Payload...)
 			b[len(b)-1] ^= 0x40 // the datagram's last byte, under its checksum
 			return q.Pass(p.ID, 1, b)
 		},
-		"dropped": func(Packet) error { return nil }, // dropped at Close
-		"copied": func(p Packet) error {
+		"dropped": func(nfqueue.Packet) error { return nil }, // dropped at Close
+		"copied": func(p nfqueue.Packet) error {
 			if err := q.Pass(p.ID, 1, nil); err != nil {
 				return err
 			}
@@ -154,12 +130,8 @@ func TestQueueHoldsChangesAndDrops(t *testing.T) {
 	}
 	// The changed one was dropped for its checksum, as a receiver drops
 	// a packet corrupted on a wire.
-	snmp, err := exec.Command("nsenter", "--net="+netns, "cat", "/proc/net/snmp").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if errs := udpCsumErrors(string(snmp)); errs != "1" {
-		t.Errorf("UDP checksum errors in the namespace: %s, want 1\n%s", errs, snmp)
+	if errs := testenv.UDPChecksumErrors(t, netns); errs != 1 {
+		t.Errorf("UDP checksum errors in the namespace: %d, want 1", errs)
 	}
 	q.Close()
 	select {
@@ -167,25 +139,4 @@ func TestQueueHoldsChangesAndDrops(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("Close did not wake the reader")
 	}
-}
-
-// udpCsumErrors is the UDP InCsumErrors counter of /proc/net/snmp.
-func udpCsumErrors(snmp string) string {
-	var names []string
-	for _, line := range strings.Split(snmp, "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != "Udp:" {
-			continue
-		}
-		if names == nil {
-			names = f
-			continue
-		}
-		for i, n := range names {
-			if n == "InCsumErrors" && i < len(f) {
-				return f[i]
-			}
-		}
-	}
-	return "?"
 }
