@@ -177,8 +177,16 @@ func randomPlan(backend string, seed int64, limit time.Duration) string {
 		first := time.Second + time.Duration(rng.Int64N(int64(limit/2)))
 		first = min(first, limit-duration).Truncate(100 * time.Millisecond)
 		interval := duration + time.Duration(rng.IntN(7))*time.Second
+		kinds := []string{"pause", "kill", "partition", "clock"}
+		if leader {
+			// A combined fault draws every kind that can draw its own,
+			// packet faults among them, on nodes and the leader.
+			kinds = append(kinds, "combined")
+		}
 		var what string
-		switch kind := pick("pause", "kill", "partition", "clock"); kind {
+		switch kind := pick(kinds...); kind {
+		case "combined":
+			what = "kind: combined"
 		case "pause", "clock":
 			role := roles[rng.IntN(len(roles))]
 			what = fmt.Sprintf("kind: %s, target: %s, count: %d", kind, role, count(rng, role, nodes, clients))

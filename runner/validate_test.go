@@ -177,6 +177,12 @@ func TestValidateErrors(t *testing.T) {
 			contains: []string{"compact: target redis has no such maintenance action (it has: none)"},
 		},
 		{
+			name:     "a membership change on a target that cannot change members",
+			yaml:     validateEdit(t, "  - kind: pause", "  - kind: remove-member", "    target: holder", "    target: nodes"),
+			line:     validateLine(t, "  - kind: pause"),
+			contains: []string{"remove-member: target redis cannot change its members here"},
+		},
+		{
 			name:     "a disk fault on a target without a data directory",
 			yaml:     validateEdit(t, "  - kind: pause", "  - kind: power-loss", "    target: holder", "    target: nodes"),
 			line:     validateLine(t, "  - kind: pause"),
