@@ -145,7 +145,7 @@ func (e *faultEnv) Joined(ctx context.Context, p nemesis.Process) error {
 	if err != nil {
 		return err
 	}
-	return m.Joined(ctx, e.run, n)
+	return m.Joined(ctx, e.run, e.dataServers(true), n)
 }
 
 // membered is the target as a targets.Membered, and p as its node.

@@ -108,8 +108,15 @@ func checkMembership(p *plans.Plan, i int, n nemesis.Nemesis) error {
 		return nil
 	}
 	t, _ := targets.Targets.Lookup(p.Target.Kind)
-	if _, ok := t.(targets.Membered); !ok {
+	m, ok := t.(targets.Membered)
+	if !ok {
 		return p.Errorf(plans.FaultField(i, "kind"), "%s: target %s cannot change its members here", p.Nemesis[i].Kind, p.Target.Kind)
+	}
+	if err := m.ChangesMembers(targetSpec(p, "")); err != nil {
+		if e, ok := errors.AsType[*targets.SpecError](err); ok {
+			return p.Errorf("target."+e.Field, "%s (fault %s)", e.Err, p.Nemesis[i].Kind)
+		}
+		return p.Errorf(plans.FaultField(i, "kind"), "%v", err)
 	}
 	return nil
 }

@@ -72,18 +72,22 @@ type Administered interface {
 }
 
 // Membered is a target whose cluster can lose a member and take it back
-// while it serves, as operators replace a machine: the member's data is
-// gone when it comes back.
+// while it serves, as operators replace a machine.
 type Membered interface {
+	// ChangesMembers says whether a cluster of spec can change its
+	// members (a *SpecError if not).
+	ChangesMembers(s Spec) error
 	// RemoveMember takes n, which is down, out of the cluster, asking the
 	// other nodes, and says in a few words what it did.
 	RemoveMember(ctx context.Context, nodes []Node, n Node) (string, error)
-	// AddMember readies n, removed and down, to come back as a new member
-	// with no data, and says what it did; the caller then starts n.
+	// AddMember readies n, removed and down, to come back as a member
+	// (etcd: a new one, with no data), and says what it did; the caller
+	// then starts n.
 	AddMember(ctx context.Context, run *containers.Run, nodes []Node, n Node) (string, error)
-	// Joined waits until n, started after AddMember, serves as a member,
-	// and from then on has its restarts keep its data.
-	Joined(ctx context.Context, run *containers.Run, n Node) error
+	// Joined waits until n, started after AddMember, serves as a member
+	// (ZooKeeper: adds it, asking the other nodes, now that it runs), and
+	// from then on has its restarts keep its data.
+	Joined(ctx context.Context, run *containers.Run, nodes []Node, n Node) error
 }
 
 // Disked is a target whose data servers keep their data in a directory of

@@ -149,8 +149,10 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 // A shell in front of etcd reads the harness's note (rejoinNote): while it
 // is there, the member wipes its data and joins the running cluster as a
 // new member (a member replaced, see AddMember), at every start until it
-// has joined (Joined removes the note); then it execs etcd, which is the
-// container's main process from then on, as signals need.
+// has joined (Joined removes the note), with the cluster's members as the
+// note lists them (a joining member must name them all, and no other);
+// then it execs etcd, which is the container's main process from then
+// on, as signals need.
 //
 // Debian's etcd is /usr/bin/etcd and the module build /usr/local/bin/etcd:
 // the image has one of the two, on the PATH.
@@ -163,7 +165,7 @@ func command(name string, n int, token string, cfg map[string]string) []string {
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		set = append(set, "--"+k+"="+cfg[k])
 	}
-	rejoin := fmt.Sprintf(`state=new; if [ -e %s ]; then rm -rf %s/member && state=existing; fi; exec "$@" --initial-cluster-state "$state"`, rejoinNote, dataDir)
+	rejoin := fmt.Sprintf(`if [ -e %[1]s ]; then rm -rf %[2]s/member && exec "$@" --initial-cluster-state existing --initial-cluster "$(cat %[1]s)"; fi; exec "$@" --initial-cluster-state new`, rejoinNote, dataDir)
 	return append([]string{"sh", "-c", rejoin, "sh", "etcd",
 		"--name", name,
 		"--data-dir", dataDir,

@@ -35,7 +35,8 @@ func TestCommand(t *testing.T) {
 	if i < 0 || got[i+1] != "n1=http://n1:2380,n2=http://n2:2380,n3=http://n3:2380" {
 		t.Errorf("initial cluster in %q", got)
 	}
-	if got[0] != "sh" || got[4] != "etcd" || !strings.Contains(got[2], `exec "$@" --initial-cluster-state "$state"`) {
+	if got[0] != "sh" || got[4] != "etcd" || !strings.Contains(got[2], `exec "$@" --initial-cluster-state existing --initial-cluster "$(cat /chaos-rejoin)"`) ||
+		!strings.HasSuffix(got[2], `exec "$@" --initial-cluster-state new`) {
 		t.Errorf("etcd is not exec'd by the shell that reads the rejoin note: %q", got)
 	}
 	for _, want := range []string{"http://n2:2379", "http://n2:2380", "/var/lib/etcd", "tok"} {

@@ -4,14 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/targets"
 )
+
+// ChangesMembers accepts every etcd cluster.
+func (Target) ChangesMembers(targets.Spec) error { return nil }
 
 // RemoveMember takes member n out of the cluster, asking the other
 // members in turn (etcd's MemberRemove, as Jepsen's shrink and the first
@@ -33,43 +39,57 @@ func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.
 
 // AddMember readies n, a removed member, to come back as a new member
 // with an empty data directory (the second half of MemberReplace, or
-// Jepsen's grow): it leaves the note that has n's next start wipe its
-// data and join the running cluster, and adds n's peer address to the
-// cluster (MemberAdd). The caller then starts n. A member listed with n's
-// address already was added by an earlier try.
+// Jepsen's grow): it adds n's peer address to the cluster (MemberAdd),
+// then leaves the note that has n's next start wipe its data and join
+// the running cluster, naming its members as they are now, n among them.
+// The caller then starts n. A member listed with n's address already was
+// added by an earlier try.
 func (Target) AddMember(ctx context.Context, run *containers.Run, nodes []targets.Node, n targets.Node) (string, error) {
-	if err := run.WriteFile(ctx, n.Container, rejoinNote, nil); err != nil {
-		return "", err
-	}
-	return viaOthers(ctx, nodes, n, func(ctx context.Context, cli *clientv3.Client) (string, error) {
+	var cluster string
+	note, err := viaOthers(ctx, nodes, n, func(ctx context.Context, cli *clientv3.Client) (string, error) {
 		m, err := member(ctx, cli, n)
 		if err != nil {
 			return "", err
 		}
-		if m != nil {
-			return fmt.Sprintf("member %x (added already)", m.ID), nil
+		note := fmt.Sprintf("member %x (added already)", m.GetID())
+		if m == nil {
+			r, err := cli.MemberAdd(ctx, []string{peerURL(n.Container.Name)})
+			if err != nil {
+				return "", err
+			}
+			note = fmt.Sprintf("added as member %x", r.Member.ID)
 		}
-		r, err := cli.MemberAdd(ctx, []string{peerURL(n.Container.Name)})
+		ml, err := cli.MemberList(ctx)
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("added as member %x", r.Member.ID), nil
+		cluster = initialCluster(ml.Members)
+		return note, nil
 	})
+	if err != nil {
+		return "", err
+	}
+	return note, run.WriteFile(ctx, n.Container, rejoinNote, []byte(cluster))
 }
 
-// member is n's entry in the cluster's member list, by its peer address;
-// nil if it has none. The list is read through the leader.
-func member(ctx context.Context, cli *clientv3.Client, n targets.Node) (*clientv3.Member, error) {
-	ml, err := cli.MemberList(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range ml.Members {
-		if slices.Contains(m.PeerURLs, peerURL(n.Container.Name)) {
-			return (*clientv3.Member)(m), nil
+// initialCluster is the --initial-cluster of a member joining members:
+// each by its name and peer address. A member added and not yet started
+// has no name: its name is its peer address's host (command).
+func initialCluster(members []*etcdserverpb.Member) string {
+	var out []string
+	for _, m := range members {
+		for _, u := range m.PeerURLs {
+			name := m.Name
+			if name == "" {
+				if pu, err := url.Parse(u); err == nil {
+					name = pu.Hostname()
+				}
+			}
+			out = append(out, name+"="+u)
 		}
 	}
-	return nil, nil
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }
 
 // Joined waits until n answers as a started member of the cluster (one
@@ -77,7 +97,7 @@ func member(ctx context.Context, cli *clientv3.Client, n targets.Node) (*clientv
 // the note, so that a later restart keeps the data n has now: a member
 // that joined and then lost its data would rejoin with the same identity
 // and an empty log, which Raft does not allow for.
-func (Target) Joined(ctx context.Context, run *containers.Run, n targets.Node) error {
+func (Target) Joined(ctx context.Context, run *containers.Run, _ []targets.Node, n targets.Node) error {
 	for {
 		_, errs := ask(ctx, []targets.Node{n}, func(ctx context.Context, cli *clientv3.Client) (bool, error) {
 			m, err := member(ctx, cli, n)
@@ -116,4 +136,19 @@ func viaOthers(ctx context.Context, nodes []targets.Node, n targets.Node, f func
 		errs = append(errs, err[0])
 	}
 	return "", errors.Join(errs...)
+}
+
+// member is n's entry in the cluster's member list, by its peer address;
+// nil if it has none. The list is read through the leader.
+func member(ctx context.Context, cli *clientv3.Client, n targets.Node) (*etcdserverpb.Member, error) {
+	ml, err := cli.MemberList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ml.Members {
+		if slices.Contains(m.PeerURLs, peerURL(n.Container.Name)) {
+			return m, nil
+		}
+	}
+	return nil, nil
 }

@@ -8,12 +8,26 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/targets"
 )
+
+// A member joining names every member, by name and peer address; one
+// added and not started yet is named after its address's host.
+func TestInitialCluster(t *testing.T) {
+	got := initialCluster([]*etcdserverpb.Member{
+		{Name: "n2", PeerURLs: []string{"http://n2:2380"}},
+		{PeerURLs: []string{"http://n3:2380"}},
+		{Name: "n1", PeerURLs: []string{"http://n1:2380"}},
+	})
+	if want := "n1=http://n1:2380,n2=http://n2:2380,n3=http://n3:2380"; got != want {
+		t.Errorf("initialCluster = %q, want %q", got, want)
+	}
+}
 
 // TestReplaceMember replaces a member of a real 3-member cluster as the
 // remove-member fault does: n3, killed, is removed (the cluster then lists
@@ -81,7 +95,7 @@ func TestReplaceMember(t *testing.T) {
 	if n3.Container, err = run.Restart(ctx, n3.Container); err != nil {
 		t.Fatal(err)
 	}
-	if err := (Target{}).Joined(ctx, run, n3); err != nil {
+	if err := (Target{}).Joined(ctx, run, nodes[:2], n3); err != nil {
 		t.Fatal(err)
 	}
 	names, after := members()
@@ -104,7 +118,7 @@ func TestReplaceMember(t *testing.T) {
 	if n3.Container, err = run.Restart(ctx, n3.Container); err != nil {
 		t.Fatal(err)
 	}
-	if err := (Target{}).Joined(ctx, run, n3); err != nil {
+	if err := (Target{}).Joined(ctx, run, nodes[:2], n3); err != nil {
 		t.Fatal(err)
 	}
 	if _, ids := members(); ids["n3"] != after["n3"] {

@@ -79,6 +79,18 @@ func (Target) CheckSpec(s targets.Spec) error {
 	if _, err := Releases.Suite(s.Version); err != nil {
 		return &targets.SpecError{Field: "version", Err: err}
 	}
+	if s.Config["reconfigEnabled"] == "true" && strings.HasPrefix(s.Version, "3.4.") {
+		return &targets.SpecError{Field: "config.reconfigEnabled", Err: fmt.Errorf("ZooKeeper %s has no dynamic reconfiguration (3.5 and later)", s.Version)}
+	}
+	return nil
+}
+
+// ChangesMembers refuses a membership change unless the servers run with
+// dynamic reconfiguration, which a plan turns on.
+func (Target) ChangesMembers(s targets.Spec) error {
+	if s.Config["reconfigEnabled"] != "true" {
+		return &targets.SpecError{Field: "config.reconfigEnabled", Err: errors.New(`membership changes need "true": ZooKeeper's dynamic reconfiguration`)}
+	}
 	return nil
 }
 
@@ -91,6 +103,7 @@ var settings = []string{
 	"syncEnabled", "fsync.warningthresholdms", "snapSizeLimitInKb", "txnLogSizeLimitInKb",
 	"commitLogCount", "connectToLearnerMasterLimit", "localSessionsEnabled",
 	"localSessionsUpgradingEnabled", "maxCnxns", "electionPortBindRetry", "snapshot.trust.empty",
+	"reconfigEnabled",
 }
 
 // Config is the zoo.cfg settings the servers run with. Short ticks make
@@ -119,7 +132,7 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 		c, err := run.Start(ctx, containers.Spec{
 			Name: name, Role: "node", Image: spec.Image,
 			Cmd: command, DataDir: dataDir,
-			Env: []string{"ZK_MYID=" + strconv.Itoa(i+1), "ZK_CFG=" + config(spec.Nodes, cfg)},
+			Env: []string{"ZK_MYID=" + strconv.Itoa(i+1), "ZK_CFG=" + config(spec.Nodes, cfg), "ZK_JVMFLAGS=" + jvmFlags(cfg)},
 		})
 		nodes[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}
 		return err
@@ -187,10 +200,21 @@ mkdir -p ` + dataDir + `
 echo "$ZK_MYID" > ` + dataDir + `/myid
 printf '%s' "$ZK_CFG" > /etc/zookeeper/chaos.cfg
 while [ ! -e ` + startedMark + ` ]; do sleep 0.1; done
-exec java -Xms64m -Xmx256m -XX:+UseSerialGC \
+exec java $ZK_JVMFLAGS -Xms64m -Xmx256m -XX:+UseSerialGC \
 	-Dzookeeper.root.logger=INFO,CONSOLE \
 	-cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar \
 	org.apache.zookeeper.server.quorum.QuorumPeerMain /etc/zookeeper/chaos.cfg`}
+
+// jvmFlags are the JVM's flags beyond the fixed ones: with dynamic
+// reconfiguration, ACLs are not checked, so that the harness's session
+// may reconfigure the ensemble without a superuser (the workloads set no
+// ACLs).
+func jvmFlags(cfg map[string]string) string {
+	if cfg["reconfigEnabled"] == "true" {
+		return "-Dzookeeper.skipACL=yes"
+	}
+	return ""
+}
 
 // ready checks that every server serves, as leader or follower (not
 // standalone), and that exactly one of them leads.

@@ -1,0 +1,149 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/targets"
+)
+
+// RemoveMember takes server n out of the ensemble by dynamic
+// reconfiguration (ZooKeeper 3.5 and later, `reconfigEnabled`), asking
+// the other servers in turn: an incremental reconfig that leaves n. A
+// server the configuration no longer lists is removed already.
+func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.Node) (string, error) {
+	id := serverID(n)
+	return viaOthers(ctx, nodes, n, func(c *zk.Conn) (string, error) {
+		if listed, err := inConfig(c, id); err != nil || !listed {
+			return "not in the configuration (removed already)", err
+		}
+		if _, err := c.IncrementalReconfig(nil, []string{strconv.Itoa(id)}, -1); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("removed server.%d", id), nil
+	})
+}
+
+// AddMember has nothing to do before n starts: ZooKeeper adds a server
+// that runs, which a reconfig proposing it brings into the ensemble
+// (Joined). Proposed while it is down, the new configuration would need
+// a quorum of its own that counts n, and wait for it.
+func (Target) AddMember(context.Context, *containers.Run, []targets.Node, targets.Node) (string, error) {
+	return "to be added once it runs", nil
+}
+
+// Joined adds server n, which runs again, back to the ensemble by an
+// incremental reconfig that joins it as a participant, asking the other
+// servers in turn, and waits until it serves as leader or follower. Its
+// data is kept: the leader brings it up to date.
+func (Target) Joined(ctx context.Context, _ *containers.Run, nodes []targets.Node, n targets.Node) error {
+	id := serverID(n)
+	for {
+		_, err := viaOthers(ctx, nodes, n, func(c *zk.Conn) (string, error) {
+			if listed, err := inConfig(c, id); err != nil || listed {
+				return "", err
+			}
+			_, err := c.IncrementalReconfig([]string{serverLine(id) + ";" + strconv.Itoa(ClientPort)}, nil, -1)
+			return "", err
+		})
+		if err == nil {
+			var sts []status
+			var errs []error
+			if sts, errs = ask(ctx, []targets.Node{n}); errs[0] == nil && (sts[0].mode == "leader" || sts[0].mode == "follower") {
+				return nil
+			}
+			err = errs[0]
+			if err == nil {
+				err = fmt.Errorf("in mode %s", sts[0].mode)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not join: %w", n.Container.Name, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// serverID is the server's id in the configuration: n3 is server.3.
+func serverID(n targets.Node) int {
+	id, _ := strconv.Atoi(strings.TrimPrefix(n.Container.Name, "n"))
+	return id
+}
+
+// serverLine is server id's entry in the configuration.
+func serverLine(id int) string {
+	return fmt.Sprintf("server.%d=n%d:%d:%d:participant", id, id, QuorumPort, ElectionPort)
+}
+
+// inConfig says whether the ensemble's configuration, as the server c is
+// connected to has it, lists server id.
+func inConfig(c *zk.Conn, id int) (bool, error) {
+	if _, err := c.Sync("/zookeeper/config"); err != nil { // the read below is then as of the leader's
+		return false, err
+	}
+	cfg, _, err := c.Get("/zookeeper/config")
+	if err != nil {
+		return false, err
+	}
+	for line := range strings.Lines(string(cfg)) {
+		if strings.HasPrefix(line, fmt.Sprintf("server.%d=", id)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// viaOthers runs f with a session on each server but n in turn, until one
+// answers, each within a few seconds.
+func viaOthers(ctx context.Context, nodes []targets.Node, n targets.Node, f func(*zk.Conn) (string, error)) (string, error) {
+	var errs []error
+	for _, o := range nodes {
+		if o.Container.Name == n.Container.Name {
+			continue
+		}
+		res, err := withSession(ctx, o, f)
+		if err == nil {
+			return res, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", o.Container.Name, err))
+	}
+	return "", errors.Join(errs...)
+}
+
+// withSession runs f with a session on node o, giving up after 3 s.
+func withSession(ctx context.Context, o targets.Node, f func(*zk.Conn) (string, error)) (string, error) {
+	c, _, err := zk.Connect([]string{net.JoinHostPort(o.Container.IP, strconv.Itoa(ClientPort))}, 4*time.Second,
+		zk.WithLogger(log.New(io.Discard, "", 0)))
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	type result struct {
+		s   string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := f(c)
+		done <- result{s, err}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
