@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -84,29 +83,40 @@ func (RemoveMember) Start(ctx context.Context, w *World, f plans.Fault, rng *ran
 	return Injected{Targets: targets, State: st}, nil
 }
 
-// Stop adds each removed victim back as a new member, trying until ctx
-// ends, then releases the victims as a kill's heal does. The restart that
-// brings a removed victim back, this heal's or a later kill's, holds it
-// against other faults' kills until it has joined: killed while joining
-// it would only join again, but killed between its join and the harness's
-// learning of it, it would come back wiped under the identity it had just
-// taken.
+// Stop releases the victims as a kill's heal does; the restart that
+// brings a removed victim back, this heal's or a later kill's, adds it
+// back to the cluster as the cluster is at that moment (another member
+// may have left meanwhile), trying until ctx ends, and holds it against
+// other faults' kills until it has joined: killed while joining it would
+// only join again, but killed between its join and the harness's learning
+// of it, an etcd member would come back wiped under the identity it had
+// just taken.
 func (RemoveMember) Stop(ctx context.Context, w *World, in Injected) error {
 	st := in.State.(memberState)
 	if st.held.State == nil {
 		return nil // nobody was hit
 	}
-	var errs []error
 	for _, v := range st.removed {
-		menv := w.Env.(MemberEnv) // Start removed none without one
-		if _, err := retry(ctx, func(ctx context.Context) (string, error) { return menv.AddMember(ctx, v) }); err != nil {
-			errs = append(errs, fmt.Errorf("add %s back to the cluster: %w", v.Name, err))
-			continue
-		}
-		w.awaitJoin(v, func(ctx context.Context) error { return menv.Joined(ctx, v) })
+		w.awaitRejoin(v, rejoin{w.Env.(MemberEnv), v}) // Start removed none without one
 	}
-	return errors.Join(append(errs, restartHeld(ctx, w, st.held))...)
+	return restartHeld(ctx, w, st.held)
 }
+
+// rejoin brings a removed node back through its env.
+type rejoin struct {
+	env MemberEnv
+	p   Process
+}
+
+func (r rejoin) Add(ctx context.Context) error {
+	_, err := retry(ctx, func(ctx context.Context) (string, error) { return r.env.AddMember(ctx, r.p) })
+	if err != nil {
+		return fmt.Errorf("add %s back to the cluster: %w", r.p.Name, err)
+	}
+	return nil
+}
+
+func (r rejoin) Joined(ctx context.Context) error { return r.env.Joined(ctx, r.p) }
 
 // retry runs f until it succeeds or ctx ends, a quarter second apart: a
 // membership change needs a leader and a quorum, which other faults may

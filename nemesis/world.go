@@ -63,9 +63,9 @@ type holds struct {
 	// rates are the caps on what a node sends, in bits a second, by the
 	// id of the bandwidth fault that holds each: the lowest is in force.
 	rates map[int]uint64
-	// join, if set, waits until the node, wiped and restarted, has joined
-	// its cluster as a new member (RemoveMember).
-	join func(context.Context) error
+	// rejoin, if set, is how the node, removed from its cluster, comes
+	// back at its next restart (RemoveMember).
+	rejoin Rejoin
 }
 
 // newID names one injected fault, for the ledger.
@@ -164,29 +164,41 @@ func (w *World) kill(ctx context.Context, p Process, id int) (held bool, note st
 	return true, "", err
 }
 
+// Rejoin is how a node removed from its cluster comes back: Add readies
+// the cluster before the node starts, Joined waits after, until the node
+// serves as a member.
+type Rejoin interface {
+	Add(ctx context.Context) error
+	Joined(ctx context.Context) error
+}
+
 // restart releases kill id's hold on p, and restarts p if no other kill
-// holds it down.
-// A node that must join its cluster anew (awaitJoin) is held, against
-// other faults, until it has.
+// holds it down. A node removed from its cluster (awaitRejoin) is added
+// back first, with the cluster as it is then, and held, against other
+// faults, until it has joined.
 func (w *World) restart(ctx context.Context, p Process, id int) error {
 	h := w.lock(p)
 	defer h.mu.Unlock()
 	return release(&h.killed, id, func() error {
+		if h.rejoin != nil {
+			if err := h.rejoin.Add(ctx); err != nil {
+				return err // still removed: down it stays, until a later heal adds it
+			}
+		}
 		err := w.Restart(ctx, p)
 		w.restarts.Add(1)
-		if err == nil && h.join != nil {
-			if err = h.join(ctx); err == nil {
-				h.join = nil
+		if err == nil && h.rejoin != nil {
+			if err = h.rejoin.Joined(ctx); err == nil {
+				h.rejoin = nil
 			}
 		}
 		return err
 	})
 }
 
-// awaitJoin has the restart that brings p back wait, holding p, until
-// join says p has joined its cluster as a new member.
-func (w *World) awaitJoin(p Process, join func(context.Context) error) {
+// awaitRejoin has the restart that brings p back rejoin it to its cluster.
+func (w *World) awaitRejoin(p Process, r Rejoin) {
 	h := w.lock(p)
 	defer h.mu.Unlock()
-	h.join = join
+	h.rejoin = r
 }
