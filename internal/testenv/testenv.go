@@ -237,3 +237,21 @@ func WaitStopped(t testing.TB, cli *client.Client, c containers.Container) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Eventually runs change until it succeeds, a quarter second apart, and
+// logs what it says; t fails with its last error once ctx ends. Membership
+// changes need it: a cluster refuses them for a while after any change.
+func Eventually(ctx context.Context, t testing.TB, change func() (string, error)) {
+	t.Helper()
+	for {
+		note, err := change()
+		if err == nil {
+			t.Log(note)
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}

@@ -69,28 +69,14 @@ func TestReplaceMember(t *testing.T) {
 	// etcd refuses a change within 5 s of a member's start or of another
 	// change (its leader must have seen the others healthy that long):
 	// the fault tries again too.
-	retry := func(change func() (string, error)) {
-		t.Helper()
-		for {
-			note, err := change()
-			if err == nil {
-				t.Logf("n3: %s", note)
-				return
-			}
-			if ctx.Err() != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-	}
-	retry(func() (string, error) { return Target{}.RemoveMember(ctx, nodes[:2], n3) })
+	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.RemoveMember(ctx, nodes[:2], n3) })
 	if names, _ := members(); !slices.Equal(names, []string{"n1", "n2"}) {
 		t.Fatalf("members after the removal: %q", names)
 	}
 	if _, err := client(nodes[0]).Put(ctx, "while-out", "v"); err != nil {
 		t.Fatal(err)
 	}
-	retry(func() (string, error) { return Target{}.AddMember(ctx, run, nodes[:2], n3) })
+	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.AddMember(ctx, run, nodes[:2], n3) })
 	var err error
 	if n3.Container, err = run.Restart(ctx, n3.Container); err != nil {
 		t.Fatal(err)

@@ -57,26 +57,12 @@ func TestReconfigureMember(t *testing.T) {
 	if got := servers(); got != "1,2,3" {
 		t.Fatalf("servers at the start: %s", got)
 	}
-	retry := func(change func() (string, error)) {
-		t.Helper()
-		for {
-			note, err := change()
-			if err == nil {
-				t.Logf("n3: %s", note)
-				return
-			}
-			if ctx.Err() != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-	}
 	n3 := nodes[2]
 	if err := run.Signal(ctx, n3.Container, "KILL"); err != nil {
 		t.Fatal(err)
 	}
 	run.Wait(ctx, n3.Container) // exits 137, an error
-	retry(func() (string, error) { return Target{}.RemoveMember(ctx, nodes[:2], n3) })
+	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.RemoveMember(ctx, nodes[:2], n3) })
 	if got := servers(); got != "1,2" {
 		t.Fatalf("servers after the removal: %s", got)
 	}
@@ -85,7 +71,7 @@ func TestReconfigureMember(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	retry(func() (string, error) { return Target{}.AddMember(ctx, run, nodes[:2], n3) })
+	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.AddMember(ctx, run, nodes[:2], n3) })
 	if n3.Container, err = run.Restart(ctx, n3.Container); err != nil {
 		t.Fatal(err)
 	}
