@@ -328,13 +328,23 @@ func Clean(ctx context.Context, cli *client.Client, runID string) (int, error) {
 }
 
 // removeNetwork retries briefly: the engine may still be detaching the
-// endpoints of containers it has just removed.
+// endpoints of containers it has just removed. Halfway it disconnects, by
+// force, the endpoints the network still lists: a run killed while the
+// engine was starting a container can leave an endpoint whose container is
+// gone, and the engine refuses to remove a network with endpoints.
 func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 	var err error
 	for try := 0; try < 10; try++ {
 		err = cli.NetworkRemove(ctx, id)
 		if err == nil || client.IsErrNotFound(err) {
 			return nil
+		}
+		if try == 5 {
+			if nw, ierr := cli.NetworkInspect(ctx, id, network.InspectOptions{}); ierr == nil {
+				for endpoint := range nw.Containers {
+					cli.NetworkDisconnect(ctx, id, endpoint, true)
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():

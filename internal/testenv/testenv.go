@@ -27,7 +27,8 @@ import (
 	"github.com/chaos-testing/chaos/workloads/register"
 )
 
-// Docker skips t under -short, or when no Docker Engine answers, and
+// Docker skips t under -short, or when no Docker Engine answers (fails it
+// then if CHAOS_REQUIRE_DOCKER is set, as scripts/test sets it), and
 // otherwise returns a client of the engine.
 func Docker(t testing.TB) *client.Client {
 	t.Helper()
@@ -39,6 +40,9 @@ func Docker(t testing.TB) *client.Client {
 		_, err = cli.Ping(context.Background())
 	}
 	if err != nil {
+		if os.Getenv("CHAOS_REQUIRE_DOCKER") != "" {
+			t.Fatalf("no Docker Engine, and CHAOS_REQUIRE_DOCKER is set (scripts/test): %v", err)
+		}
 		t.Skipf("no Docker Engine: %v", err)
 	}
 	return cli
