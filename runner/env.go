@@ -139,13 +139,24 @@ func (e *faultEnv) AddMember(ctx context.Context, p nemesis.Process) (string, er
 	return m.AddMember(ctx, e.run, e.dataServers(true), n)
 }
 
-// Joined waits until node p, restarted after AddMember, has joined.
+// Joined waits until node p, restarted after AddMember, has joined. A node
+// that exits before it has joined (containers.ErrNotRunning) is started
+// again, until ctx ends: an etcd member that asked a peer which had not
+// yet applied its MemberAdd learns a membership without itself and stops.
 func (e *faultEnv) Joined(ctx context.Context, p nemesis.Process) error {
-	m, n, err := e.membered(p)
-	if err != nil {
-		return err
+	for {
+		m, n, err := e.membered(p)
+		if err != nil {
+			return err
+		}
+		err = m.Joined(ctx, e.run, e.dataServers(true), n)
+		if !errors.Is(err, containers.ErrNotRunning) || ctx.Err() != nil {
+			return err
+		}
+		if err := e.Restart(ctx, p); err != nil {
+			return err
+		}
 	}
-	return m.Joined(ctx, e.run, e.dataServers(true), n)
 }
 
 // membered is the target as a targets.Membered, and p as its node.

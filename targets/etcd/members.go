@@ -96,7 +96,8 @@ func initialCluster(members []*etcdserverpb.Member) string {
 // that published its name) and serves a linearizable read, then removes
 // the note, so that a later restart keeps the data n has now: a member
 // that joined and then lost its data would rejoin with the same identity
-// and an empty log, which Raft does not allow for.
+// and an empty log, which Raft does not allow for. If n stops first, it
+// says so (containers.ErrNotRunning), for the caller to start it again.
 func (Target) Joined(ctx context.Context, run *containers.Run, _ []targets.Node, n targets.Node) error {
 	for {
 		_, errs := ask(ctx, []targets.Node{n}, func(ctx context.Context, cli *clientv3.Client) (bool, error) {
@@ -113,6 +114,9 @@ func (Target) Joined(ctx context.Context, run *containers.Run, _ []targets.Node,
 		if errs[0] == nil {
 			_, err := run.Exec(ctx, n.Container, "rm", "-f", rejoinNote)
 			return err
+		}
+		if !run.Running(ctx, n.Container) {
+			return fmt.Errorf("%s stopped before it joined (see its log): %w", n.Container.Name, containers.ErrNotRunning)
 		}
 		select {
 		case <-ctx.Done():
