@@ -125,7 +125,7 @@ var settings = map[string]string{
 // the target's own (NATS's defaults).
 func (Target) Config(s targets.Spec) (map[string]string, error) {
 	return targets.Settings(nil, s.Config, slices.Sorted(maps.Keys(settings)),
-		[]string{"server_name", "listen", "http", "store_dir", "cluster", "routes", "jetstream"})
+		[]string{"server_name", "listen", "http", "store_dir", "cluster", "routes", "jetstream", "accounts", "system_account"})
 }
 
 // Start runs one server per node and returns once every one of them has
@@ -176,6 +176,7 @@ func config(name string, n int, cfg map[string]string) string {
 		"server_name: " + name,
 		fmt.Sprintf("listen: 0.0.0.0:%d", ClientPort),
 		fmt.Sprintf("http: 0.0.0.0:%d", MonitorPort),
+		fmt.Sprintf("accounts { $SYS { users: [{user: %s, password: %s}] } }", sysUser, sysPassword),
 	}, blocks[""]...)
 	lines = append(lines, "jetstream {", "  store_dir: "+storeDir)
 	for _, l := range blocks["jetstream"] {
@@ -202,7 +203,11 @@ exec nats-server -c /etc/nats.conf`}
 // with streams asked, each stream's group.
 type jsz struct {
 	Meta *struct {
-		Leader string `json:"leader"`
+		Leader   string `json:"leader"`
+		Replicas []struct {
+			Name    string `json:"name"`
+			Current bool   `json:"current"`
+		} `json:"replicas"` // the leader's view of the others
 	} `json:"meta_cluster"`
 	Accounts []struct {
 		Streams []struct {
