@@ -32,6 +32,9 @@ func TestFaultChecks(t *testing.T) {
 		{plans.Fault{Kind: "remove-member", Target: "nodes", Count: 2}, "count"},
 		{plans.Fault{Kind: "remove-member", Target: "clients", Count: 1}, "target"},
 		{plans.Fault{Kind: "combined", Spec: &CombinedParams{Kinds: []string{"kill", "power-loss"}}}, "kinds"},
+		{plans.Fault{Kind: "partition", Target: "holder", Spec: &PartitionParams{Shape: "halves"}}, "target"},
+		{plans.Fault{Kind: "partition", Target: "clients", Spec: &PartitionParams{Shape: "isolate-one"}}, "target"},
+		{plans.Fault{Kind: "partition", Target: "holder", Count: 2, Spec: &PartitionParams{Shape: "isolate-one"}}, "target"},
 	}
 	check := func(f plans.Fault) (*plans.Plan, error) {
 		p := &plans.Plan{File: "p.yaml", Target: plans.Target{Nodes: 3}, Nemesis: []plans.Fault{f}}
@@ -51,6 +54,7 @@ func TestFaultChecks(t *testing.T) {
 		{Kind: "bandwidth", Target: "nodes", Spec: &BandwidthParams{Rate: "10kbit"}},
 		{Kind: "remove-member", Target: "leader", Count: 1},
 		{Kind: "combined", Spec: &CombinedParams{}},
+		{Kind: "partition", Target: "holder", Count: 1, Spec: &PartitionParams{Shape: "isolate-one", OneWay: true}},
 	}
 	for _, f := range good {
 		p, err := check(f)

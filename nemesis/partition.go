@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/plans"
@@ -19,8 +20,10 @@ func init() { Nemeses.Register("partition", Partition{}) }
 // its own (chainState): partitions in force at once cut the union of
 // their cuts, and a heal removes its own chain alone. Clients keep
 // reaching the node they are bound to: a partition splits the cluster,
-// not a client from its node. For the isolate shapes, a fault's count is
-// how many servers the isolated side holds (default 1).
+// not a client from its node, but for the one partition that cuts a
+// client off: isolate-one with target holder, which isolates the client
+// holding the lock from every node. For the isolate shapes, a fault's
+// count is how many servers the isolated side holds (default 1).
 type Partition struct{}
 
 // PartitionParams are a partition's own fields.
@@ -59,6 +62,12 @@ func (Partition) CheckFault(p *plans.Plan, i int) error {
 	if f.Spec.(*PartitionParams).OneWay && !strings.HasPrefix(shape, "isolate-") {
 		return p.Errorf(plans.FaultField(i, "one_way"), "a %s partition has no side cut off: only the isolate shapes cut one way", shape)
 	}
+	if f.Target != "" {
+		if f.Target != "holder" || shape != "isolate-one" || f.Count > 1 {
+			return p.Errorf(plans.FaultField(i, "target"), "%q: a partition targets nodes (no target), or the holder alone with shape isolate-one", f.Target)
+		}
+		least = 1
+	}
 	if p.Target.Nodes < least {
 		return p.Errorf(plans.FaultField(i, "shape"), "%s needs at least %d nodes; the target has %d", shape, least, p.Target.Nodes)
 	}
@@ -80,9 +89,46 @@ func (Partition) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.R
 		}
 		isolated = isolate(nodes, ls[0], f.Count, rng)
 	case "isolate-one":
+		if f.Target == "holder" {
+			return cutHolder(ctx, w, f, rng, nodes)
+		}
 		servers := slices.DeleteFunc(slices.Clone(nodes), func(p Process) bool { return p.Kind != "" })
 		isolated = isolate(nodes, servers[rng.IntN(len(servers))], f.Count, rng)
 	}
+	return cutOff(ctx, w, f, rng, nodes, isolated)
+}
+
+// cutHolder cuts the client holding the lock off from every node. As with
+// pauseHolders, the client picked may release in the moment before its
+// cut lands (tens of milliseconds): once the rules are in and what it
+// wrote has been read, a cut that caught no holder is lifted at once and
+// a holder is picked again, until one is caught or ctx ends.
+func cutHolder(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand, nodes []Process) (Injected, error) {
+	for {
+		hs := pickVictims(ctx, w, f, rng)
+		if len(hs) == 0 {
+			return Injected{}, nil // nobody held the lock
+		}
+		all := append(slices.Clone(nodes), hs[0])
+		slices.SortFunc(all, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
+		in, err := cutOff(ctx, w, f, rng, all, []string{hs[0].Name})
+		if err != nil {
+			return in, err // Stop removes what went in
+		}
+		time.Sleep(followLag)
+		if slices.Contains(names(w.Candidates(ctx, "holder")), hs[0].Name) {
+			return in, nil
+		}
+		if err := in.State.(chainState).remove(context.WithoutCancel(ctx), w); err != nil || ctx.Err() != nil {
+			return Injected{}, err
+		}
+	}
+}
+
+// cutOff installs the partition of f's shape among nodes, with isolated
+// the side an isolate shape cuts off.
+func cutOff(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand, nodes []Process, isolated []string) (Injected, error) {
+	shape := f.Spec.(*PartitionParams).Shape
 	grudge := Grudge(shape, names(nodes), isolated, rng)
 	if f.Spec.(*PartitionParams).OneWay {
 		grudge = oneWay(grudge, isolated)
