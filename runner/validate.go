@@ -118,6 +118,9 @@ func checkMembership(p *plans.Plan, i int, n nemesis.Nemesis) error {
 		}
 		return p.Errorf(plans.FaultField(i, "kind"), "%v", err)
 	}
+	if d, ok := t.(targets.RejoinDelayed); ok && p.Nemesis[i].Duration.Duration < d.RejoinAfter() {
+		return p.Errorf(plans.FaultField(i, "duration"), "%s: a removed %s member can rejoin only %s after its removal", p.Nemesis[i].Duration, p.Target.Kind, d.RejoinAfter())
+	}
 	return nil
 }
 

@@ -183,6 +183,13 @@ func TestValidateErrors(t *testing.T) {
 			contains: []string{"remove-member: target redis cannot change its members here"},
 		},
 		{
+			name: "a removal shorter than the target's wait before a removed member may rejoin",
+			yaml: validateEdit(t, "  kind: redis", "  kind: nats", "  kind: redlock", "  kind: nats-lock",
+				"  - kind: pause", "  - kind: remove-member", "    target: holder", "    target: nodes"),
+			line:     validateLine(t, "    duration: 1s"),
+			contains: []string{"nemesis[0].duration: 1s: a removed nats member can rejoin only 5m0s after its removal"},
+		},
+		{
 			name:     "a disk fault on a target without a data directory",
 			yaml:     validateEdit(t, "  - kind: pause", "  - kind: power-loss", "    target: holder", "    target: nodes"),
 			line:     validateLine(t, "  - kind: pause"),

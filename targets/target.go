@@ -90,6 +90,13 @@ type Membered interface {
 	Joined(ctx context.Context, run *containers.Run, nodes []Node, n Node) error
 }
 
+// RejoinDelayed is a Membered target whose removed member can come back
+// only some time after its removal (a NATS meta leader refuses a removed
+// server for 5 minutes): a removal must last at least that long.
+type RejoinDelayed interface {
+	RejoinAfter() time.Duration
+}
+
 // Disked is a target whose data servers keep their data in a directory of
 // their own (containers.Spec.DataDir), which disk faults act on.
 type Disked interface {

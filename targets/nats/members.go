@@ -38,6 +38,13 @@ func (Target) ChangesMembers(s targets.Spec) error {
 	return nil
 }
 
+// RejoinAfter is how long a removed server stays refused: a meta leader
+// that applied the removal adds the server back only once 5 minutes have
+// passed (peerRemoveTimeout in the server's raft.go, v2.10.28 and v2.11.2
+// on); a leader elected since, that restarted after the removal, may
+// take it back sooner.
+func (Target) RejoinAfter() time.Duration { return 5 * time.Minute }
+
 // RemoveMember takes server n, which is down, out of JetStream's meta
 // group ($JS.API.SERVER.REMOVE, `nats server raft peer-remove`), asking
 // the other servers in turn. Its streams' replicas on n are dropped with
@@ -63,7 +70,8 @@ func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.
 }
 
 // AddMember has nothing to do: a removed server that starts again is
-// added back to the meta group by the leader, with the data it kept.
+// added back to the meta group by the leader, with the data it kept,
+// once RejoinAfter has passed.
 func (Target) AddMember(context.Context, *containers.Run, []targets.Node, targets.Node) (string, error) {
 	return "rejoins by itself when it starts", nil
 }

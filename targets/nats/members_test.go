@@ -32,7 +32,9 @@ func TestChangesMembers(t *testing.T) {
 // counts n3 among its current replicas.
 func TestRemoveServer(t *testing.T) {
 	run, nodes := testenv.Cluster(t, Target{}, "", 3, "natsmember")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// n3 rejoins within seconds here, but may be refused for up to
+	// RejoinAfter.
+	ctx, cancel := context.WithTimeout(context.Background(), Target{}.RejoinAfter()+2*time.Minute)
 	defer cancel()
 	var urls []string
 	for _, n := range nodes {
