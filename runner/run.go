@@ -218,6 +218,9 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	defer cancel()
 	stopStatus := showStatus(o, env, sched, started)
 	err = sched.Run(limitCtx)
+	if changesMembers(p) && ctx.Err() == nil {
+		err = errors.Join(err, checkMembers(ctx, env, h))
+	}
 	if p.Recovery.Duration > 0 && ctx.Err() == nil {
 		// Every fault is healed; the clients go on, so that the history
 		// shows whether the system came back.

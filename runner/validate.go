@@ -146,11 +146,20 @@ func checkDisk(p *plans.Plan, i int, n nemesis.Nemesis) error {
 // usesDisks says whether the plan has a disk fault: only then do its
 // nodes get disks (package disks), which cost a little speed.
 func usesDisks(p *plans.Plan) bool {
+	return hasFault(p, func(n nemesis.Nemesis) bool { _, ok := n.(nemesis.DiskFault); return ok })
+}
+
+// changesMembers says whether the plan has a fault that changes the
+// cluster's members: only then is its membership checked at the end.
+func changesMembers(p *plans.Plan) bool {
+	return hasFault(p, func(n nemesis.Nemesis) bool { _, ok := n.(interface{ Membership() }); return ok })
+}
+
+// hasFault says whether one of the plan's faults is of a kind that is says yes to.
+func hasFault(p *plans.Plan, is func(nemesis.Nemesis) bool) bool {
 	for _, f := range p.Nemesis {
-		if n, ok := nemesis.Nemeses.Lookup(f.Kind); ok {
-			if _, ok := n.(nemesis.DiskFault); ok {
-				return true
-			}
+		if n, ok := nemesis.Nemeses.Lookup(f.Kind); ok && is(n) {
+			return true
 		}
 	}
 	return false

@@ -88,6 +88,9 @@ type Membered interface {
 	// (ZooKeeper: adds it, asking the other nodes, now that it runs), and
 	// from then on has its restarts keep its data.
 	Joined(ctx context.Context, run *containers.Run, nodes []Node, n Node) error
+	// Members are the nodes, by container name, that the cluster counts
+	// as its members now.
+	Members(ctx context.Context, nodes []Node) ([]string, error)
 }
 
 // RejoinDelayed is a Membered target whose removed member can come back

@@ -73,6 +73,9 @@ func TestReplaceMember(t *testing.T) {
 	if names, _ := members(); !slices.Equal(names, []string{"n1", "n2"}) {
 		t.Fatalf("members after the removal: %q", names)
 	}
+	if names, err := (Target{}).Members(ctx, nodes); err != nil || !slices.Equal(names, []string{"n1", "n2"}) {
+		t.Errorf("Members after the removal: %q, %v", names, err)
+	}
 	if _, err := client(nodes[0]).Put(ctx, "while-out", "v"); err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +90,9 @@ func TestReplaceMember(t *testing.T) {
 	names, after := members()
 	if !slices.Equal(names, []string{"n1", "n2", "n3"}) || after["n3"] == before["n3"] {
 		t.Fatalf("members after the join: %q, n3 %x (was %x)", names, after["n3"], before["n3"])
+	}
+	if names, err := (Target{}).Members(ctx, nodes); err != nil || !slices.Equal(names, []string{"n1", "n2", "n3"}) {
+		t.Errorf("Members after the join: %q, %v", names, err)
 	}
 	get := func() {
 		r, err := client(n3).Get(ctx, "while-out", clientv3.WithSerializable())

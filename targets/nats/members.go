@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -157,4 +158,11 @@ func removeVia(ctx context.Context, o targets.Node, peer string) error {
 // others are nodes but n.
 func others(nodes []targets.Node, n targets.Node) []targets.Node {
 	return slices.DeleteFunc(slices.Clone(nodes), func(o targets.Node) bool { return o.Container.Name == n.Container.Name })
+}
+
+// Members are the servers in JetStream's meta group, as its leader sees
+// them, current or not.
+func (Target) Members(ctx context.Context, nodes []targets.Node) ([]string, error) {
+	group, err := metaGroup(ctx, nodes)
+	return slices.Sorted(maps.Keys(group)), err
 }

@@ -3,7 +3,6 @@ package nats
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -53,8 +52,8 @@ func TestRemoveServer(t *testing.T) {
 	group := func(want ...string) {
 		t.Helper()
 		testenv.Eventually(ctx, t, func() (string, error) {
-			g, err := metaGroup(ctx, nodes)
-			if got := slices.Sorted(maps.Keys(g)); err == nil && !slices.Equal(got, want) {
+			got, err := Target{}.Members(ctx, nodes)
+			if err == nil && !slices.Equal(got, want) {
 				err = fmt.Errorf("meta group %v, want %v", got, want)
 			}
 			return "", err

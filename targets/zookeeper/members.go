@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -146,4 +147,31 @@ func withSession(ctx context.Context, o targets.Node, f func(*zk.Conn) (string, 
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// Members are the servers the ensemble's configuration lists, as of its
+// leader, asking each server in turn until one answers.
+func (Target) Members(ctx context.Context, nodes []targets.Node) ([]string, error) {
+	var errs []error
+	for _, o := range nodes {
+		list, err := withSession(ctx, o, func(c *zk.Conn) (string, error) {
+			if _, err := c.Sync("/zookeeper/config"); err != nil {
+				return "", err
+			}
+			cfg, _, err := c.Get("/zookeeper/config")
+			var names []string
+			for line := range strings.Lines(string(cfg)) {
+				if id, _, ok := strings.Cut(strings.TrimPrefix(line, "server."), "="); ok && strings.HasPrefix(line, "server.") {
+					names = append(names, "n"+id)
+				}
+			}
+			slices.Sort(names)
+			return strings.Join(names, ","), err
+		})
+		if err == nil {
+			return strings.Split(list, ","), nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", o.Container.Name, err))
+	}
+	return nil, errors.Join(errs...)
 }

@@ -36,25 +36,13 @@ func TestReconfigureMember(t *testing.T) {
 	defer cancel()
 	servers := func() string {
 		t.Helper()
-		s, err := withSession(ctx, nodes[0], func(c *zk.Conn) (string, error) {
-			if _, err := c.Sync("/zookeeper/config"); err != nil {
-				return "", err
-			}
-			cfg, _, err := c.Get("/zookeeper/config")
-			var ids []string
-			for line := range strings.Lines(string(cfg)) {
-				if id, _, ok := strings.Cut(strings.TrimPrefix(line, "server."), "="); ok && strings.HasPrefix(line, "server.") {
-					ids = append(ids, id)
-				}
-			}
-			return strings.Join(ids, ","), err
-		})
+		names, err := Target{}.Members(ctx, nodes[:2])
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return strings.Join(names, ",")
 	}
-	if got := servers(); got != "1,2,3" {
+	if got := servers(); got != "n1,n2,n3" {
 		t.Fatalf("servers at the start: %s", got)
 	}
 	n3 := nodes[2]
@@ -63,7 +51,7 @@ func TestReconfigureMember(t *testing.T) {
 	}
 	run.Wait(ctx, n3.Container) // exits 137, an error
 	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.RemoveMember(ctx, nodes[:2], n3) })
-	if got := servers(); got != "1,2" {
+	if got := servers(); got != "n1,n2" {
 		t.Fatalf("servers after the removal: %s", got)
 	}
 	if _, err := withSession(ctx, nodes[0], func(c *zk.Conn) (string, error) {
@@ -78,7 +66,7 @@ func TestReconfigureMember(t *testing.T) {
 	if err := (Target{}).Joined(ctx, run, nodes[:2], n3); err != nil {
 		t.Fatal(err)
 	}
-	if got := servers(); got != "1,2,3" {
+	if got := servers(); got != "n1,n2,n3" {
 		t.Fatalf("servers after the join: %s", got)
 	}
 	c, _, err := zk.Connect([]string{net.JoinHostPort(n3.Container.IP, strconv.Itoa(ClientPort))}, 4*time.Second,
