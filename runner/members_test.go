@@ -19,7 +19,9 @@ type listsMembers struct {
 	members []string
 }
 
-func (l listsMembers) Members(context.Context, []targets.Node) ([]string, error) { return l.members, nil }
+func (l listsMembers) Members(context.Context, []targets.Node) ([]string, error) {
+	return l.members, nil
+}
 
 // TestCheckMembers: the end-of-run check records the members the cluster
 // lists, and fails a run whose cluster ended without one of the members
