@@ -80,3 +80,15 @@ func TestFaultChecks(t *testing.T) {
 		t.Errorf("8mbit is %d bit/s", got)
 	}
 }
+
+func TestPercent(t *testing.T) {
+	three := 3.0 // 3 × 0.05 computed at run time, as drawShare does: 0.15000000000000002
+	for _, c := range []struct {
+		p    float64
+		want string
+	}{{0.15, "15%"}, {three * 0.05, "15%"}, {1.0 / 3, "33.33%"}, {1, "100%"}, {0.001, "0.1%"}} {
+		if got := percent(c.p); got != c.want {
+			t.Errorf("percent(%v) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}

@@ -48,7 +48,7 @@ func (c corruptFate) fate(p nfqueue.Packet, rng *rand.Rand) fate {
 }
 
 func (c corruptFate) describe() string {
-	return fmt.Sprintf("gets %g%% of what reaches it with a bit flipped", 100*c.Probability)
+	return fmt.Sprintf("gets %s of what reaches it with a bit flipped", percent(c.Probability))
 }
 
 // Explore garbles 5% to 30% of what reaches one node or the leader.

@@ -37,7 +37,7 @@ func (d duplicateFate) fate(p nfqueue.Packet, rng *rand.Rand) fate {
 }
 
 func (d duplicateFate) describe() string {
-	return fmt.Sprintf("gets %g%% of what reaches it twice", 100*d.Probability)
+	return fmt.Sprintf("gets %s of what reaches it twice", percent(d.Probability))
 }
 
 // Explore duplicates 5% to 30% of what reaches one node or the leader.

@@ -32,6 +32,10 @@ func (Loss) NewParams() any { return &ShareParams{} }
 // CheckFault checks the role and the probability.
 func (Loss) CheckFault(p *plans.Plan, i int) error { return checkShare(p, i) }
 
+// percent renders a probability for the history: 0.15 as "15%", not as
+// the "15.000000000000002%" that 100*0.15 is in floating point.
+func percent(p float64) string { return fmt.Sprintf("%.4g%%", 100*p) }
+
 // checkShare checks a packet fault's role and its probability.
 func checkShare(p *plans.Plan, i int) error {
 	if err := checkRole(p, i, "nodes", "leader"); err != nil {
@@ -54,7 +58,7 @@ func (Loss) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) 
 	var targets []string
 	for _, v := range victims {
 		hit[v.Name] = true
-		targets = append(targets, fmt.Sprintf("%s drops %g%% of what reaches it", v.Name, 100*pr))
+		targets = append(targets, fmt.Sprintf("%s drops %s of what reaches it", v.Name, percent(pr)))
 	}
 	match := []string{"!", "-i", "lo", "-m", "statistic", "--mode", "random", "--probability", strconv.FormatFloat(pr, 'f', -1, 64)}
 	st := chainState{chain: fmt.Sprintf("chaos-loss-%d", w.newID()), nodes: victims,

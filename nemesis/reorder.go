@@ -63,7 +63,7 @@ func (r reorderFate) fate(_ nfqueue.Packet, rng *rand.Rand) fate {
 }
 
 func (r reorderFate) describe() string {
-	return fmt.Sprintf("holds %g%% of what reaches it back %s", 100*r.Probability, r.Gap)
+	return fmt.Sprintf("holds %s of what reaches it back %s", percent(r.Probability), r.Gap)
 }
 
 // Explore holds back 5% to 50% of what reaches one node or the leader,
