@@ -100,7 +100,7 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 		}
 	}
 	if err != nil {
-		return snap, err
+		return snap, fmt.Errorf("stream info: %w", err)
 	}
 	state := st.CachedInfo().State
 	vs := []int64{}
@@ -110,7 +110,7 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 	}
 	cons, err := s.js.OrderedConsumer(ctx, streamName, jetstream.OrderedConsumerConfig{})
 	if err != nil {
-		return snap, err
+		return snap, fmt.Errorf("ordered consumer: %w", err)
 	}
 	var holes seqRanges
 	next := state.FirstSeq // the stream sequence the read expects next
@@ -124,7 +124,7 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 		}
 		batch, err := cons.Fetch(fetchBatch, jetstream.FetchMaxWait(wait))
 		if err != nil {
-			return snap, err
+			return snap, fmt.Errorf("fetch after %d of the stream's %d messages: %w", len(vs), state.Msgs, err)
 		}
 		for m := range messagesUntil(ctx, batch.Messages()) {
 			md, err := m.Metadata()
