@@ -90,19 +90,28 @@ func serverLine(id int) string {
 // inConfig says whether the ensemble's configuration, as the server c is
 // connected to has it, lists server id.
 func inConfig(c *zk.Conn, id int) (bool, error) {
+	names, err := configServers(c)
+	return slices.Contains(names, "n"+strconv.Itoa(id)), err
+}
+
+// configServers are the servers the ensemble's configuration lists, as of
+// its leader, by node name (server.3 is n3), sorted.
+func configServers(c *zk.Conn) ([]string, error) {
 	if _, err := c.Sync("/zookeeper/config"); err != nil { // the read below is then as of the leader's
-		return false, err
+		return nil, err
 	}
 	cfg, _, err := c.Get("/zookeeper/config")
 	if err != nil {
-		return false, err
+		return nil, err
 	}
+	var names []string
 	for line := range strings.Lines(string(cfg)) {
-		if strings.HasPrefix(line, fmt.Sprintf("server.%d=", id)) {
-			return true, nil
+		if id, _, ok := strings.Cut(strings.TrimPrefix(line, "server."), "="); ok && strings.HasPrefix(line, "server.") {
+			names = append(names, "n"+id)
 		}
 	}
-	return false, nil
+	slices.Sort(names)
+	return names, nil
 }
 
 // viaOthers runs f with a session on each server but n in turn, until one
@@ -155,17 +164,7 @@ func (Target) Members(ctx context.Context, nodes []targets.Node) ([]string, erro
 	var errs []error
 	for _, o := range nodes {
 		list, err := withSession(ctx, o, func(c *zk.Conn) (string, error) {
-			if _, err := c.Sync("/zookeeper/config"); err != nil {
-				return "", err
-			}
-			cfg, _, err := c.Get("/zookeeper/config")
-			var names []string
-			for line := range strings.Lines(string(cfg)) {
-				if id, _, ok := strings.Cut(strings.TrimPrefix(line, "server."), "="); ok && strings.HasPrefix(line, "server.") {
-					names = append(names, "n"+id)
-				}
-			}
-			slices.Sort(names)
+			names, err := configServers(c)
 			return strings.Join(names, ","), err
 		})
 		if err == nil {
