@@ -129,7 +129,7 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 		for m := range messagesUntil(ctx, batch.Messages()) {
 			md, err := m.Metadata()
 			if err != nil {
-				return snap, err
+				return snap, fmt.Errorf("message metadata: %w", err)
 			}
 			seq := md.Sequence.Stream
 			v, err := unpad(m.Data())
@@ -159,7 +159,7 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 			return snap, fmt.Errorf("read %d of the stream's %d messages: %w", len(vs), state.Msgs, err)
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return snap, err
+			return snap, fmt.Errorf("fetch after %d of the stream's %d messages: %w", len(vs), state.Msgs, err)
 		}
 	}
 }
