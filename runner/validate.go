@@ -155,7 +155,7 @@ func changesMembers(p *plans.Plan) bool {
 	return hasFault(p, func(n nemesis.Nemesis) bool { _, ok := n.(interface{ Membership() }); return ok })
 }
 
-// hasFault says whether one of the plan's faults is of a kind that is says yes to.
+// hasFault says whether one of the plan's faults is of a kind that is accepts.
 func hasFault(p *plans.Plan, is func(nemesis.Nemesis) bool) bool {
 	for _, f := range p.Nemesis {
 		if n, ok := nemesis.Nemeses.Lookup(f.Kind); ok && is(n) {

@@ -158,30 +158,27 @@ func member(ctx context.Context, cli *clientv3.Client, n targets.Node) (*etcdser
 }
 
 // Members are the members the cluster lists (MemberList), named by the
-// host of their peer address, asking each node in turn until one answers.
+// host of their peer address, asking each node in turn until one answers
+// (viaOthers, with no node left out).
 func (Target) Members(ctx context.Context, nodes []targets.Node) ([]string, error) {
-	var errs []error
-	for _, o := range nodes {
-		names, err := ask(ctx, []targets.Node{o}, func(ctx context.Context, cli *clientv3.Client) ([]string, error) {
-			ml, err := cli.MemberList(ctx)
-			if err != nil {
-				return nil, err
-			}
-			var names []string
-			for _, m := range ml.Members {
-				for _, u := range m.PeerURLs {
-					if pu, err := url.Parse(u); err == nil {
-						names = append(names, pu.Hostname())
-					}
+	list, err := viaOthers(ctx, nodes, targets.Node{}, func(ctx context.Context, cli *clientv3.Client) (string, error) {
+		ml, err := cli.MemberList(ctx)
+		if err != nil {
+			return "", err
+		}
+		var names []string
+		for _, m := range ml.Members {
+			for _, u := range m.PeerURLs {
+				if pu, err := url.Parse(u); err == nil {
+					names = append(names, pu.Hostname())
 				}
 			}
-			slices.Sort(names)
-			return names, nil
-		})
-		if err[0] == nil {
-			return names[0], nil
 		}
-		errs = append(errs, err[0])
+		slices.Sort(names)
+		return strings.Join(names, ","), nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.Join(errs...)
+	return strings.Split(list, ","), nil
 }

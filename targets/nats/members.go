@@ -52,7 +52,8 @@ func (Target) RejoinAfter() time.Duration { return 5 * time.Minute }
 // it. A server the meta leader no longer lists is removed already: an
 // earlier try may have gone through unanswered.
 func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.Node) (string, error) {
-	group, err := metaGroup(ctx, others(nodes, n))
+	rest := others(nodes, n)
+	group, err := metaGroup(ctx, rest)
 	if err != nil {
 		return "", err
 	}
@@ -60,7 +61,7 @@ func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.
 		return "not in the meta group (removed already)", nil
 	}
 	var errs []error
-	for _, o := range others(nodes, n) {
+	for _, o := range rest {
 		if err := removeVia(ctx, o, n.Container.Name); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", o.Container.Name, err))
 			continue

@@ -159,18 +159,15 @@ func withSession(ctx context.Context, o targets.Node, f func(*zk.Conn) (string, 
 }
 
 // Members are the servers the ensemble's configuration lists, as of its
-// leader, asking each server in turn until one answers.
+// leader, asking each server in turn until one answers (viaOthers, with
+// no server left out).
 func (Target) Members(ctx context.Context, nodes []targets.Node) ([]string, error) {
-	var errs []error
-	for _, o := range nodes {
-		list, err := withSession(ctx, o, func(c *zk.Conn) (string, error) {
-			names, err := configServers(c)
-			return strings.Join(names, ","), err
-		})
-		if err == nil {
-			return strings.Split(list, ","), nil
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", o.Container.Name, err))
+	list, err := viaOthers(ctx, nodes, targets.Node{}, func(c *zk.Conn) (string, error) {
+		names, err := configServers(c)
+		return strings.Join(names, ","), err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.Join(errs...)
+	return strings.Split(list, ","), nil
 }
