@@ -19,12 +19,12 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("nats-stream", Workload{TargetKind: "nats", Open: openStream, Modules: []string{natsclient.Module}, Also: []string{"stream-order"}, Pads: true})
+	workloads.Workloads.Register("nats-stream", Workload{TargetKind: "nats", Open: openStream, Modules: []string{natsclient.Module}, Also: []string{"stream-order"}, Pads: true, Replicates: true})
 }
 
 const (
-	// streamName is the stream the clients publish to, replicated on
-	// every server of the cluster, on disk; subject is its one subject.
+	// streamName is the stream the clients publish to, on disk, on as
+	// many servers as the plan's replicas says; subject is its one subject.
 	streamName, subject = "CHAOS", "chaos.stream"
 	// fetchBatch is how many messages a final read asks for at a time.
 	fetchBatch = 1000
@@ -47,7 +47,11 @@ func openStream(ctx context.Context, cfg workloads.Config) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nats-stream: %w", err)
 	}
-	err = natsclient.Stream(ctx, js, jetstream.StreamConfig{Name: streamName, Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
+	replicas := cfg.Workload.Spec.(*Params).Replicas
+	if replicas == 0 {
+		replicas = len(cfg.Nodes)
+	}
+	err = natsclient.Stream(ctx, js, jetstream.StreamConfig{Name: streamName, Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: replicas})
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("nats-stream: %s: %w", cfg.Node(), err)

@@ -45,6 +45,25 @@ func TestPayloadRefused(t *testing.T) {
 	}
 }
 
+// TestReplicasRefused: replicas for a backend that does not replicate,
+// or more than the cluster's servers or the backend's limit, are refused
+// at the field; 3 of 5 is taken.
+func TestReplicasRefused(t *testing.T) {
+	for _, c := range []struct {
+		w               Workload
+		replicas, nodes int
+	}{{Workload{}, 3, 5}, {Workload{Replicates: true}, -1, 5}, {Workload{Replicates: true}, 4, 3}, {Workload{Replicates: true}, 6, 7}} {
+		p := &plans.Plan{File: "p.yaml", Target: plans.Target{Nodes: c.nodes}, Workload: plans.Workload{Kind: "some-set", Spec: &Params{Replicas: c.replicas}}}
+		if err := c.w.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "workload.replicas") {
+			t.Errorf("replicas %d of %d, replicates %v: %v; want an error at workload.replicas", c.replicas, c.nodes, c.w.Replicates, err)
+		}
+	}
+	p := &plans.Plan{File: "p.yaml", Target: plans.Target{Nodes: 5}, Workload: plans.Workload{Kind: "nats-stream", Spec: &Params{Replicas: 3}}}
+	if err := (Workload{Replicates: true}).CheckPlan(p); err != nil {
+		t.Errorf("replicas 3 of 5 on a backend that replicates: %v", err)
+	}
+}
+
 // TestSeqRanges: holes print as ranges, single numbers alone, empty ranges
 // left out.
 func TestSeqRanges(t *testing.T) {

@@ -61,6 +61,9 @@ type Workload struct {
 	Also []string
 	// Pads says the backend stores the filler a plan's payload asks for.
 	Pads bool
+	// Replicates says the backend keeps the set on as many servers as a
+	// plan's replicas asks for.
+	Replicates bool
 }
 
 // Checkers judge the adds against the final reads, and what the backend
@@ -90,7 +93,15 @@ type Params struct {
 	// more of a backend's files in a short run, as a corruption of older
 	// files (a stream's sealed message blocks) needs.
 	Payload int `yaml:"payload" json:"payload,omitempty"`
+	// Replicas is how many servers hold a copy of the set (0, the
+	// default: every server). Fewer than the cluster's servers leave
+	// room to move a copy when a server leaves the cluster.
+	Replicas int `yaml:"replicas" json:"replicas,omitempty"`
 }
+
+// maxReplicas is the most copies a replicated backend keeps (NATS
+// JetStream's limit).
+const maxReplicas = 5
 
 // NewParams makes Workload a plans.Parameterized.
 func (Workload) NewParams() any { return &Params{} }
@@ -100,6 +111,12 @@ func (w Workload) CheckPlan(p *plans.Plan) error {
 	ps := p.Workload.Spec.(*Params)
 	if ps.Payload != 0 && !w.Pads {
 		return p.Errorf("workload.payload", "%d: the %s workload's elements are numbers alone", ps.Payload, p.Workload.Kind)
+	}
+	if ps.Replicas != 0 && !w.Replicates {
+		return p.Errorf("workload.replicas", "%d: the %s workload's backend does not replicate the set", ps.Replicas, p.Workload.Kind)
+	}
+	if ps.Replicas < 0 || ps.Replicas > maxReplicas || p.Target.Nodes > 0 && ps.Replicas > p.Target.Nodes {
+		return p.Errorf("workload.replicas", "%d: expected 1 to %d servers, at most the cluster's (0: all)", ps.Replicas, maxReplicas)
 	}
 	if ps.Payload < 0 || ps.Payload > 1<<20 {
 		return p.Errorf("workload.payload", "%d: expected bytes per element, 0 to 1048576", ps.Payload)
