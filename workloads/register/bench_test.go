@@ -72,7 +72,7 @@ func bareLoop(b *testing.B, w register.Workload, config func(int) workloads.Conf
 			rng := rand.New(rand.NewPCG(uint64(i), 1))
 			clock := history.NewClock()
 			for ctx.Err() == nil {
-				key := register.Key(clock.Now(), rng, 5*time.Second, 3)
+				key := traffic.Key(clock.Now(), rng, 5*time.Second, 3)
 				octx, ocancel := context.WithTimeout(context.Background(), 2*time.Second)
 				switch r := rng.IntN(4); {
 				case r < 2:

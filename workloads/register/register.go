@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -116,13 +114,6 @@ func (w Workload) Target() string { return w.TargetKind }
 // Libraries are the backend's client libraries.
 func (w Workload) Libraries() []string { return w.Modules }
 
-// Key is the key a client works on at time now. Keys change every period,
-// so each key's history stays short enough to check quickly, while the
-// clients that share a period contend on the same few keys.
-func Key(now time.Duration, rng *rand.Rand, period time.Duration, perPeriod int) string {
-	return "r" + strconv.FormatInt(int64(now/period)*int64(perPeriod)+rng.Int64N(int64(perPeriod)), 10)
-}
-
 // Run issues reads, writes and cases as the plan's traffic asks (by
 // default half reads, as fast as answers come) until ctx ends.
 func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
@@ -145,7 +136,7 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 			if !ok {
 				return nil
 			}
-			key := Key(clock.Now(), rng, ps.KeyPeriod.Duration, ps.Keys)
+			key := traffic.Key(clock.Now(), rng, ps.KeyPeriod.Duration, ps.Keys)
 			var err error
 			switch kind {
 			case history.FRead:

@@ -7,6 +7,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -160,4 +161,11 @@ func (g *Generator) Next(ctx context.Context) (string, bool) {
 	r := g.rng.IntN(g.cum[len(g.cum)-1])
 	i, _ := slices.BinarySearch(g.cum, r+1)
 	return g.kinds[i], true
+}
+
+// Key is the key a client works on at time now. Keys change every period,
+// so each key's history stays short enough to check quickly, while the
+// clients that share a period contend on the same few keys.
+func Key(now time.Duration, rng *rand.Rand, period time.Duration, perPeriod int) string {
+	return "r" + strconv.FormatInt(int64(now/period)*int64(perPeriod)+rng.Int64N(int64(perPeriod)), 10)
 }
