@@ -30,6 +30,9 @@ const (
 	fetchBatch = 1000
 	// notFoundTries is how many answers must say the stream is gone.
 	notFoundTries = 3
+	// unservedPause is the wait before a fetch that nobody answered is
+	// made again.
+	unservedPause = 200 * time.Millisecond
 )
 
 // streamStore is a JetStream stream as a set: an add publishes a unique
@@ -78,7 +81,8 @@ func (s *streamStore) Add(ctx context.Context, v int64) (string, error) {
 // stream serves, in stream order, and starts over where it stopped when
 // one goes missing in delivery; so stream sequence numbers it skipped
 // before the last are messages the stream did not serve, holes the read
-// records (clients here never delete). A read that ends before the last
+// records (clients here never delete). A fetch that nobody answered is
+// made again, from where the last one stopped. A read that ends before the last
 // (a consumer on a lagging replica), or got fewer messages than the
 // stream counted without a hole, fails.
 func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
@@ -97,10 +101,8 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 			snap.Values = []int64{}
 			return snap, nil
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, time.Second) {
 			return snap, fmt.Errorf("stream %s not found, not yet for certain: %w", streamName, ctx.Err())
-		case <-time.After(time.Second):
 		}
 	}
 	if err != nil {
@@ -118,15 +120,25 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 	}
 	var holes seqRanges
 	next := state.FirstSeq // the stream sequence the read expects next
+	// unserved counts fetches that nobody answered: each fetch of an
+	// ordered consumer creates a server-side consumer anew from where the
+	// last left off, and after a server rejoined the cluster the new one
+	// was sometimes not served yet; the next fetch tries another.
+	unserved := 0
 	for {
 		wait := time.Second
 		if dl, ok := ctx.Deadline(); ok {
 			wait = min(wait, time.Until(dl))
 		}
 		if wait <= 0 {
-			return snap, fmt.Errorf("read %d of the stream's %d messages: %w", len(vs), state.Msgs, context.DeadlineExceeded)
+			return snap, fmt.Errorf("read %d of the stream's %d messages (%d fetches served by nobody): %w", len(vs), state.Msgs, unserved, context.DeadlineExceeded)
 		}
 		batch, err := cons.Fetch(fetchBatch, jetstream.FetchMaxWait(wait))
+		if errors.Is(err, nats.ErrNoResponders) {
+			unserved++
+			sleep(ctx, unservedPause)
+			continue
+		}
 		if err != nil {
 			return snap, fmt.Errorf("fetch after %d of the stream's %d messages: %w", len(vs), state.Msgs, err)
 		}
@@ -162,9 +174,24 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 		if err := ctx.Err(); err != nil {
 			return snap, fmt.Errorf("read %d of the stream's %d messages: %w", len(vs), state.Msgs, err)
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+		if err := batch.Error(); errors.Is(err, nats.ErrNoResponders) {
+			unserved++
+			sleep(ctx, unservedPause)
+		} else if err != nil && !errors.Is(err, nats.ErrTimeout) {
 			return snap, fmt.Errorf("fetch after %d of the stream's %d messages: %w", len(vs), state.Msgs, err)
 		}
+	}
+}
+
+// sleep waits d, or less if ctx ends first: false then.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
