@@ -134,6 +134,20 @@ type Needs struct {
 	Finish time.Duration
 }
 
+// Backend is what a workload's backend names: the kind of cluster it
+// runs against and the client libraries it drives it with. A workload
+// with backends embeds it for its Target and Libraries.
+type Backend struct {
+	TargetKind string
+	Modules    []string
+}
+
+// Target is the cluster kind the backend needs.
+func (b Backend) Target() string { return b.TargetKind }
+
+// Libraries are the backend's client libraries.
+func (b Backend) Libraries() []string { return b.Modules }
+
 // PlanChecker is a workload that checks the plan against its needs and its
 // own parameters (p.Workload.Spec, from plans.Parameterized: lease, read
 // mode, ...) and fills their defaults, before anything starts.

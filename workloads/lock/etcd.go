@@ -16,8 +16,8 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("etcd-lock", Workload{TargetKind: "etcd", NewLocker: newEtcdLock(false), Modules: []string{etcdclient.Module}})
-	workloads.Workloads.Register("etcd-election", Workload{TargetKind: "etcd", NewLocker: newEtcdLock(true), Election: true, Modules: []string{etcdclient.Module}})
+	workloads.Workloads.Register("etcd-lock", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, NewLocker: newEtcdLock(false)})
+	workloads.Workloads.Register("etcd-election", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, NewLocker: newEtcdLock(true), Election: true})
 }
 
 // etcdQueue is what etcd's lock and election recipes share: a key under a

@@ -55,12 +55,9 @@ var (
 
 // Workload runs lock clients against one backend.
 type Workload struct {
-	// TargetKind is the cluster kind the backend runs on.
-	TargetKind string
+	workloads.Backend
 	// NewLocker connects one client process to the lock service.
 	NewLocker func(ctx context.Context, cfg workloads.Config) (Locker, error)
-	// Modules are the client libraries NewLocker uses.
-	Modules []string
 	// Election makes the clients leader candidates: they campaign, write
 	// to the resource every actEvery while they lead (for a tenure of
 	// hold_min to hold_max, which may outlast the lease: a leader's
@@ -87,12 +84,6 @@ func (w Workload) names() (acquire, release string) {
 	}
 	return history.FAcquire, history.FRelease
 }
-
-// Target is the cluster kind the backend needs.
-func (w Workload) Target() string { return w.TargetKind }
-
-// Libraries are the backend's client libraries.
-func (w Workload) Libraries() []string { return w.Modules }
 
 // ResourceModes of the protected resource.
 var ResourceModes = []string{"fenced", "unfenced"}

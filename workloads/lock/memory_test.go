@@ -77,7 +77,7 @@ func runLockOnMemory(t *testing.T, l *memLock, d time.Duration) analysis.Result 
 	}
 	srv := httptest.NewServer(resource.NewStore(true, clock, log).Handler())
 	defer srv.Close()
-	w := Workload{TargetKind: "memory", NewLocker: func(context.Context, workloads.Config) (Locker, error) { return l, nil }}
+	w := Workload{Backend: workloads.Backend{TargetKind: "memory"}, NewLocker: func(context.Context, workloads.Config) (Locker, error) { return l, nil }}
 	ps := &Params{Lease: plans.Duration{Duration: time.Second}, HoldMin: plans.Duration{Duration: 5 * time.Millisecond},
 		HoldMax: plans.Duration{Duration: 20 * time.Millisecond}, Resource: "fenced"}
 	path := filepath.Join(dir, "history.jsonl")

@@ -15,8 +15,8 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("nats-lock", Workload{TargetKind: "nats", NewLocker: newNATSLock(false), Modules: []string{natsclient.Module}})
-	workloads.Workloads.Register("nats-election", Workload{TargetKind: "nats", NewLocker: newNATSLock(true), Modules: []string{natsclient.Module}, Election: true})
+	workloads.Workloads.Register("nats-lock", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, NewLocker: newNATSLock(false)})
+	workloads.Workloads.Register("nats-election", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, NewLocker: newNATSLock(true), Election: true})
 }
 
 // natsLockBucket holds the lock: one key, in a bucket replicated on every

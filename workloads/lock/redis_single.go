@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("redis-single-lock", Workload{TargetKind: "redis", NewLocker: newSingleLock, Modules: []string{redistarget.ClientModule}})
+	workloads.Workloads.Register("redis-single-lock", Workload{Backend: workloads.Backend{TargetKind: "redis", Modules: []string{redistarget.ClientModule}}, NewLocker: newSingleLock})
 }
 
 // singleLock is the lock most Redis users write: SET key random NX PX lease

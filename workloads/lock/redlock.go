@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("redlock", Workload{TargetKind: "redis", NewLocker: newRedlock, Modules: []string{"github.com/go-redsync/redsync/v4", redistarget.ClientModule}})
+	workloads.Workloads.Register("redlock", Workload{Backend: workloads.Backend{TargetKind: "redis", Modules: []string{"github.com/go-redsync/redsync/v4", redistarget.ClientModule}}, NewLocker: newRedlock})
 }
 
 // redlock is go-redsync's Redlock over the independent masters of a redis

@@ -17,10 +17,10 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("zookeeper-lock", Workload{TargetKind: "zookeeper", NewLocker: newZooKeeperLock, Modules: []string{zkclient.Module}})
+	workloads.Workloads.Register("zookeeper-lock", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, NewLocker: newZooKeeperLock})
 	// ZooKeeper's leader election recipe is its lock recipe: the candidate
 	// with the lowest sequential znode leads, each watching its predecessor.
-	workloads.Workloads.Register("zookeeper-election", Workload{TargetKind: "zookeeper", NewLocker: newZooKeeperLock, Election: true, Modules: []string{zkclient.Module}})
+	workloads.Workloads.Register("zookeeper-election", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, NewLocker: newZooKeeperLock, Election: true})
 }
 
 const (

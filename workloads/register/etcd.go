@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("etcd-register", Workload{TargetKind: "etcd", ReadModes: []string{"linearizable", "serializable"}, Open: openEtcd, Modules: []string{etcdclient.Module}})
+	workloads.Workloads.Register("etcd-register", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, ReadModes: []string{"linearizable", "serializable"}, Open: openEtcd})
 }
 
 // etcdStore is a register on etcd keys, values as decimal strings.

@@ -72,7 +72,7 @@ func (memStore) Close() error { return nil }
 // judges their history with the workload's checker.
 func runOnMemory(t *testing.T, m *memory, d time.Duration, concurrency int) (analysis.Report, []history.Op) {
 	t.Helper()
-	w := Workload{TargetKind: "memory", Open: func(context.Context, workloads.Config) (Store, error) { return memStore{m}, nil }}
+	w := Workload{Backend: workloads.Backend{TargetKind: "memory"}, Open: func(context.Context, workloads.Config) (Store, error) { return memStore{m}, nil }}
 	ps := &Params{Values: 3, Keys: 2, KeyPeriod: plans.Duration{Duration: time.Second},
 		Spec: traffic.Spec{Mix: map[string]int{history.FRead: 2, history.FWrite: 1, history.FCas: 1}, Pace: traffic.Pace{Rate: 500, Concurrency: concurrency}}}
 	path := filepath.Join(t.TempDir(), "history.jsonl")

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("nats-register", Workload{TargetKind: "nats", ReadModes: []string{"leader", "direct"}, Open: openNATS, Modules: []string{natsclient.Module}})
+	workloads.Workloads.Register("nats-register", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, ReadModes: []string{"leader", "direct"}, Open: openNATS})
 }
 
 const (

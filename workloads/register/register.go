@@ -42,14 +42,12 @@ func (b BadValue) Error() string { return fmt.Sprintf("stored value %q is not a 
 
 // Workload runs register clients against one backend.
 type Workload struct {
-	TargetKind string
+	workloads.Backend
 	// ReadModes the backend offers; the first is the default.
 	ReadModes []string
 	// Open connects one client process to the node it is bound to, and
 	// sets up what the workload needs, until ctx ends.
 	Open func(ctx context.Context, cfg workloads.Config) (Store, error)
-	// Modules are the client libraries Open uses.
-	Modules []string
 }
 
 // Params are a register workload's own fields.
@@ -107,12 +105,6 @@ func (w Workload) Checkers() []string { return []string{"cas-register"} }
 // Changes makes Workload a workloads.Changer: writes and compare-and-sets
 // change the registers.
 func (Workload) Changes() []string { return []string{history.FWrite, history.FCas} }
-
-// Target is the cluster kind the backend needs.
-func (w Workload) Target() string { return w.TargetKind }
-
-// Libraries are the backend's client libraries.
-func (w Workload) Libraries() []string { return w.Modules }
 
 // Run issues reads, writes and cases as the plan's traffic asks (by
 // default half reads, as fast as answers come) until ctx ends.

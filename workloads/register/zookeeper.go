@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("zookeeper-register", Workload{TargetKind: "zookeeper", ReadModes: []string{"sync", "plain", "checked"}, Open: openZooKeeper, Modules: []string{zkclient.Module}})
+	workloads.Workloads.Register("zookeeper-register", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, ReadModes: []string{"sync", "plain", "checked"}, Open: openZooKeeper})
 }
 
 const (

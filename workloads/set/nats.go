@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("nats-stream", Workload{TargetKind: "nats", Open: openStream, Modules: []string{natsclient.Module}, Also: []string{"stream-order"}, Pads: true, Replicates: true})
+	workloads.Workloads.Register("nats-stream", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, Open: openStream, Also: []string{"stream-order"}, Pads: true, Replicates: true})
 }
 
 const (

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("redis-sentinel-set", Workload{TargetKind: "redis-sentinel", Open: openSentinel, Modules: []string{redis.ClientModule}, Also: []string{"primaries"}})
+	workloads.Workloads.Register("redis-sentinel-set", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redis.ClientModule}}, Open: openSentinel, Also: []string{"primaries"}})
 }
 
 // key is the set the clients add to.

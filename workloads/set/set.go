@@ -50,12 +50,10 @@ type Snapshot struct {
 
 // Workload runs set clients against one backend.
 type Workload struct {
-	TargetKind string
+	workloads.Backend
 	// Open connects one client process and sets up what the workload
 	// needs, until ctx ends.
 	Open func(ctx context.Context, cfg workloads.Config) (Store, error)
-	// Modules are the client libraries Open uses.
-	Modules []string
 	// Also are the checkers the backend adds to set's: "primaries" for one
 	// whose servers report their role.
 	Also []string
@@ -72,12 +70,6 @@ func (w Workload) Checkers() []string { return append([]string{"set"}, w.Also...
 
 // Changes makes Workload a workloads.Changer: adds change the set.
 func (Workload) Changes() []string { return []string{history.FAdd} }
-
-// Target is the cluster kind the backend needs.
-func (w Workload) Target() string { return w.TargetKind }
-
-// Libraries are the backend's client libraries.
-func (w Workload) Libraries() []string { return w.Modules }
 
 // Needs is time for the add in flight, the settling and every final read.
 func (w Workload) Needs(plans.Workload) workloads.Needs {
