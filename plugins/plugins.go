@@ -7,6 +7,7 @@ package plugins
 
 import (
 	_ "github.com/chaos-testing/chaos/analysis"
+	_ "github.com/chaos-testing/chaos/analysis/txn"
 	_ "github.com/chaos-testing/chaos/targets/etcd"
 	_ "github.com/chaos-testing/chaos/targets/nats"
 	_ "github.com/chaos-testing/chaos/targets/redis"

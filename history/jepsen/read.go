@@ -20,10 +20,13 @@ const (
 	CasRegister   = "cas-register"   // the same plus :cas [from to]
 	MultiRegister = "multi-register" // :txn [[:r k v] [:w k v] ...]
 	Mutex         = "mutex"          // :acquire and :release
+	// Elle's workloads, judged by the checkers of the same names.
+	RwRegister = "rw-register" // :txn [[:r k v] [:w k v] ...], as multi-register
+	ListAppend = "list-append" // :txn [[:r k [v ...]] [:append k v] ...]
 )
 
 // Models lists the models Read accepts.
-var Models = []string{Register, CasRegister, MultiRegister, Mutex}
+var Models = []string{Register, CasRegister, MultiRegister, Mutex, RwRegister, ListAppend}
 
 // ReadFile reads a Jepsen EDN history; errors name the file: "FILE:LINE:COL: ...".
 func ReadFile(path, model string) ([]history.Op, error) {
@@ -43,8 +46,11 @@ func ReadFile(path, model string) ([]history.Op, error) {
 //   - register, cas-register: a history.RegisterValue; independent tuples
 //     [k v] set its Key to k's text, else Key is "". A read's nil is absent
 //     on the invocation and JSON null on an ok completion.
-//   - multi-register: []history.TxnStep with F "r" or "w" (:read and :write
-//     spelled out are accepted), keys as text, nil reads as for registers.
+//   - multi-register, rw-register: []history.TxnStep with F "r" or "w"
+//     (:read and :write spelled out are accepted), keys as text, nil
+//     reads as for registers.
+//   - list-append: []history.TxnStep with F "r" (its value the list read)
+//     or "append".
 //   - mutex: no value (see converter.mutex for chaos's own exports).
 //
 // Each op's Index is its position in the file and its Time is that same
@@ -55,7 +61,7 @@ func ReadFile(path, model string) ([]history.Op, error) {
 func Read(r io.Reader, name, model string) ([]history.Op, error) {
 	c := &converter{model: model}
 	switch model {
-	case Register, CasRegister, MultiRegister, Mutex:
+	case Register, CasRegister, MultiRegister, Mutex, RwRegister, ListAppend:
 	default:
 		return nil, fmt.Errorf("unknown model %q: expected one of %s", model, strings.Join(Models, ", "))
 	}
@@ -146,7 +152,7 @@ func (c *converter) op(m Value) (history.Op, error) {
 		if v.Kind != Nil {
 			op.Value, err = jsonValue(v)
 		}
-	case c.model == MultiRegister:
+	case c.model == MultiRegister, c.model == RwRegister, c.model == ListAppend:
 		err = c.txn(&op, f, v)
 	case c.model == Mutex:
 		err = c.mutex(&op, m, f, v)
@@ -202,36 +208,40 @@ func (c *converter) register(op *history.Op, f, v Value) error {
 }
 
 func (c *converter) txn(op *history.Op, f, v Value) error {
+	writeF, example, fns := "w", "[[:r k v] [:w k v] ...]", ":r, :w, :read or :write"
+	if c.model == ListAppend {
+		writeF, example, fns = "append", "[[:r k [v ...]] [:append k v] ...]", ":r or :append"
+	}
 	if op.F != history.FTxn {
-		return errAt(f, "expected :f to be :txn (the multi-register model's only operation), got %s", f)
+		return errAt(f, "expected :f to be :txn (the %s model's only operation), got %s", c.model, f)
 	}
 	if v.Kind == Nil && (op.Type == history.Fail || op.Type == history.Info) {
 		return nil
 	}
 	if v.Kind != Vector && v.Kind != List {
-		return errAt(v, "expected a transaction [[:r k v] [:w k v] ...], got %s", describe(v))
+		return errAt(v, "expected a transaction %s, got %s", example, describe(v))
 	}
 	steps := make([]history.TxnStep, 0, len(v.Items))
 	for _, s := range v.Items {
 		if (s.Kind != Vector && s.Kind != List) || len(s.Items) != 3 || s.Items[0].Kind != Keyword {
-			return errAt(s, "expected a step [:r k v] or [:w k v], got %s", describe(s))
+			return errAt(s, "expected a step [:r k v] or [:%s k v], got %s", writeF, describe(s))
 		}
 		key, err := c.key(s.Items[1])
 		if err != nil {
 			return err
 		}
 		st := history.TxnStep{Key: key}
-		switch x := s.Items[2]; s.Items[0].Text {
-		case "r", "read": // Jepsen says :r, Knossos :read
+		switch x, fn := s.Items[2], s.Items[0].Text; {
+		case fn == "r" || fn == "read" && c.model != ListAppend: // Jepsen says :r, Knossos :read
 			st.F = "r"
 			if x.Kind != Nil || op.Type == history.Ok {
 				st.Value, err = jsonValue(x)
 			}
-		case "w", "write":
-			st.F = "w"
+		case fn == writeF || fn == "write" && c.model != ListAppend:
+			st.F = writeF
 			st.Value, err = jsonValue(x)
 		default:
-			return errAt(s.Items[0], "expected a step function :r, :w, :read or :write, got %s", s.Items[0])
+			return errAt(s.Items[0], "expected a step function %s, got %s", fns, s.Items[0])
 		}
 		if err != nil {
 			return err

@@ -142,6 +142,14 @@ p0 ok txn [{"f":"r","key":"0","value":null},{"f":"w","key":"y","value":2},{"f":"
 p1 info txn
 p2 invoke txn []
 `},
+		{"list-append", ListAppend, `[
+			{:type :invoke, :process 0, :f :txn, :value [[:r :x nil] [:append :x 2]]}
+			{:type :ok, :process 0, :f :txn, :value [[:r :x [1]] [:append :x 2] [:r 5 []]]}
+			{:type :fail, :process 1, :f :txn, :value [[:append :y 3]]}]`, `
+p0 invoke txn [{"f":"r","key":"x"},{"f":"append","key":"x","value":2}]
+p0 ok txn [{"f":"r","key":"x","value":[1]},{"f":"append","key":"x","value":2},{"f":"r","key":"5","value":[]}]
+p1 fail txn [{"f":"append","key":"y","value":3}]
+`},
 		{"mutex", Mutex, `(
 			{:type :invoke, :process 0, :f :acquire, :value nil}
 			{:type :ok, :process 0, :f :acquire, :value "n1"}
@@ -189,6 +197,9 @@ func TestReadConversionErrors(t *testing.T) {
 		{MultiRegister, "{:type :ok, :process 0, :f :txn, :value 1}", "expected a transaction"},
 		{MultiRegister, "{:type :ok, :process 0, :f :txn, :value [[:r 1]]}", "1:42: expected a step [:r k v] or [:w k v], got vector [:r 1]"},
 		{MultiRegister, "{:type :ok, :process 0, :f :txn, :value [[:append 1 2]]}", "1:43: expected a step function :r, :w, :read or :write, got :append"},
+		{ListAppend, "{:type :ok, :process 0, :f :txn, :value [[:w 1 2]]}", "1:43: expected a step function :r or :append, got :w"},
+		{ListAppend, "{:type :ok, :process 0, :f :txn, :value [[:append 1]]}", "expected a step [:r k v] or [:append k v]"},
+		{RwRegister, "{:type :ok, :process 0, :f :txn, :value [[:append 1 2]]}", "expected a step function :r, :w, :read or :write"},
 		{Mutex, "{:type :ok, :process 0, :f :lock}", "expected :f to be :acquire or :release"},
 		{Mutex, "{:type :ok, :process 0, :f :write, :value 1}", "expected a lock workload write [key value]"},
 		{Mutex, `{:type :ok, :process 0, :f :write, :value [1 2], :session "s"}`, "expected :session to be an integer"},

@@ -175,7 +175,7 @@ func value(op history.Op) (Value, []Value, error) {
 			x = vec(keyEDN(rv.Key), x)
 		}
 		return x, nil, err
-	case op.F == history.FTxn && strict(op.Value, &steps) && !slices.ContainsFunc(steps, func(s history.TxnStep) bool { return s.F != "r" && s.F != "w" }):
+	case op.F == history.FTxn && strict(op.Value, &steps) && !slices.ContainsFunc(steps, func(s history.TxnStep) bool { return s.F != "r" && s.F != "w" && s.F != "append" }):
 		out := vec()
 		for _, s := range steps {
 			x, err := decode(s.Value)

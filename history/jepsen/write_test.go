@@ -69,7 +69,7 @@ func TestWriteFormat(t *testing.T) {
 		op(history.Ok, 0, history.FRead, history.RegisterValue{Key: "7", Value: json.RawMessage("null")}),
 		op(history.Invoke, 1, history.FCas, history.RegisterValue{Key: "", From: json.RawMessage(`"a"`), To: json.RawMessage(`{"b":[1.5]}`)}),
 		op(history.Fail, 1, "odd f", nil),
-		op(history.Ok, 1, history.FTxn, []history.TxnStep{{F: "append", Key: "x", Value: json.RawMessage("1")}}),
+		op(history.Ok, 1, history.FTxn, []history.TxnStep{{F: "cas", Key: "x", Value: json.RawMessage("1")}}),
 	}
 	for i := range ops {
 		ops[i].Time = time.Duration(i+1) * time.Millisecond
@@ -86,7 +86,7 @@ func TestWriteFormat(t *testing.T) {
  {:index 4, :time 5000000, :type :ok, :process 2, :f :read, :value [7 nil]}
  {:index 5, :time 6000000, :type :invoke, :process 1, :f :cas, :value ["a" {"b" [1.5M]}]}
  {:index 6, :time 7000000, :type :fail, :process 1, :f "odd f", :value nil}
- {:index 7, :time 8000000, :type :ok, :process 1, :f :txn, :value [{"f" "append", "key" "x", "value" 1}]}]
+ {:index 7, :time 8000000, :type :ok, :process 1, :f :txn, :value [{"f" "cas", "key" "x", "value" 1}]}]
 `
 	if buf.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
@@ -183,6 +183,13 @@ func TestRoundTrip(t *testing.T) {
 		op(history.Info, 0, history.FTxn, nil),
 	}, nemesis...)
 	roundTrip(t, MultiRegister, txn)
+
+	appends := append([]history.Op{
+		op(history.Invoke, 0, history.FTxn, []history.TxnStep{{F: "r", Key: "x"}, {F: "append", Key: "1", Value: num("2")}}),
+		op(history.Ok, 0, history.FTxn, []history.TxnStep{{F: "r", Key: "x", Value: num("[3,4]")}, {F: "append", Key: "1", Value: num("2")}}),
+		op(history.Fail, 0, history.FTxn, []history.TxnStep{{F: "append", Key: "x", Value: num("5")}}),
+	}, nemesis...)
+	roundTrip(t, ListAppend, appends)
 }
 
 // Read, Write, Read gives the same history for every example: they are
