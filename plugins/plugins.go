@@ -16,5 +16,6 @@ import (
 	_ "github.com/chaos-testing/chaos/workloads/lock"
 	_ "github.com/chaos-testing/chaos/workloads/register"
 	_ "github.com/chaos-testing/chaos/workloads/set"
+	_ "github.com/chaos-testing/chaos/workloads/txn"
 	_ "github.com/chaos-testing/chaos/workloads/zkwatch"
 )

@@ -1,0 +1,117 @@
+package txn
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/traffic"
+)
+
+// TestApply: a read sees the list the transaction began with and its own
+// earlier appends, not its later ones; the appended keys come back with
+// their new lists, and the lists it began with are left alone.
+func TestApply(t *testing.T) {
+	state := map[string][]int64{"x": {1, 2}}
+	steps := []Step{{F: FRead, Key: "x"}, {F: FAppend, Key: "x", Value: 3}, {F: FRead, Key: "x"}, {F: FRead, Key: "y"}, {F: FAppend, Key: "y", Value: 9}}
+	written := Apply(steps, state)
+	want := [][]int64{{1, 2}, nil, {1, 2, 3}, {}, nil}
+	for i, s := range steps {
+		if s.F == FRead && !slices.Equal(s.List, want[i]) {
+			t.Errorf("step %d read %v; want %v", i, s.List, want[i])
+		}
+	}
+	if !slices.Equal(written["x"], []int64{1, 2, 3}) || !slices.Equal(written["y"], []int64{9}) || len(written) != 2 {
+		t.Errorf("written = %v; want x [1 2 3], y [9]", written)
+	}
+	if !slices.Equal(state["x"], []int64{1, 2}) {
+		t.Errorf("the state began with changed to %v", state["x"])
+	}
+}
+
+// TestStepJSON: steps are history.TxnSteps; a read not done has no value,
+// an empty read [].
+func TestStepJSON(t *testing.T) {
+	b, err := json.Marshal([]Step{{F: FAppend, Key: "k1", Value: 5}, {F: FRead, Key: "k2"}, {F: FRead, Key: "k1", List: []int64{}}, {F: FRead, Key: "k1", List: []int64{5, 7}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `[{"f":"append","key":"k1","value":5},{"f":"r","key":"k2"},{"f":"r","key":"k1","value":[]},{"f":"r","key":"k1","value":[5,7]}]`; string(b) != want {
+		t.Errorf("got %s; want %s", b, want)
+	}
+}
+
+// TestListEncoding: a list survives its stored form; a value that is not
+// a list is an error.
+func TestListEncoding(t *testing.T) {
+	l := []int64{3, 1 << 40, 7}
+	got, err := DecodeList([]byte(EncodeList(l)))
+	if err != nil || !slices.Equal(got, l) {
+		t.Errorf("round trip of %v: %v, %v", l, got, err)
+	}
+	if got, err := DecodeList(nil); err != nil || len(got) != 0 {
+		t.Errorf("empty value: %v, %v", got, err)
+	}
+	if _, err := DecodeList([]byte("1 x")); err == nil {
+		t.Error("a value that is not a list: no error")
+	}
+}
+
+// TestDraw: transactions have 1 to MaxSteps steps on the period's keys,
+// and every appended value is new.
+func TestDraw(t *testing.T) {
+	ps := &Params{Keys: 3, MaxSteps: 4, Pace: traffic.Pace{Concurrency: 1}}
+	ps.KeyPeriod.Duration = time.Second
+	rng := rand.New(rand.NewPCG(1, 2))
+	next := int64(7) << 32
+	seen := map[int64]bool{}
+	lengths := map[int]bool{}
+	for range 1000 {
+		steps := draw(rng, ps, 1500*time.Millisecond, &next)
+		lengths[len(steps)] = true
+		for _, s := range steps {
+			if !slices.Contains([]string{"r3", "r4", "r5"}, s.Key) {
+				t.Fatalf("key %s outside the period's r3..r5", s.Key)
+			}
+			if s.F == FAppend {
+				if seen[s.Value] {
+					t.Fatalf("value %d appended twice", s.Value)
+				}
+				seen[s.Value] = true
+			}
+		}
+	}
+	if len(lengths) != 4 || len(seen) == 0 {
+		t.Errorf("lengths drawn %v, %d appends; want 1 to 4 steps and some appends", lengths, len(seen))
+	}
+}
+
+// TestCheckPlan: defaults are filled; a read mode the backend lacks, or a
+// count out of range, is refused at its field.
+func TestCheckPlan(t *testing.T) {
+	w := Workload{Backend: workloads.Backend{TargetKind: "etcd"}, ReadModes: []string{"linearizable", "serializable"}}
+	ps := &Params{}
+	p := &plans.Plan{File: "p.yaml", Workload: plans.Workload{Kind: "etcd-list-append", Spec: ps}}
+	if err := w.CheckPlan(p); err != nil {
+		t.Fatal(err)
+	}
+	if ps.ReadMode != "linearizable" || ps.Keys != 4 || ps.MaxSteps != 4 || ps.KeyPeriod.Duration != 5*time.Second || ps.Concurrency != 1 {
+		t.Errorf("defaults: %+v", ps)
+	}
+	for field, bad := range map[string]Params{
+		"workload.read_mode":  {ReadMode: "checked"},
+		"workload.keys":       {Keys: -1},
+		"workload.max_steps":  {MaxSteps: 33},
+		"workload.key_period": {KeyPeriod: plans.Duration{Duration: time.Millisecond}},
+	} {
+		p := &plans.Plan{File: "p.yaml", Workload: plans.Workload{Kind: "etcd-list-append", Spec: &bad}}
+		if err := w.CheckPlan(p); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%+v: %v; want an error at %s", bad, err, field)
+		}
+	}
+}
