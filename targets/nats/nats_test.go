@@ -133,7 +133,15 @@ func registers(t *testing.T, nodes []targets.Node) {
 		if err := op(func(ctx context.Context) (err error) { v, err = s.Read(ctx, key); return }); err != nil || v != nil {
 			t.Fatalf("%s read of a new key: %v, %v", mode, v, err)
 		}
-		if err := op(func(ctx context.Context) error { return s.Write(ctx, key, 1) }); err != nil {
+		// The bucket's stream may still be electing its leader: a write
+		// it refused ("no response from stream") did not happen, and
+		// is sent again.
+		err = op(func(ctx context.Context) error { return s.Write(ctx, key, 1) })
+		for try := 0; errors.Is(err, workloads.ErrNotApplied) && try < 10; try++ {
+			time.Sleep(500 * time.Millisecond)
+			err = op(func(ctx context.Context) error { return s.Write(ctx, key, 1) })
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 		// A direct get may lag the write on a replica: try a while.
