@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -17,16 +16,8 @@ func init() {
 	workloads.Workloads.Register("zookeeper-register", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, ReadModes: []string{"sync", "plain", "checked"}, Open: openZooKeeper})
 }
 
-const (
-	// zkSessionTimeout is asked of the server (which allows 1 to 10 s at
-	// tickTime 500). The client gives up on a silent connection after two
-	// thirds of it and reconnects.
-	zkSessionTimeout = 4 * time.Second
-	// zkOpenLimit bounds Open's wait for a first session.
-	zkOpenLimit = 10 * time.Second
-	// zkRoot is the parent of every register's znode.
-	zkRoot = "/chaos"
-)
+// zkRoot is the parent of every register's znode.
+const zkRoot = "/chaos"
 
 // zkStore is a register on znodes /chaos/<key>, values as decimal strings.
 type zkStore struct {
@@ -50,19 +41,11 @@ func openZooKeeper(_ context.Context, cfg workloads.Config) (Store, error) {
 	default:
 		return nil, fmt.Errorf("zookeeper-register: read_mode %q: want plain, sync or checked", params(cfg).ReadMode)
 	}
-	node := cfg.Node()
-	conn, err := zkclient.Connect(node, zkSessionTimeout)
+	conn, err := zkclient.Open(cfg.Node())
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper-register: %w", err)
 	}
-	s := &zkStore{conn: conn, readMode: params(cfg).ReadMode}
-	ctx, cancel := context.WithTimeout(context.Background(), zkOpenLimit)
-	defer cancel()
-	if err := zkclient.Session(ctx, s.conn); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("zookeeper-register: %s: %w", node, err)
-	}
-	return s, nil
+	return &zkStore{conn: conn, readMode: params(cfg).ReadMode}, nil
 }
 
 func (s *zkStore) Read(ctx context.Context, key string) (*int64, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -16,14 +15,8 @@ func init() {
 	workloads.Workloads.Register("zookeeper-list-append", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, ReadModes: []string{"checked"}, Open: openZooKeeper})
 }
 
-const (
-	// zkSessionTimeout is asked of the server; zkOpenLimit bounds Open's
-	// wait for a first session (as the register workload's).
-	zkSessionTimeout = 4 * time.Second
-	zkOpenLimit      = 10 * time.Second
-	// zkRoot is the parent of every key's znode.
-	zkRoot = "/lists"
-)
+// zkRoot is the parent of every key's znode.
+const zkRoot = "/lists"
 
 // zkStore runs list-append transactions on ZooKeeper: getData of every
 // key of the transaction on the bound server (which may be stale), then
@@ -39,15 +32,9 @@ type zkStore struct {
 }
 
 func openZooKeeper(_ context.Context, cfg workloads.Config) (Store, error) {
-	conn, err := zkclient.Connect(cfg.Node(), zkSessionTimeout)
+	conn, err := zkclient.Open(cfg.Node())
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper-list-append: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), zkOpenLimit)
-	defer cancel()
-	if err := zkclient.Session(ctx, conn); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("zookeeper-list-append: %s: %w", cfg.Node(), err)
 	}
 	return &zkStore{conn: conn, made: map[string]bool{}}, nil
 }

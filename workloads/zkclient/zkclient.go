@@ -27,6 +27,25 @@ func Connect(node string, sessionTimeout time.Duration) (*zk.Conn, error) {
 	return ConnectWatching(node, sessionTimeout, nil)
 }
 
+// Open is Connect, for a workload's client that works with plain
+// requests: a session timeout of 4 s (the server allows 1 to 10 s at
+// tickTime 500; the client gives up on a silent connection after two
+// thirds of it and reconnects), and a first session awaited for up to
+// 10 s.
+func Open(node string) (*zk.Conn, error) {
+	conn, err := Connect(node, 4*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := Session(ctx, conn); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%s: %w", node, err)
+	}
+	return conn, nil
+}
+
 // ConnectWatching is Connect with onEvent called for every event the
 // session receives, in the order they come off the connection, before the
 // event reaches its watch and before any later answer (nil: none).
