@@ -11,27 +11,27 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("etcd-list-append", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, ReadModes: []string{"linearizable", "serializable"}, Open: openEtcd})
+	Register("etcd", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, ReadModes: []string{"linearizable", "serializable"}, Open: openEtcd})
 }
 
-// etcdStore runs list-append transactions on etcd, as Jepsen's etcd test
-// does: one Txn reads every key of the transaction, at one revision; a
-// second Txn writes the appended lists if no key it read has changed
-// since (its mod revision compared), else aborts. A read-only
-// transaction is its first Txn alone.
+// etcdStore runs transactions on etcd, as Jepsen's etcd test does: one
+// Txn reads every key of the transaction, at one revision; a second Txn
+// writes the keys written (a list with its appends, or a register's
+// value) if no key it read has changed since (its mod revision
+// compared), else aborts. A read-only transaction is its first Txn alone.
 type etcdStore struct {
 	cli *clientv3.Client
 	// serializable makes the reads serializable: served by the bound
 	// member from its own state, which may be stale. Only the keys a
-	// transaction appends to are compared at commit, so its reads of
-	// other keys may be stale, as a plan choosing this wants caught.
+	// transaction writes are compared at commit, so its reads of other
+	// keys may be stale, as a plan choosing this wants caught.
 	serializable bool
 }
 
-func openEtcd(_ context.Context, cfg workloads.Config) (Store, error) {
+func openEtcd(_ context.Context, cfg workloads.Config, _ Model) (Store, error) {
 	cli, err := etcdclient.Connect(cfg.Node())
 	if err != nil {
-		return nil, fmt.Errorf("etcd-list-append: %w", err)
+		return nil, fmt.Errorf("etcd: %w", err)
 	}
 	return &etcdStore{cli: cli, serializable: cfg.Workload.Spec.(*Params).ReadMode == "serializable"}, nil
 }
@@ -75,8 +75,7 @@ func (s *etcdStore) Txn(ctx context.Context, steps []Step) error {
 	var cmps []clientv3.Cmp
 	var puts []clientv3.Op
 	for _, k := range keys {
-		_, appended := written[k]
-		if s.serializable && !appended {
+		if _, wrote := written[k]; s.serializable && !wrote {
 			continue
 		}
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", revs[k]))

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -13,48 +14,69 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("redis-sentinel-list-append", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redis.ClientModule}}, ReadModes: []string{"primary"}, Open: openSentinel})
+	Register("redis-sentinel", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redis.ClientModule}}, ReadModes: []string{"primary"}, Open: openSentinel})
 }
 
-// sentinelStore runs list-append transactions on the primary the
-// sentinels name, each one MULTI ... EXEC: LRANGE for a read, RPUSH for
-// an append, in the transaction's order, which the primary runs with
-// nothing in between. Redis's replication is asynchronous, so what a
-// primary acknowledged before a failover may be gone after it.
-type sentinelStore struct{ c *redisclient.Sentinel }
+// sentinelStore runs transactions on the primary the sentinels name, each
+// one MULTI ... EXEC of the transaction's steps in order, which the
+// primary runs with nothing in between: LRANGE and RPUSH for list-append,
+// GET and SET for rw-register. Redis's replication is asynchronous, so
+// what a primary acknowledged before a failover may be gone after it.
+type sentinelStore struct {
+	c        *redisclient.Sentinel
+	register bool
+}
 
-func openSentinel(_ context.Context, cfg workloads.Config) (Store, error) {
+func openSentinel(_ context.Context, cfg workloads.Config, m Model) (Store, error) {
 	c, err := redisclient.NewSentinel(cfg.Nodes, opTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("redis-sentinel-list-append: %w", err)
+		return nil, fmt.Errorf("redis-sentinel: %w", err)
 	}
-	return &sentinelStore{c}, nil
+	return &sentinelStore{c: c, register: m == RWRegister}, nil
 }
 
 func (s *sentinelStore) Txn(ctx context.Context, steps []Step) error {
-	reads := make([]*goredis.StringSliceCmd, len(steps))
+	reads := make([]goredis.Cmder, len(steps))
 	_, err := s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, st := range steps {
-			if st.F == FRead {
+			switch {
+			case st.F == FRead && s.register:
+				reads[i] = p.Get(ctx, key(st.Key))
+			case st.F == FRead:
 				reads[i] = p.LRange(ctx, key(st.Key), 0, -1)
-			} else {
+			case s.register:
+				p.Set(ctx, key(st.Key), st.Value, 0)
+			default:
 				p.RPush(ctx, key(st.Key), st.Value)
 			}
 		}
 		return nil
 	})
-	if err != nil {
+	// A GET of a key never set answers nil, which go-redis reports as
+	// the pipeline's error: the transaction ran.
+	if err != nil && !errors.Is(err, goredis.Nil) {
 		return redisclient.Classify(err)
 	}
 	for i, r := range reads {
-		if r == nil {
+		var elems []string
+		switch r := r.(type) {
+		case nil:
 			continue
+		case *goredis.StringCmd:
+			switch err := r.Err(); {
+			case err == nil:
+				elems = []string{r.Val()}
+			case !errors.Is(err, goredis.Nil):
+				return redisclient.Classify(err)
+			}
+		case *goredis.StringSliceCmd:
+			elems = r.Val()
 		}
 		steps[i].List = []int64{}
-		for _, e := range r.Val() {
+		for _, e := range elems {
 			v, err := strconv.ParseInt(e, 10, 64)
 			if err != nil {
-				return fmt.Errorf("list %s holds %q, not a number", steps[i].Key, e)
+				return fmt.Errorf("key %s holds %q, not a number", steps[i].Key, e)
 			}
 			steps[i].List = append(steps[i].List, v)
 		}
@@ -64,5 +86,5 @@ func (s *sentinelStore) Txn(ctx context.Context, steps []Step) error {
 
 func (s *sentinelStore) Close() error { return s.c.Close() }
 
-// key is the Redis key of a list.
+// key is the Redis key of a list or register.
 func key(k string) string { return "chaos:" + k }

@@ -1,9 +1,11 @@
-// Package txn is the list-append workload, Elle's test of transactional
-// isolation: each transaction reads and appends to a few keys of a small
-// key space, every appended value unique per key, so that a read's list
-// tells which appends came before it and in which order. The checker
-// (analysis/txn) infers the dependencies between transactions from the
-// lists and looks for cycles. Backends plug in a Store.
+// Package txn holds Elle's workloads of transactional isolation: each
+// transaction reads and writes a few keys of a small key space, every
+// written value unique per key. In list-append a write appends to a
+// key's list, so that a read's list tells which appends came before it
+// and in which order; in rw-register a write replaces the key's value,
+// and a read tells only which write it saw. The checker (analysis/txn)
+// infers the dependencies between transactions from the reads and looks
+// for cycles. Backends plug in a Store; each runs both models.
 package txn
 
 import (
@@ -25,47 +27,78 @@ import (
 // opTimeout bounds one transaction; a longer silence is an unknown outcome.
 const opTimeout = 2 * time.Second
 
-// The kinds of step of a list-append transaction, as Elle names them.
+// The kinds of step of a transaction, as Elle names them.
 const (
 	FRead   = "r"
-	FAppend = "append"
+	FAppend = "append" // list-append's write
+	FWrite  = "w"      // rw-register's write
 )
 
-// Step is one step of a transaction: a read of a key's list, or an
-// append of a value to it. In the history it is a history.TxnStep, as
-// in multi-register transactions: {"f": "append", "key": "k3", "value":
-// 12} or {"f": "r", "key": "k3", "value": [4, 12]}, a read not yet done
-// without its value.
+// Model is what a transaction's writes do to a key: Elle's list-append
+// or rw-register.
+type Model struct {
+	// Checker is the check that judges the model's histories; it also
+	// ends the names of its workloads (etcd-list-append).
+	Checker string
+	// Write is the kind of its writes.
+	Write string
+}
+
+// The models, each with its own checker.
+var (
+	ListAppend = Model{Checker: "list-append", Write: FAppend}
+	RWRegister = Model{Checker: "rw-register", Write: FWrite}
+)
+
+// Register adds a backend's workload of each model, named
+// "<backend>-list-append" and "<backend>-rw-register".
+func Register(backend string, w Workload) {
+	for _, m := range []Model{ListAppend, RWRegister} {
+		w.Model = m
+		workloads.Workloads.Register(backend+"-"+m.Checker, w)
+	}
+}
+
+// Step is one step of a transaction: a read of a key, an append of a
+// value to its list or a write of a value to it.
 type Step struct {
 	F   string
 	Key string
-	// Value is the value an append appends.
+	// Value is the value an append or a write adds.
 	Value int64
-	// List is what a read saw, nil before it is done; an absent key reads
-	// as the empty list.
+	// List is what a read saw, nil before it is done: a list's elements,
+	// or a register's value (none for a key never written); an absent
+	// key reads as the empty list.
 	List []int64
 }
 
-// MarshalJSON writes the step as a history.TxnStep.
-func (s Step) MarshalJSON() ([]byte, error) {
-	st := history.TxnStep{F: s.F, Key: s.Key}
-	var err error
-	switch {
-	case s.F == FAppend:
-		st.Value, err = json.Marshal(s.Value)
-	case s.List != nil:
-		st.Value, err = json.Marshal(s.List)
+// History is steps as the history holds them, history.TxnSteps, as in
+// multi-register transactions: {"f": "append", "key": "k3", "value": 12};
+// a list read's value is its list ({"f": "r", "key": "k3", "value": [4,
+// 12]}), a register read's the value or null; a read not yet done has
+// none.
+func (m Model) History(steps []Step) []history.TxnStep {
+	out := make([]history.TxnStep, len(steps))
+	for i, s := range steps {
+		out[i] = history.TxnStep{F: s.F, Key: s.Key}
+		switch {
+		case s.F != FRead:
+			out[i].Value = json.RawMessage(strconv.FormatInt(s.Value, 10))
+		case s.List == nil:
+		case m == ListAppend:
+			out[i].Value, _ = json.Marshal(s.List) // []int64 always marshals
+		case len(s.List) > 0:
+			out[i].Value = json.RawMessage(strconv.FormatInt(s.List[len(s.List)-1], 10))
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(st)
+	return out
 }
 
-// Apply does the steps of a transaction, in order, on the lists it began
-// with (state, by key; absent keys are empty), filling each read with the
-// list as the transaction's own earlier appends left it. It returns the
-// keys the transaction appends to, with their new lists.
+// Apply does the steps of a transaction, in order, on the values it began
+// with (state, by key: a list, or a register as a list of its one value;
+// absent keys are empty), filling each read with the key as the
+// transaction's own earlier steps left it. It returns the keys the
+// transaction writes, with their new values.
 func Apply(steps []Step, state map[string][]int64) map[string][]int64 {
 	written := map[string][]int64{}
 	for i, s := range steps {
@@ -78,6 +111,8 @@ func Apply(steps []Step, state map[string][]int64) map[string][]int64 {
 			steps[i].List = append([]int64{}, cur...)
 		case FAppend:
 			written[s.Key] = append(slices.Clip(cur), s.Value)
+		case FWrite:
+			written[s.Key] = []int64{s.Value}
 		}
 	}
 	return written
@@ -85,7 +120,7 @@ func Apply(steps []Step, state map[string][]int64) map[string][]int64 {
 
 // ReadOnly says whether a transaction only reads.
 func ReadOnly(steps []Step) bool {
-	return !slices.ContainsFunc(steps, func(s Step) bool { return s.F == FAppend })
+	return !slices.ContainsFunc(steps, func(s Step) bool { return s.F != FRead })
 }
 
 // Keys are the distinct keys of a transaction, in the order of their first
@@ -100,7 +135,8 @@ func Keys(steps []Step) []string {
 	return keys
 }
 
-// EncodeList is how a list is stored: its numbers, separated by spaces.
+// EncodeList is how a list is stored, and a register as the list of its
+// value: its numbers, separated by spaces.
 func EncodeList(l []int64) string {
 	parts := make([]string, len(l))
 	for i, v := range l {
@@ -132,16 +168,17 @@ type Store interface {
 	Close() error
 }
 
-// Workload runs list-append clients against one backend.
+// Workload runs transaction clients of one model against one backend.
 type Workload struct {
 	workloads.Backend
+	Model Model
 	// ReadModes the backend offers; the first is the default.
 	ReadModes []string
 	// Open connects one client process to the node it is bound to.
-	Open func(ctx context.Context, cfg workloads.Config) (Store, error)
+	Open func(ctx context.Context, cfg workloads.Config, m Model) (Store, error)
 }
 
-// Params are the list-append workload's own fields.
+// Params are the transaction workloads' own fields.
 type Params struct {
 	traffic.Pace `yaml:",inline"`
 	// ReadMode is how transactions read: one of the backend's ReadModes.
@@ -150,7 +187,8 @@ type Params struct {
 	// change every KeyPeriod, which keeps each list short.
 	Keys      int            `yaml:"keys" json:"keys"`
 	KeyPeriod plans.Duration `yaml:"key_period" json:"key_period"`
-	// MaxSteps is the most steps a transaction has (1 to MaxSteps, drawn).
+	// MaxSteps is the most steps a transaction has (1 to MaxSteps, drawn,
+	// each a read or a write).
 	MaxSteps int `yaml:"max_steps" json:"max_steps"`
 }
 
@@ -158,8 +196,8 @@ type Params struct {
 func (Workload) NewParams() any { return &Params{} }
 
 // CheckPlan checks the read mode, the key space and the transactions'
-// length, filling their defaults (Jepsen's list-append: a few keys, up
-// to 4 steps).
+// length, filling their defaults (Jepsen's list-append and rw-register:
+// a few keys, up to 4 steps).
 func (w Workload) CheckPlan(p *plans.Plan) error {
 	ps := p.Workload.Spec.(*Params)
 	if ps.ReadMode == "" {
@@ -186,15 +224,15 @@ func (w Workload) CheckPlan(p *plans.Plan) error {
 // Needs is time for the transaction in flight.
 func (Workload) Needs(plans.Workload) workloads.Needs { return workloads.Needs{Finish: opTimeout} }
 
-// Checkers: Elle's list-append check.
-func (Workload) Checkers() []string { return []string{"list-append"} }
+// Checkers: Elle's check of the model.
+func (w Workload) Checkers() []string { return []string{w.Model.Checker} }
 
-// Changes makes Workload a workloads.Changer: transactions append.
+// Changes makes Workload a workloads.Changer: transactions write.
 func (Workload) Changes() []string { return []string{history.FTxn} }
 
 // Run sends transactions at the plan's pace until ctx ends.
 func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
-	store, err := w.Open(ctx, cfg)
+	store, err := w.Open(ctx, cfg, w.Model)
 	if err != nil && ctx.Err() != nil {
 		return nil // faults kept the client from the cluster all run long: it did nothing
 	}
@@ -209,8 +247,8 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 		clock := history.Clock{Start: cfg.ClockStart}
 		next := int64(process) << 32 // values unique per run: the process's, counted
 		for pacer.Wait(ctx) {
-			steps := draw(rng, ps, clock.Now(), &next)
-			if err := record(store, h, steps); err != nil {
+			steps := draw(rng, ps, w.Model, clock.Now(), &next)
+			if err := w.record(store, h, steps); err != nil {
 				return err
 			}
 		}
@@ -218,32 +256,32 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 	})
 }
 
-// draw is a transaction of 1 to MaxSteps steps, each a read or an append
-// (half and half) of one of the keys of the period now falls in.
-func draw(rng *rand.Rand, ps *Params, now time.Duration, next *int64) []Step {
+// draw is a transaction of 1 to MaxSteps steps, each a read or one of m's
+// writes (half and half) of one of the keys of the period now falls in.
+func draw(rng *rand.Rand, ps *Params, m Model, now time.Duration, next *int64) []Step {
 	steps := make([]Step, 1+rng.IntN(ps.MaxSteps))
 	for i := range steps {
 		steps[i] = Step{F: FRead, Key: traffic.Key(now, rng, ps.KeyPeriod.Duration, ps.Keys)}
 		if rng.IntN(2) == 0 {
 			*next++
-			steps[i].F, steps[i].Value = FAppend, *next
+			steps[i].F, steps[i].Value = m.Write, *next
 		}
 	}
 	return steps
 }
 
-func record(store Store, h *history.Appender, steps []Step) error {
+func (w Workload) record(store Store, h *history.Appender, steps []Step) error {
 	_, err := workloads.Record(context.Background(), h, workloads.Op[[]Step]{
-		F: history.FTxn, Value: steps, Timeout: opTimeout, ReadOnly: ReadOnly(steps),
+		F: history.FTxn, Value: w.Model.History(steps), Timeout: opTimeout, ReadOnly: ReadOnly(steps),
 		Call: func(ctx context.Context) ([]Step, error) {
 			done := slices.Clone(steps)
 			return done, store.Txn(ctx, done)
 		},
 		Completion: func(done []Step, err error) any {
 			if err != nil {
-				return steps // reads not done: null
+				return w.Model.History(steps) // reads not done: no value
 			}
-			return done
+			return w.Model.History(done)
 		},
 	})
 	return err

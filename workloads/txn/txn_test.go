@@ -34,15 +34,41 @@ func TestApply(t *testing.T) {
 	}
 }
 
-// TestStepJSON: steps are history.TxnSteps; a read not done has no value,
-// an empty read [].
-func TestStepJSON(t *testing.T) {
-	b, err := json.Marshal([]Step{{F: FAppend, Key: "k1", Value: 5}, {F: FRead, Key: "k2"}, {F: FRead, Key: "k1", List: []int64{}}, {F: FRead, Key: "k1", List: []int64{5, 7}}})
-	if err != nil {
-		t.Fatal(err)
+// TestApplyRegister: a write replaces the key's value; a read sees the
+// value the transaction began with or its own last write.
+func TestApplyRegister(t *testing.T) {
+	steps := []Step{{F: FRead, Key: "x"}, {F: FWrite, Key: "x", Value: 3}, {F: FWrite, Key: "x", Value: 4}, {F: FRead, Key: "x"}, {F: FRead, Key: "y"}}
+	written := Apply(steps, map[string][]int64{"x": {1}})
+	for i, want := range map[int][]int64{0: {1}, 3: {4}, 4: {}} {
+		if !slices.Equal(steps[i].List, want) {
+			t.Errorf("step %d read %v; want %v", i, steps[i].List, want)
+		}
 	}
-	if want := `[{"f":"append","key":"k1","value":5},{"f":"r","key":"k2"},{"f":"r","key":"k1","value":[]},{"f":"r","key":"k1","value":[5,7]}]`; string(b) != want {
-		t.Errorf("got %s; want %s", b, want)
+	if !slices.Equal(written["x"], []int64{4}) || len(written) != 1 {
+		t.Errorf("written = %v; want x [4]", written)
+	}
+}
+
+// TestHistory: steps are history.TxnSteps; a read not done has no value;
+// a list read is its list, a register read its value or null.
+func TestHistory(t *testing.T) {
+	for _, c := range []struct {
+		m     Model
+		steps []Step
+		want  string
+	}{
+		{ListAppend, []Step{{F: FAppend, Key: "k1", Value: 5}, {F: FRead, Key: "k2"}, {F: FRead, Key: "k1", List: []int64{}}, {F: FRead, Key: "k1", List: []int64{5, 7}}},
+			`[{"f":"append","key":"k1","value":5},{"f":"r","key":"k2"},{"f":"r","key":"k1","value":[]},{"f":"r","key":"k1","value":[5,7]}]`},
+		{RWRegister, []Step{{F: FWrite, Key: "k1", Value: 5}, {F: FRead, Key: "k2"}, {F: FRead, Key: "k1", List: []int64{}}, {F: FRead, Key: "k1", List: []int64{7}}},
+			`[{"f":"w","key":"k1","value":5},{"f":"r","key":"k2"},{"f":"r","key":"k1"},{"f":"r","key":"k1","value":7}]`},
+	} {
+		b, err := json.Marshal(c.m.History(c.steps))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != c.want {
+			t.Errorf("%s: got %s; want %s", c.m.Checker, b, c.want)
+		}
 	}
 }
 
@@ -63,7 +89,7 @@ func TestListEncoding(t *testing.T) {
 }
 
 // TestDraw: transactions have 1 to MaxSteps steps on the period's keys,
-// and every appended value is new.
+// and every written value is new.
 func TestDraw(t *testing.T) {
 	ps := &Params{Keys: 3, MaxSteps: 4, Pace: traffic.Pace{Concurrency: 1}}
 	ps.KeyPeriod.Duration = time.Second
@@ -71,23 +97,27 @@ func TestDraw(t *testing.T) {
 	next := int64(7) << 32
 	seen := map[int64]bool{}
 	lengths := map[int]bool{}
-	for range 1000 {
-		steps := draw(rng, ps, 1500*time.Millisecond, &next)
+	for i := range 1000 {
+		m := []Model{ListAppend, RWRegister}[i%2]
+		steps := draw(rng, ps, m, 1500*time.Millisecond, &next)
 		lengths[len(steps)] = true
 		for _, s := range steps {
 			if !slices.Contains([]string{"r3", "r4", "r5"}, s.Key) {
 				t.Fatalf("key %s outside the period's r3..r5", s.Key)
 			}
-			if s.F == FAppend {
+			if s.F != FRead && s.F != m.Write {
+				t.Fatalf("%s step in a %s transaction", s.F, m.Checker)
+			}
+			if s.F != FRead {
 				if seen[s.Value] {
-					t.Fatalf("value %d appended twice", s.Value)
+					t.Fatalf("value %d written twice", s.Value)
 				}
 				seen[s.Value] = true
 			}
 		}
 	}
 	if len(lengths) != 4 || len(seen) == 0 {
-		t.Errorf("lengths drawn %v, %d appends; want 1 to 4 steps and some appends", lengths, len(seen))
+		t.Errorf("lengths drawn %v, %d writes; want 1 to 4 steps and some writes", lengths, len(seen))
 	}
 }
 

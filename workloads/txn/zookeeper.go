@@ -12,15 +12,15 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("zookeeper-list-append", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, ReadModes: []string{"checked"}, Open: openZooKeeper})
+	Register("zookeeper", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, ReadModes: []string{"checked"}, Open: openZooKeeper})
 }
 
 // zkRoot is the parent of every key's znode.
-const zkRoot = "/lists"
+const zkRoot = "/txn"
 
-// zkStore runs list-append transactions on ZooKeeper: getData of every
-// key of the transaction on the bound server (which may be stale), then
-// one multi that sets each appended key's znode at the version read and
+// zkStore runs transactions on ZooKeeper: getData of every key of the
+// transaction on the bound server (which may be stale), then one multi
+// that sets each written key's znode at the version read and
 // checks every other key's version, so that the server refuses the whole
 // transaction if any key changed since it was read. A multi is ordered
 // by the leader with every other write and committed by a quorum, so a
@@ -31,10 +31,10 @@ type zkStore struct {
 	made map[string]bool
 }
 
-func openZooKeeper(_ context.Context, cfg workloads.Config) (Store, error) {
+func openZooKeeper(_ context.Context, cfg workloads.Config, _ Model) (Store, error) {
 	conn, err := zkclient.Open(cfg.Node())
 	if err != nil {
-		return nil, fmt.Errorf("zookeeper-list-append: %w", err)
+		return nil, fmt.Errorf("zookeeper: %w", err)
 	}
 	return &zkStore{conn: conn, made: map[string]bool{}}, nil
 }
@@ -78,9 +78,10 @@ func (s *zkStore) Txn(ctx context.Context, steps []Step) error {
 	return zkclient.Classify(err)
 }
 
-// make creates key's znode, empty (the empty list), unless it exists:
-// every key then has a version to check, read or appended. An empty
-// znode is what an absent key reads as, so making it changes no list.
+// make creates key's znode, empty (the empty list, a register never
+// written), unless it exists: every key then has a version to check,
+// read or written. An empty znode is what an absent key reads as, so
+// making it changes no value.
 func (s *zkStore) make(ctx context.Context, key string) error {
 	if s.made[key] {
 		return nil
