@@ -54,6 +54,28 @@ type Finding struct {
 	Ops []history.Op `json:"ops"`
 	// ResourceLines are lines of the resource log that prove it.
 	ResourceLines []int `json:"resource_lines,omitempty"`
+	// Cycle is the cycle of dependencies a transactional finding rests
+	// on, for the report to draw; none for other findings.
+	Cycle []CycleStep `json:"cycle,omitempty"`
+}
+
+// CycleStep is one transaction of a cycle and its dependency on the one
+// before.
+type CycleStep struct {
+	// Name is how the explanation names it: T1, T2, ...
+	Name string `json:"name"`
+	// Op is the history index of its invocation.
+	Op int `json:"op"`
+	// Process ran it; Type is how it ended (ok, info, or invoke when it
+	// never did).
+	Process int          `json:"process"`
+	Type    history.Type `json:"type"`
+	// Txn is what it did, keys as JSON: `r "x" [1 2], append "y" 3`.
+	Txn string `json:"txn"`
+	// Next is the relation by which the next transaction (the first,
+	// after the last) comes after this one: ww, wr, rw, process or
+	// realtime.
+	Next string `json:"next"`
 }
 
 // maxFindings bounds how many findings a Result lists; FindingsTotal counts all.

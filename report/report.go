@@ -1,6 +1,7 @@
 // Package report renders a run's results folder as report.html: one page
 // that opens offline (inline CSS and SVG; no script, font or request),
-// showing the verdict and each finding with its operations, what ran, a
+// showing the verdict and each finding with its operations (a cycle of
+// transactions drawn as boxes and labelled edges), what ran, a
 // timeline of every process's operations with the faults shaded, latency
 // and throughput over time, and links to porcupine's visualizations and
 // the nodes' and clients' logs.
@@ -233,6 +234,7 @@ var funcs = template.FuncMap{
 	"sortedVersions": func(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) },
 	"status":         runStatus,
 	"incompleteNote": func() string { return incompleteNote },
+	"cycle":          cycleSVG,
 }
 
 const style = `<style>
@@ -281,7 +283,7 @@ var reportTemplate = template.Must(template.Must(badgeTemplate.Clone()).New("rep
 {{range .Notes}}<p>{{.}}</p>{{end}}
 {{if .Stats}}<details><summary>statistics</summary><table>{{$s := .Stats}}{{range sorted .Stats}}<tr><td>{{.}}</td><td>{{stat (index $s .)}}</td></tr>{{end}}</table></details>{{end}}
 {{range $i, $f := .Findings}}<details class="finding"{{if lt $i 3}} open{{end}}><summary><span class="kind">{{$f.Kind}}</span>: {{$f.Explanation}}</summary>
-<pre>{{range $f.Ops}}{{op .}}
+{{with $f.Cycle}}{{cycle .}}{{end}}<pre>{{range $f.Ops}}{{op .}}
 {{end}}{{with $f.ResourceLines}}resource.jsonl lines {{.}}{{end}}</pre></details>{{end}}
 {{end}}
 

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +233,65 @@ func TestIndexIncomplete(t *testing.T) {
 			t.Errorf("index lacks %q", want)
 		}
 	}
+}
+
+// TestCycleDrawn: a transactional finding's cycle is drawn, each
+// transaction a box naming it, its process and outcome, what it did
+// (cut short, the whole as its tooltip), each edge an arrow labelled with
+// its relation, real time dashed; each arrow runs from border to border
+// of the boxes it joins.
+func TestCycleDrawn(t *testing.T) {
+	r := synthetic(t, 1, 10)
+	long := `append "k1" 4294967297, r "k2" [4294967298 8589934593], append "k3" 4294967299`
+	r.Report.Results[0].Findings = append(r.Report.Results[0].Findings, analysis.Finding{Kind: "G-single-item-realtime", Explanation: "Let T1 …", Cycle: []analysis.CycleStep{
+		{Name: "T1", Op: 12, Process: 0, Type: history.Ok, Txn: long, Next: "rw"},
+		{Name: "T2", Op: 15, Process: 3, Type: history.Info, Txn: `r "k1" [1]`, Next: "wr"},
+		{Name: "T3", Op: 20, Process: 1, Type: history.Ok, Txn: `append "k2" 2`, Next: "realtime"},
+	}})
+	if err := Write(r); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(r.Dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{"T1 · p0 · #12 ok", "T2 · p3 · #15 info", `r &#34;k1&#34; [1]`, `append &#34;k1&#34; 4294967297, r &#34;k2&#34; [429…`,
+		"T1: p0&#39;s txn #12 (ok): " + strings.ReplaceAll(long, `"`, "&#34;"), `stroke-dasharray="6 4" marker-end="url(#arrow-realtime)"`,
+		">rw</text>", ">wr</text>", ">realtime</text>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// Boxes and arrows: every arrow's ends lie on the border of a box.
+	boxes := regexp.MustCompile(`<rect x="([\d.]+)" y="([\d.]+)" width="240" height="40"`).FindAllStringSubmatch(page, -1)
+	paths := regexp.MustCompile(`<path d="M([\d.]+),([\d.]+)Q[\d.]+,[\d.]+ ([\d.]+),([\d.]+)"`).FindAllStringSubmatch(page, -1)
+	if len(boxes) != 3 || len(paths) != 3 {
+		t.Fatalf("%d boxes, %d arrows; want 3 of each", len(boxes), len(paths))
+	}
+	onBorder := func(x, y string) bool {
+		px, py := parseFloat(t, x), parseFloat(t, y)
+		for _, bx := range boxes {
+			x0, y0 := parseFloat(t, bx[1]), parseFloat(t, bx[2])
+			inside := px >= x0-0.2 && px <= x0+240.2 && py >= y0-0.2 && py <= y0+40.2
+			edge := math.Abs(px-x0) < 0.2 || math.Abs(px-x0-240) < 0.2 || math.Abs(py-y0) < 0.2 || math.Abs(py-y0-40) < 0.2
+			if inside && edge {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range paths {
+		if !onBorder(p[1], p[2]) || !onBorder(p[3], p[4]) {
+			t.Errorf("arrow %s,%s to %s,%s does not join two boxes' borders", p[1], p[2], p[3], p[4])
+		}
+	}
+}
+
+func parseFloat(t *testing.T, s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -19,9 +19,15 @@ type dataExplainer func(a, b int32, r rel, an, bn string) string
 func (o *observation) explainCycle(c cycle, data dataExplainer) analysis.Finding {
 	names := make([]string, len(c.txns))
 	lets := make([]string, len(c.txns))
+	steps := make([]analysis.CycleStep, len(c.txns))
 	for i, t := range c.txns {
 		names[i] = fmt.Sprintf("T%d", i+1)
 		lets[i] = names[i] + " = " + o.name(t)
+		p := o.pairs[t]
+		steps[i] = analysis.CycleStep{Name: names[i], Op: p.Inv.Index, Process: p.Inv.Process, Type: history.Invoke, Txn: o.showTxn(t), Next: c.rels[i].String()}
+		if p.Done != nil {
+			steps[i].Type = p.Done.Type
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Let %s. Then ", strings.Join(lets, ", "))
@@ -37,7 +43,29 @@ func (o *observation) explainCycle(c cycle, data dataExplainer) analysis.Finding
 			fmt.Fprintf(&b, "%s < %s, because %s (%s)", names[i], names[j], why, c.rels[i])
 		}
 	}
-	return analysis.Finding{Explanation: b.String(), Ops: o.ops(c.txns...)}
+	return analysis.Finding{Explanation: b.String(), Ops: o.ops(c.txns...), Cycle: steps}
+}
+
+// showTxn renders what transaction t did, as Elle writes micro-ops: `r "x"
+// [1 2], append "y" 3`; a read whose value is unknown shows "?".
+func (o *observation) showTxn(t int32) string {
+	write := "w"
+	if o.lists {
+		write = "append"
+	}
+	ms := o.mops[o.txns[t].mops.from:o.txns[t].mops.to]
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		switch {
+		case m.kind == writeMop:
+			parts[i] = fmt.Sprintf("%s %s %s", write, o.keys[m.key], o.text[m.value])
+		case m.known:
+			parts[i] = fmt.Sprintf("r %s %s", o.keys[m.key], o.showRead(m))
+		default:
+			parts[i] = fmt.Sprintf("r %s ?", o.keys[m.key])
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // explainEdge says why b depends on a by r.

@@ -38,6 +38,15 @@ func TestListAppendG0(t *testing.T) {
 		if !strings.Contains(f.Explanation, "appended 2 after") || !strings.Contains(f.Explanation, "(ww)") {
 			t.Errorf("explanation %q", f.Explanation)
 		}
+		// The cycle, as the report draws it: each transaction, what it
+		// did, and the edge to the next.
+		want := []analysis.CycleStep{
+			{Name: "T1", Op: t1[0], Process: 0, Type: ok, Txn: `append "x" 1, append "y" 1`, Next: "ww"},
+			{Name: "T2", Op: t2[0], Process: 1, Type: ok, Txn: `append "x" 2, append "y" 2`, Next: "ww"},
+		}
+		if !slices.Equal(f.Cycle, want) && !slices.Equal(f.Cycle, []analysis.CycleStep{want[1], want[0]}) {
+			t.Errorf("cycle %+v; want %+v", f.Cycle, want)
+		}
 	}
 }
 
