@@ -27,13 +27,11 @@ const sysUser, sysPassword = "chaos", "chaos"
 // in v2.10.28 and v2.11.2); before them it came back only once every
 // other server had restarted.
 func (Target) ChangesMembers(s targets.Spec) error {
-	v, err := normVersion(s.Version)
+	v, minor, patch, err := Release(s.Version)
 	if err != nil {
 		return &targets.SpecError{Field: "version", Err: err}
 	}
-	var minor, patch int
-	if _, err := fmt.Sscanf(v, "v2.%d.%d", &minor, &patch); err != nil ||
-		minor < 10 || minor == 10 && patch < 28 || minor == 11 && patch < 2 {
+	if minor < 10 || minor == 10 && patch < 28 || minor == 11 && patch < 2 {
 		return &targets.SpecError{Field: "version", Err: fmt.Errorf("%s: a removed server rejoins by itself only from v2.10.28 and v2.11.2 on (nats-server #6815)", v)}
 	}
 	return nil

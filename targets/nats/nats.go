@@ -85,6 +85,18 @@ func normVersion(v string) (string, error) {
 	return v, nil
 }
 
+// Release is a plan's version as the server's release: its name, and its
+// minor and patch numbers (v2.MINOR.PATCH), which features depend on.
+func Release(version string) (v string, minor, patch int, err error) {
+	if v, err = normVersion(version); err != nil {
+		return "", 0, 0, err
+	}
+	if _, err := fmt.Sscanf(v, "v2.%d.%d", &minor, &patch); err != nil {
+		return "", 0, 0, fmt.Errorf("%s: not a v2.MINOR.PATCH release", v)
+	}
+	return v, minor, patch, nil
+}
+
 // program is nats-server version, built from its module's main package.
 func program(version string) images.GoProgram {
 	const module = "github.com/nats-io/nats-server/v2"

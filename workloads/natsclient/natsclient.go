@@ -4,6 +4,7 @@ package natsclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -75,6 +76,40 @@ func Classify(err error) error {
 func WrongLastSequence(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// Message is a stored message as the stream's get-message API returns it.
+type Message struct {
+	Seq  uint64 `json:"seq"`
+	Data []byte `json:"data"`
+	Hdrs []byte `json:"hdrs"`
+}
+
+// LastBySubject asks the stream's get-message API, which its leader
+// answers whatever the stream allows, for the last message on subject;
+// nil when there is none.
+func LastBySubject(ctx context.Context, nc *nats.Conn, stream, subject string) (*Message, error) {
+	req, _ := json.Marshal(map[string]string{"last_by_subj": subject})
+	msg, err := nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Message *Message            `json:"message"`
+		Error   *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return nil, fmt.Errorf("get of %s: %w", subject, err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return nil, nil
+	case resp.Error != nil:
+		return nil, resp.Error
+	case resp.Message == nil:
+		return nil, fmt.Errorf("get of %s: an answer without a message", subject)
+	}
+	return resp.Message, nil
 }
 
 // Ready waits until the connection is up or ctx ends.

@@ -3,7 +3,6 @@ package register
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -85,36 +84,19 @@ func (s *natsStore) get(ctx context.Context, key string) (data []byte, revision 
 	}
 	// The stream's get-message API, answered by its leader, whatever the
 	// bucket allows.
-	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + natsBucket + "." + key})
-	msg, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+natsBucket, req)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	var resp struct {
-		Message *struct {
-			Seq  uint64 `json:"seq"`
-			Data []byte `json:"data"`
-			Hdrs []byte `json:"hdrs"`
-		} `json:"message"`
-		Error *jetstream.APIError `json:"error"`
-	}
-	if err := json.Unmarshal(msg.Data, &resp); err != nil {
-		return nil, 0, false, fmt.Errorf("get of %s: %w", key, err)
-	}
+	m, err := natsclient.LastBySubject(ctx, s.nc, "KV_"+natsBucket, "$KV."+natsBucket+"."+key)
 	switch {
-	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+	case err != nil:
+		return nil, 0, false, err
+	case m == nil:
 		return nil, 0, true, nil
-	case resp.Error != nil:
-		return nil, 0, false, resp.Error
-	case resp.Message == nil:
-		return nil, 0, false, fmt.Errorf("get of %s: an answer without a message", key)
-	case bytes.Contains(resp.Message.Hdrs, []byte("KV-Operation")):
+	case bytes.Contains(m.Hdrs, []byte("KV-Operation")):
 		// A delete or purge marker; nothing deletes. (Other headers, such
 		// as the expected revision an update was sent with, are kept with
 		// the value.)
-		return nil, 0, false, fmt.Errorf("get of %s: a marker %q", key, resp.Message.Hdrs)
+		return nil, 0, false, fmt.Errorf("get of %s: a marker %q", key, m.Hdrs)
 	}
-	return resp.Message.Data, resp.Message.Seq, false, nil
+	return m.Data, m.Seq, false, nil
 }
 
 func (s *natsStore) Write(ctx context.Context, key string, v int64) error {

@@ -9,8 +9,11 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	_ "github.com/chaos-testing/chaos/analysis/txn"
+	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/runfolder"
 	_ "github.com/chaos-testing/chaos/targets/etcd"
+	_ "github.com/chaos-testing/chaos/targets/nats"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -38,5 +41,36 @@ func TestEtcdSerializablePlan(t *testing.T) {
 	}
 	if !realtime {
 		t.Errorf("no finding among the first %d needs real-time order; want stale reads caught as -realtime cycles", len(r.Findings))
+	}
+}
+
+// TestNATSAtomicBatches runs the NATS list-append plan, cut to 20 s:
+// transactions commit as atomic batches and Elle finds no anomaly, and
+// the stream enforces the batches' checks: some are refused because a
+// key read had changed ("wrong last sequence"), which a batch without
+// its checks would have stored.
+func TestNATSAtomicBatches(t *testing.T) {
+	testenv.Docker(t)
+	rep, dir := testenv.RunPlan(t, testenv.Plan(t, filepath.Join("..", "..", "plans", "nats-list-append.yaml"), 20*time.Second))
+	r := rep.Results[0]
+	t.Logf("%s: %s, stats %v", r.Checker, r.Verdict, r.Stats)
+	if r.Checker != "list-append" || r.Verdict != analysis.Valid {
+		t.Fatalf("%s: %s (%v); want list-append valid", r.Checker, r.Verdict, r.Findings)
+	}
+	if committed, _ := r.Stats["committed"].(int); committed < 50 {
+		t.Errorf("%v transactions committed; want at least 50", r.Stats["committed"])
+	}
+	h, _, err := runfolder.Folder(dir).ReadHistory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, op := range h {
+		if op.Type == history.Fail && strings.Contains(op.Error, "wrong last sequence") {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Error("no batch was refused on a changed key; want the checks enforced")
 	}
 }

@@ -145,3 +145,22 @@ func TestCheckPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestNATSNeedsAtomicBatches: NATS transactions are refused before
+// v2.12.0, whose servers have no atomic batch publish; the default
+// version and later ones are accepted.
+func TestNATSNeedsAtomicBatches(t *testing.T) {
+	for _, kind := range []string{"nats-list-append", "nats-rw-register"} {
+		w, ok := workloads.Workloads.Lookup(kind)
+		if !ok {
+			t.Fatalf("%s is not registered", kind)
+		}
+		for version, refused := range map[string]bool{"": false, "v2.12.1": false, "2.14.0": false, "v2.11.9": true, "v2.10.22": true} {
+			p := &plans.Plan{File: "p.yaml", Target: plans.Target{Kind: "nats", Version: version}, Workload: plans.Workload{Kind: kind, Spec: &Params{}}}
+			err := w.(Workload).CheckPlan(p)
+			if refused != (err != nil && strings.Contains(err.Error(), "target.version") && strings.Contains(err.Error(), "atomic batch")) {
+				t.Errorf("%s on %q: %v; want refused %v", kind, version, err, refused)
+			}
+		}
+	}
+}
