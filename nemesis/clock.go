@@ -82,6 +82,11 @@ type clockState struct {
 	loops sync.WaitGroup
 }
 
+// Pin moves the clocks of the processes recorded, by name, as far.
+func (Clock) Pin(f plans.Fault, targets []string) (plans.Fault, error) {
+	return pinProcesses(f, targets)
+}
+
 // Start patches the victims' clocks and applies the offset.
 func (Clock) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
 	victims := pickVictims(ctx, w, f, rng)

@@ -26,6 +26,11 @@ func (Kill) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) 
 // RestartsNodes marks Kill as a NodeRestarter.
 func (Kill) RestartsNodes() {}
 
+// Pin kills the nodes recorded, by name.
+func (Kill) Pin(f plans.Fault, targets []string) (plans.Fault, error) {
+	return pinProcesses(f, targets)
+}
+
 // Stop releases the victims, restarting those no other kill holds down.
 func (Kill) Stop(ctx context.Context, w *World, in Injected) error { return restartHeld(ctx, w, in) }
 

@@ -117,6 +117,18 @@ type NodeRestarter interface {
 	RestartsNodes()
 }
 
+// Pinner is a nemesis whose faults a replay can inject again on the same
+// victims: Pin turns one fault of plan entry f, as the history recorded
+// whom it hit (its targets), into an entry that hits those victims by
+// name, whoever leads or holds by then. ErrNobodyHit for a fault that
+// hit nobody.
+type Pinner interface {
+	Pin(f plans.Fault, targets []string) (plans.Fault, error)
+}
+
+// ErrNobodyHit is Pin's answer for a recorded fault that hit nobody.
+var ErrNobodyHit = errors.New("the fault hit nobody")
+
 // FaultChecker is a nemesis that checks its own fields of a plan's fault,
 // before anything starts.
 type FaultChecker interface {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +37,10 @@ type PartitionParams struct {
 	// reaches them (a leader whose heartbeats arrive but whose
 	// followers' answers do not).
 	OneWay bool `yaml:"one_way"`
+	// Grudge, for the shape grudge, is the cut itself: which node (or
+	// client) drops the traffic of which, by name, as the history records
+	// a partition ("n1 -x- n2,n3"). A replay cuts what a run recorded.
+	Grudge map[string][]string `yaml:"grudge,omitempty"`
 }
 
 // NewParams makes Partition a plans.Parameterized.
@@ -43,12 +49,19 @@ func (Partition) NewParams() any { return &PartitionParams{} }
 // Shapes of partition, as Jepsen names them.
 var Shapes = []string{"isolate-one", "isolate-leader", "halves", "majorities-ring", "bridge"}
 
+// grudgeShape is the shape of a partition that names its cut (Grudge).
+const grudgeShape = "grudge"
+
 // CheckFault checks the shape and that the cluster is big enough for it.
 func (Partition) CheckFault(p *plans.Plan, i int) error {
 	f := p.Nemesis[i]
-	shape := f.Spec.(*PartitionParams).Shape
+	pp := f.Spec.(*PartitionParams)
+	shape := pp.Shape
+	if shape == grudgeShape || len(pp.Grudge) > 0 {
+		return checkGrudge(p, i)
+	}
 	if !slices.Contains(Shapes, shape) {
-		return p.Errorf(plans.FaultField(i, "shape"), "%q: expected one of %s", shape, strings.Join(Shapes, ", "))
+		return p.Errorf(plans.FaultField(i, "shape"), "%q: expected one of %s, or grudge", shape, strings.Join(Shapes, ", "))
 	}
 	least := map[string]int{"majorities-ring": 4, "bridge": 3}[shape]
 	if least == 0 {
@@ -82,6 +95,8 @@ func (Partition) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.R
 	shape := f.Spec.(*PartitionParams).Shape
 	var isolated []string
 	switch shape {
+	case grudgeShape:
+		return cutGrudge(ctx, w, nodes, f.Spec.(*PartitionParams).Grudge)
 	case "isolate-leader":
 		ls := pickVictims(ctx, w, plans.Fault{Target: "leader", Count: 1}, rng)
 		if len(ls) == 0 {
@@ -96,6 +111,25 @@ func (Partition) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.R
 		isolated = isolate(nodes, servers[rng.IntN(len(servers))], f.Count, rng)
 	}
 	return cutOff(ctx, w, f, rng, nodes, isolated)
+}
+
+// Pin cuts what the history recorded ("n1 -x- n2,n3" for each node that
+// dropped traffic), as a grudge: the same cut, whoever leads by then.
+func (Partition) Pin(f plans.Fault, targets []string) (plans.Fault, error) {
+	if len(targets) == 0 {
+		return f, ErrNobodyHit
+	}
+	grudge := map[string][]string{}
+	for _, t := range targets {
+		n, drop, ok := strings.Cut(t, " -x- ")
+		if !ok || n == "" || drop == "" {
+			return f, fmt.Errorf("partition target %q: expected NODE -x- NODE,NODE", t)
+		}
+		grudge[n] = strings.Split(drop, ",")
+	}
+	f.Target, f.Count, f.Nodes = "", 1, nil
+	f.Spec = &PartitionParams{Shape: grudgeShape, Grudge: grudge}
+	return f, nil
 }
 
 // cutHolder cuts the client holding the lock off from every node. As with
@@ -133,6 +167,24 @@ func cutOff(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand, nodes 
 	if f.Spec.(*PartitionParams).OneWay {
 		grudge = oneWay(grudge, isolated)
 	}
+	return install(ctx, w, nodes, grudge)
+}
+
+// cutGrudge installs a cut named node by node; the clients it names are
+// found among the clients.
+func cutGrudge(ctx context.Context, w *World, nodes []Process, grudge map[string][]string) (Injected, error) {
+	for _, c := range w.Candidates(ctx, "clients") {
+		named := grudge[c.Name] != nil || slices.ContainsFunc(slices.Collect(maps.Values(grudge)), func(drop []string) bool { return slices.Contains(drop, c.Name) })
+		if named {
+			nodes = append(nodes, c)
+		}
+	}
+	slices.SortFunc(nodes, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
+	return install(ctx, w, nodes, grudge)
+}
+
+// install puts grudge in force among nodes, in a chain of its own.
+func install(ctx context.Context, w *World, nodes []Process, grudge map[string][]string) (Injected, error) {
 	byName := map[string]Process{}
 	for _, n := range nodes {
 		byName[n.Name] = n
@@ -277,6 +329,35 @@ func iptablesSteps(ctx context.Context, w *World, n Process, steps ...[]string) 
 	for _, args := range steps {
 		if err := iptables(ctx, w, n, args...); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkGrudge checks a partition of shape grudge: a cut named node by
+// node, among the target's nodes and the workload's clients, and nothing
+// else that picks victims.
+func checkGrudge(p *plans.Plan, i int) error {
+	f := p.Nemesis[i]
+	pp := f.Spec.(*PartitionParams)
+	switch {
+	case pp.Shape != grudgeShape:
+		return p.Errorf(plans.FaultField(i, "grudge"), "given for shape %q; a grudge is the cut of shape grudge", pp.Shape)
+	case len(pp.Grudge) == 0:
+		return p.Errorf(plans.FaultField(i, "grudge"), "missing; shape grudge names its cut, such as {n1: [n2, n3]}")
+	case pp.OneWay || f.Target != "":
+		return p.Errorf(plans.FaultField(i, "shape"), "grudge: the grudge names the cut; it takes no target and no one_way")
+	}
+	valid := func(name string) bool {
+		k, err := strconv.Atoi(name[min(1, len(name)):])
+		return err == nil && (strings.HasPrefix(name, "n") && k >= 1 && k <= p.Target.Nodes ||
+			strings.HasPrefix(name, "c") && k >= 0 && k < p.Workload.Clients)
+	}
+	for _, n := range slices.Sorted(maps.Keys(pp.Grudge)) {
+		for _, m := range append([]string{n}, pp.Grudge[n]...) {
+			if !valid(m) {
+				return p.Errorf(plans.FaultField(i, "grudge"), "%q: expected node names n1 to n%d or client names c0 to c%d", m, p.Target.Nodes, p.Workload.Clients-1)
+			}
 		}
 	}
 	return nil

@@ -31,6 +31,11 @@ func (Pause) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand)
 	return holdAll(ctx, w, pickVictims(ctx, w, f, rng), w.pause)
 }
 
+// Pin pauses the processes recorded, by name.
+func (Pause) Pin(f plans.Fault, targets []string) (plans.Fault, error) {
+	return pinProcesses(f, targets)
+}
+
 // followLag bounds how late the harness learns what a client wrote to the
 // history (history.Follow reads it every 20 ms), a release included.
 const followLag = 60 * time.Millisecond

@@ -16,7 +16,8 @@ import (
 )
 
 // Schedule runs a plan's faults on their timetable. Fault i first starts at
-// FirstAfter, then every Interval, and lasts Duration. Victims are drawn
+// FirstAfter, then every Interval (Times times, if given), and lasts
+// Duration. Victims are drawn
 // from the fault's role with a generator seeded by the run's seed and i, so
 // one seed gives one schedule.
 type Schedule struct {
@@ -86,7 +87,7 @@ func (s *Schedule) runFault(ctx context.Context, i int) error {
 	n, _ := Nemeses.Lookup(f.Kind)
 	rng := plans.Rand(s.seed, plans.FaultStream(i))
 	next := s.clock.Now().Add(f.FirstAfter.Duration)
-	for {
+	for done := 0; f.Times == 0 || done < f.Times; done++ {
 		if !s.sleepUntil(ctx, next) {
 			return nil
 		}
@@ -103,6 +104,7 @@ func (s *Schedule) runFault(ctx context.Context, i int) error {
 			return err
 		}
 	}
+	return nil
 }
 
 // healContext bounds a heal: it must run after the run's context ended,

@@ -631,3 +631,18 @@ func TestScheduleOnFakeClock(t *testing.T) {
 		t.Errorf("%d CONT after the run ended, want the second pause healed too", env.count("CONT"))
 	}
 }
+
+// TestScheduleTimes: a fault given times is injected that many times and
+// no more, though the run goes on.
+func TestScheduleTimes(t *testing.T) {
+	env := newEnv(testRoles)
+	f := fault("pause", "nodes", 5, 30, 10)
+	f.Times = 2
+	s, path := schedule(t, env, []plans.Fault{f}, 1)
+	if err := runFor(t, s, 200*time.Millisecond); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if faults := faultsIn(t, readOps(t, path), "pause"); len(faults) != 2 {
+		t.Errorf("%d faults in 200ms, every 30ms; want the 2 of times 2", len(faults))
+	}
+}

@@ -60,3 +60,21 @@ func checkRole(p *plans.Plan, i int, roles ...string) error {
 	}
 	return nil
 }
+
+// pinProcesses is Pin for the faults whose targets each begin with the
+// name of a process hit ("n3", "c2 (paused already)", "n2 +20s (all)"):
+// the same fault on those processes, nodes or clients.
+func pinProcesses(f plans.Fault, targets []string) (plans.Fault, error) {
+	if len(targets) == 0 {
+		return f, ErrNobodyHit
+	}
+	f.Target, f.Nodes, f.Count = "nodes", nil, len(targets)
+	for _, t := range targets {
+		name, _, _ := strings.Cut(t, " ")
+		if strings.HasPrefix(name, "c") {
+			f.Target = "clients"
+		}
+		f.Nodes = append(f.Nodes, name)
+	}
+	return f, nil
+}

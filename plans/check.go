@@ -81,6 +81,9 @@ func (p *Plan) CheckFault(i int) error {
 	if f.Duration.Duration <= 0 {
 		return p.Errorf(at("duration"), "missing or not positive; expected a duration such as 5s")
 	}
+	if f.Times < 0 {
+		return p.Errorf(at("times"), "%d: expected 0 (until the run ends) or more", f.Times)
+	}
 	if f.Interval.Duration == 0 {
 		f.Interval = f.Duration
 	}

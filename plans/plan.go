@@ -93,7 +93,10 @@ type Fault struct {
 	FirstAfter Duration `yaml:"first_after"`
 	Interval   Duration `yaml:"interval"`
 	Duration   Duration `yaml:"duration"`
-	Params     Params   `yaml:",inline"`
+	// Times is how many times the fault is injected; 0, until the run
+	// ends. A replay injects each fault it recorded once (times 1).
+	Times  int    `yaml:"times,omitempty"`
+	Params Params `yaml:",inline"`
 	// Spec is the fault's own parameters, decoded and with its defaults,
 	// once the runner has validated the plan.
 	Spec any `yaml:"-"`

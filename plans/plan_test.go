@@ -242,6 +242,12 @@ func TestParseErrors(t *testing.T) {
 			contains: []string{"nemesis[0].count: -1"},
 		},
 		{
+			name:     "negative times",
+			yaml:     edit(t, "    count: 1", "    count: 1\n    times: -2"),
+			line:     lineOf(t, "    count: 1") + 1,
+			contains: []string{"nemesis[0].times: -2"},
+		},
+		{
 			name:     "interval shorter than duration",
 			yaml:     edit(t, "    interval: 3s", "    interval: 500ms"),
 			line:     lineOf(t, "    interval: 3s"),

@@ -217,24 +217,30 @@ func targetSpec(p *plans.Plan, image string) targets.Spec {
 
 // checkFaultNodes checks that a fault's nodes are nodes the target has,
 // enough for its count, on a fault whose victims are nodes or the leader
-// (which it hits only while the leader is one of them).
+// (which it hits only while the leader is one of them), or clients the
+// workload has (c0, c1, ...) on a fault whose victims are clients.
 func checkFaultNodes(p *plans.Plan, i int) error {
 	f := p.Nemesis[i]
 	if len(f.Nodes) == 0 {
 		return nil
 	}
 	at := plans.FaultField(i, "nodes")
-	if f.Target != "nodes" && f.Target != "leader" {
-		return p.Errorf(at, "only a fault with target nodes or leader picks among given nodes (target is %q)", f.Target)
+	prefix, first, last := "n", 1, p.Target.Nodes
+	switch f.Target {
+	case "nodes", "leader":
+	case "clients":
+		prefix, first, last = "c", 0, p.Workload.Clients-1
+	default:
+		return p.Errorf(at, "only a fault with target nodes, leader or clients picks among given names (target is %q)", f.Target)
 	}
 	for _, n := range f.Nodes {
-		k, err := strconv.Atoi(strings.TrimPrefix(n, "n"))
-		if !strings.HasPrefix(n, "n") || err != nil || k < 1 || k > p.Target.Nodes {
-			return p.Errorf(at, "%q: expected node names n1 to n%d", n, p.Target.Nodes)
+		k, err := strconv.Atoi(strings.TrimPrefix(n, prefix))
+		if !strings.HasPrefix(n, prefix) || err != nil || k < first || k > last {
+			return p.Errorf(at, "%q: expected names %s%d to %s%d", n, prefix, first, prefix, last)
 		}
 	}
 	if f.Count > len(f.Nodes) {
-		return p.Errorf(plans.FaultField(i, "count"), "%d: more than the %d nodes given", f.Count, len(f.Nodes))
+		return p.Errorf(plans.FaultField(i, "count"), "%d: more than the %d given", f.Count, len(f.Nodes))
 	}
 	return nil
 }

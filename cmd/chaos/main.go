@@ -3,6 +3,7 @@
 //
 //	chaos run PLAN [--seed N] [--time-limit D]   run a plan
 //	chaos check DIR|FILE                         re-analyze a stored run or a foreign history
+//	chaos replay DIR [--times N]                 run a stored run again, its faults pinned
 //	chaos export --format edn DIR                a run's history as Jepsen EDN
 //	chaos images build [TARGET...]               build the targets' images now
 //	chaos clean                                  remove what past runs left
@@ -36,6 +37,8 @@ func (e usageError) Error() string { return e.msg }
 const usage = `usage:
   chaos run PLAN [--seed N] [--time-limit D]   run a plan; exit 0 valid, 1 anomaly, 2 undecided
   chaos check DIR                              re-analyze a stored run (e.g. results/latest)
+  chaos replay DIR [--times N]                 run a stored run again: its seed, each fault at its time on its
+                                               victims; exit 1 if a replay found what it found, 0 if none did
   chaos check FILE [--model M] [--initial V]   check a Jepsen .edn history or a porcupine log
   chaos export --format edn DIR                print a run's history as Jepsen EDN
   chaos report DIR                             write DIR/report.html (done by run and check too)
@@ -47,6 +50,7 @@ const usage = `usage:
 var commands = map[string]func(args []string) (int, error){
 	"run":      cmdRun,
 	"check":    cmdCheck,
+	"replay":   cmdReplay,
 	"export":   cmdExport,
 	"report":   cmdReport,
 	"serve":    cmdServe,
