@@ -1,7 +1,10 @@
 package replay_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,13 +12,17 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/replay"
+	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/runner"
 
 	_ "github.com/chaos-testing/chaos/plugins"
 )
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 const plan = `
 name: pauses
@@ -147,4 +154,66 @@ func TestSame(t *testing.T) {
 	if got := replay.Same(orig, analysis.Report{}); got != nil {
 		t.Errorf("nothing found: %q", got)
 	}
+}
+
+// TestReplayInjectsWhatTheRunRecorded runs Redlock with its holder
+// paused (cut to 25 s) and then its replay, on real containers: the
+// replay's faults hit the same clients, as long after the first fault as
+// the run's did.
+func TestReplayInjectsWhatTheRunRecorded(t *testing.T) {
+	testenv.Docker(t)
+	p := testenv.Plan(t, filepath.Join("..", "plans", "redlock-pause.yaml"), 25*time.Second)
+	rep, dir := testenv.RunPlan(t, p)
+	h, _, err := runfolder.Folder(dir).ReadHistory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, notes, err := replay.Plan(load(t, readFile(t, runfolder.Folder(dir).Path(runfolder.PlanFile))), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, rdir := testenv.RunPlan(t, q)
+	rh, _, err := runfolder.Folder(rdir).ReadHistory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run: %s %q; replay: %s %q; notes %q", rep.Verdict, replay.Kinds(rep), again.Verdict, replay.Kinds(again), notes)
+	orig, repl := hit(history.FaultWindows(h)), hit(history.FaultWindows(rh))
+	if len(orig) == 0 || len(orig) != len(repl) {
+		t.Fatalf("the run's faults %v; the replay's %v; want as many, and some", orig, repl)
+	}
+	for i := range orig {
+		if orig[i].victims != repl[i].victims || (orig[i].at-repl[i].at).Abs() > 300*time.Millisecond {
+			t.Errorf("fault %d: the run's %+v, the replay's %+v; want the same victims at the same offset", i, orig[i], repl[i])
+		}
+	}
+}
+
+type hitAt struct {
+	victims string
+	at      time.Duration // after the first fault's start
+}
+
+// hit are the faults that hit someone, each by its victims and its start
+// after the first's.
+func hit(ws []history.FaultWindow) []hitAt {
+	var out []hitAt
+	for _, w := range ws {
+		if len(w.Victims) > 0 {
+			out = append(out, hitAt{strings.Join(w.Victims, " "), w.Start})
+		}
+	}
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i].at -= out[0].at
+	}
+	return out
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
