@@ -239,6 +239,18 @@ func TestValidateErrors(t *testing.T) {
 			contains: []string{`nemesis[0].nodes: only a fault with target nodes, leader or clients`},
 		},
 		{
+			name:     "a grudge naming a node the target lacks",
+			yaml:     validateEdit(t, "  - kind: pause", "  - kind: partition\n    shape: grudge\n    grudge: {n1: [n2, n9]}", "    target: holder", ""),
+			line:     validateLine(t, "  - kind: pause") + 2,
+			contains: []string{`nemesis[0].grudge: "n9": expected node names n1 to n5 or client names c0 to c2`},
+		},
+		{
+			name:     "a grudge with another shape",
+			yaml:     validateEdit(t, "  - kind: pause", "  - kind: partition\n    shape: halves\n    grudge: {n1: [n2]}", "    target: holder", ""),
+			line:     validateLine(t, "  - kind: pause") + 2,
+			contains: []string{`nemesis[0].grudge: given for shape "halves"`},
+		},
+		{
 			name:     "unknown role",
 			yaml:     validateEdit(t, "    target: holder", "    target: master"),
 			line:     validateLine(t, "    target: holder"),
