@@ -4,6 +4,7 @@
 //	chaos run PLAN [--seed N] [--time-limit D]   run a plan
 //	chaos check DIR|FILE                         re-analyze a stored run or a foreign history
 //	chaos replay DIR [--times N]                 run a stored run again, its faults pinned
+//	chaos shrink DIR                             reduce a stored run's plan to what its finding needs
 //	chaos export --format edn DIR                a run's history as Jepsen EDN
 //	chaos images build [TARGET...]               build the targets' images now
 //	chaos clean                                  remove what past runs left
@@ -39,6 +40,8 @@ const usage = `usage:
   chaos check DIR                              re-analyze a stored run (e.g. results/latest)
   chaos replay DIR [--times N]                 run a stored run again: its seed, each fault at its time on its
                                                victims; exit 1 if a replay found what it found, 0 if none did
+  chaos shrink DIR [--replays 3] [--need 2]    reduce a run's replay plan to the smallest that still finds it
+                                               (need of replays replays per change): DIR/shrunk.yaml
   chaos check FILE [--model M] [--initial V]   check a Jepsen .edn history or a porcupine log
   chaos export --format edn DIR                print a run's history as Jepsen EDN
   chaos report DIR                             write DIR/report.html (done by run and check too)
@@ -51,6 +54,7 @@ var commands = map[string]func(args []string) (int, error){
 	"run":      cmdRun,
 	"check":    cmdCheck,
 	"replay":   cmdReplay,
+	"shrink":   cmdShrink,
 	"export":   cmdExport,
 	"report":   cmdReport,
 	"serve":    cmdServe,

@@ -42,20 +42,7 @@ func cmdReplay(args []string) (int, error) {
 	fmt.Printf("replaying %s: plan %s (the same seed; each fault at its offset, on its victims)\n", dir, file)
 	found := 0
 	for i := 1; i <= *times; i++ {
-		p, err := plans.Load(file)
-		if err != nil {
-			return exitCrash, err
-		}
-		ctx, analysisCtx, stop := interruptibleTwice()
-		o, err := runOptions(p, *results)
-		if err != nil {
-			stop()
-			return exitCrash, err
-		}
-		o.Analysis = analysisCtx
-		rep, rdir, err := runner.Run(ctx, o)
-		interrupted := ctx.Err() != nil
-		stop()
+		rep, rdir, interrupted, err := runPlanFile(file, *results)
 		if rdir == "" {
 			return exitCrash, err
 		}
@@ -77,6 +64,24 @@ func cmdReplay(args []string) (int, error) {
 		return exitAnomaly, nil
 	}
 	return exitValid, nil
+}
+
+// runPlanFile runs the plan in file once, its runs in results, and says
+// whether Ctrl-C interrupted it. The run's folder is "" if it never began.
+func runPlanFile(file, results string) (rep analysis.Report, dir string, interrupted bool, err error) {
+	p, err := plans.Load(file)
+	if err != nil {
+		return rep, "", false, err
+	}
+	ctx, analysisCtx, stop := interruptibleTwice()
+	defer stop()
+	o, err := runOptions(p, results)
+	if err != nil {
+		return rep, "", false, err
+	}
+	o.Analysis = analysisCtx
+	rep, dir, err = runner.Run(ctx, o)
+	return rep, dir, ctx.Err() != nil, err
 }
 
 // replayPlan writes the replay plan of run dir into it, with a header
@@ -107,14 +112,6 @@ func replayPlan(dir string) (analysis.Report, string, error) {
 	if err != nil {
 		return analysis.Report{}, "", fmt.Errorf("%s: %w", dir, err)
 	}
-	resolved, err := q.Resolved()
-	if err != nil {
-		return analysis.Report{}, "", err
-	}
-	body, err := yaml.Marshal(resolved)
-	if err != nil {
-		return analysis.Report{}, "", err
-	}
 	var head strings.Builder
 	fmt.Fprintf(&head, "# Replay of %s (plan %s, seed %d): each fault the run recorded,\n", dir, p.Name, p.Seed)
 	head.WriteString("# injected once at the same offset from the fault schedule's start, on\n# the victims it hit, by name. What the run found: ")
@@ -127,7 +124,21 @@ func replayPlan(dir string) (analysis.Report, string, error) {
 		head.WriteString("# " + n + "\n")
 	}
 	path := f.Path(replayFile)
-	return a.Report, path, os.WriteFile(path, append([]byte(head.String()), body...), 0o644)
+	return a.Report, path, writePlan(path, head.String(), q)
+}
+
+// writePlan writes p, as it runs (its plug-ins' fields decoded, defaults
+// included), to path, under a header of comments.
+func writePlan(path, head string, p *plans.Plan) error {
+	resolved, err := p.Resolved()
+	if err != nil {
+		return err
+	}
+	body, err := yaml.Marshal(resolved)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append([]byte(head), body...), 0o644)
 }
 
 // foundAgain says what a replay found of what the run found, and the

@@ -1,0 +1,90 @@
+package shrink_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/shrink"
+
+	_ "github.com/chaos-testing/chaos/plugins"
+)
+
+// A replay plan of Redlock: six pinned pauses of clients.
+const plan = `
+name: pauses-replay
+seed: 1
+time_limit: 60s
+target: {kind: redis, nodes: 5}
+workload: {kind: redlock, clients: 3, lease: 2s}
+nemesis:
+  - {kind: pause, target: clients, nodes: [c0], first_after: 3s, duration: 5s, times: 1}
+  - {kind: pause, target: clients, nodes: [c1], first_after: 13s, duration: 5s, times: 1}
+  - {kind: pause, target: clients, nodes: [c2], first_after: 23s, duration: 5s, times: 1}
+  - {kind: pause, target: clients, nodes: [c1], first_after: 33s, duration: 5s, times: 1}
+  - {kind: pause, target: clients, nodes: [c0], first_after: 43s, duration: 5s, times: 1}
+  - {kind: pause, target: clients, nodes: [c2], first_after: 53s, duration: 5s, times: 1}
+`
+
+// TestShrink: with an oracle that sees the finding while c1 is paused at
+// 13 s for at least a second and two clients run, on at least three
+// nodes, the plan shrinks to that one pause, 1.25 s long (halved twice),
+// a time limit that ends soon after it, two clients and three nodes; and
+// no change the validator refuses is tried.
+func TestShrink(t *testing.T) {
+	p, err := plans.Parse("p.yaml", []byte(plan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.Validate(p); err != nil {
+		t.Fatal(err)
+	}
+	shows := func(_ context.Context, p *plans.Plan) (bool, error) {
+		if p.Workload.Clients < 2 || p.Target.Nodes < 3 {
+			return false, nil
+		}
+		return slices.ContainsFunc(p.Nemesis, func(f plans.Fault) bool {
+			return slices.Equal(f.Nodes, []string{"c1"}) && f.FirstAfter.Duration == 13*time.Second && f.Duration.Duration >= time.Second
+		}), nil
+	}
+	var tried []string
+	got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, shows, func(what string, kept bool) { tried = append(tried, what) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		t.Logf("kept after %d runs: %s", s.Runs, s.What)
+	}
+	if len(got.Nemesis) != 1 || !slices.Equal(got.Nemesis[0].Nodes, []string{"c1"}) || got.Nemesis[0].Duration.Duration != 1250*time.Millisecond {
+		t.Errorf("faults %+v; want c1's pause at 13s, 1.25s long", got.Nemesis)
+	}
+	if got.TimeLimit.Duration != 16*time.Second || got.Workload.Clients != 2 || got.Target.Nodes != 3 {
+		t.Errorf("time limit %s, %d clients, %d nodes; want 16s, 2, 3", got.TimeLimit, got.Workload.Clients, got.Target.Nodes)
+	}
+	if len(steps) == 0 || len(tried) <= len(steps) {
+		t.Errorf("%d changes kept of %d tried", len(steps), len(tried))
+	}
+	if err := runner.Validate(got); err != nil {
+		t.Errorf("the shrunk plan is illegal: %v", err)
+	}
+}
+
+// TestShrinkKeepsWhatItNeeds: when no change keeps the finding, the plan
+// comes back as it was.
+func TestShrinkKeepsWhatItNeeds(t *testing.T) {
+	p, err := plans.Parse("p.yaml", []byte(plan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.Validate(p); err != nil {
+		t.Fatal(err)
+	}
+	never := func(context.Context, *plans.Plan) (bool, error) { return false, nil }
+	got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, never, nil)
+	if err != nil || len(steps) != 0 || len(got.Nemesis) != 6 || got.TimeLimit.Duration != time.Minute {
+		t.Errorf("%d steps, %d faults, %s, %v; want the plan unchanged", len(steps), len(got.Nemesis), got.TimeLimit, err)
+	}
+}
