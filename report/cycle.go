@@ -18,7 +18,11 @@ const (
 	boxW, boxH = 240, 40
 	// txnChars is how much of a transaction's micro-ops a box shows; the
 	// whole is its tooltip.
-	txnChars = 36
+	txnChars = 34
+	// maxDrawn is the longest cycle drawn: a longer one (a history that
+	// lost writes can make cycles of hundreds) would be a wall of boxes;
+	// its explanation lists it.
+	maxDrawn = 12
 )
 
 // edgeColors tell the relations apart; real time is dashed besides.
@@ -32,6 +36,9 @@ func cycleSVG(steps []analysis.CycleStep) template.HTML {
 	n := len(steps)
 	if n == 0 {
 		return ""
+	}
+	if n > maxDrawn {
+		return template.HTML(fmt.Sprintf("<p>A cycle of %d transactions: too long to draw; the explanation above goes through it.</p>", n))
 	}
 	rx, ry := 110+45*float64(n), 60+28*float64(n)
 	w, h := 2*rx+boxW+40, 2*ry+boxH+40

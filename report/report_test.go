@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -256,7 +257,7 @@ func TestCycleDrawn(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(b)
-	for _, want := range []string{"T1 · p0 · #12 ok", "T2 · p3 · #15 info", `r &#34;k1&#34; [1]`, `append &#34;k1&#34; 4294967297, r &#34;k2&#34; [429…`,
+	for _, want := range []string{"T1 · p0 · #12 ok", "T2 · p3 · #15 info", `r &#34;k1&#34; [1]`, `append &#34;k1&#34; 4294967297, r &#34;k2&#34; [4…`,
 		"T1: p0&#39;s txn #12 (ok): " + strings.ReplaceAll(long, `"`, "&#34;"), `stroke-dasharray="6 4" marker-end="url(#arrow-realtime)"`,
 		">rw</text>", ">wr</text>", ">realtime</text>"} {
 		if !strings.Contains(page, want) {
@@ -285,6 +286,19 @@ func TestCycleDrawn(t *testing.T) {
 		if !onBorder(p[1], p[2]) || !onBorder(p[3], p[4]) {
 			t.Errorf("arrow %s,%s to %s,%s does not join two boxes' borders", p[1], p[2], p[3], p[4])
 		}
+	}
+}
+
+// TestLongCycleNotDrawn: a cycle of hundreds of transactions is said, not
+// drawn.
+func TestLongCycleNotDrawn(t *testing.T) {
+	steps := make([]analysis.CycleStep, 943)
+	for i := range steps {
+		steps[i] = analysis.CycleStep{Name: fmt.Sprintf("T%d", i+1), Type: history.Ok, Next: "ww"}
+	}
+	got := string(cycleSVG(steps))
+	if strings.Contains(got, "<svg") || !strings.Contains(got, "A cycle of 943 transactions") {
+		t.Errorf("a cycle of 943: %.200q", got)
 	}
 }
 
