@@ -358,12 +358,20 @@ func TestValidateDefaults(t *testing.T) {
 }
 
 // Every plan that ships with chaos validates against the plug-ins the
-// runner's tests import (all of chaos's).
+// runner's tests import (all of chaos's), regression plans included,
+// which say the exit code scripts/regressions expects of them.
 func TestValidateShippedPlans(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "plans", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no shipped plans: %v", err)
 	}
+	regressions, _ := filepath.Glob(filepath.Join("..", "plans", "regressions", "*.yaml"))
+	for _, f := range regressions {
+		if p, err := plans.Load(f); err == nil && p.Expect != "valid" && p.Expect != "invalid" {
+			t.Errorf("%s: expect %q; a regression plan expects valid or invalid", f, p.Expect)
+		}
+	}
+	files = append(files, regressions...)
 	for _, f := range files {
 		p, err := plans.Load(f)
 		if err != nil {
