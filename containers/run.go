@@ -327,19 +327,21 @@ func Clean(ctx context.Context, cli *client.Client, runID string) (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// removeNetwork retries briefly: the engine may still be detaching the
-// endpoints of containers it has just removed. Halfway it disconnects, by
-// force, the endpoints the network still lists: a run killed while the
-// engine was starting a container can leave an endpoint whose container is
-// gone, and the engine refuses to remove a network with endpoints.
+// removeNetwork retries for a while: the engine may still be detaching
+// the endpoints of containers it has just removed, which takes seconds on
+// a loaded machine (a NATS run beside three others once outlasted 2 s).
+// From the fifth try on it disconnects, by force, the endpoints the
+// network still lists: a run killed while the engine was starting a
+// container can leave an endpoint whose container is gone, and the engine
+// refuses to remove a network with endpoints.
 func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 	var err error
-	for try := 0; try < 10; try++ {
+	for try := 0; try < 40; try++ {
 		err = cli.NetworkRemove(ctx, id)
 		if err == nil || client.IsErrNotFound(err) {
 			return nil
 		}
-		if try == 5 {
+		if try >= 5 && try%5 == 0 {
 			if nw, ierr := cli.NetworkInspect(ctx, id, network.InspectOptions{}); ierr == nil {
 				for endpoint := range nw.Containers {
 					cli.NetworkDisconnect(ctx, id, endpoint, true)
@@ -349,7 +351,7 @@ func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(time.Duration(min(200*(try+1), 1000)) * time.Millisecond):
 		}
 	}
 	return fmt.Errorf("remove network %s: %w", id, err)
