@@ -95,6 +95,16 @@ func (p *Plan) Resolved() (*Plan, error) {
 	return &q, nil
 }
 
+// YAML is the plan as it runs (Resolved), as a plan file: what a run
+// keeps beside its results, and what a replay or a shrink writes.
+func (p *Plan) YAML() ([]byte, error) {
+	resolved, err := p.Resolved()
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(resolved)
+}
+
 // encodeParams is a plug-in's parameters as plan fields (nil: none).
 func encodeParams(spec any) (Params, error) {
 	if spec == nil {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/testenv"
@@ -118,11 +116,7 @@ func TestPlanPinsEachFault(t *testing.T) {
 		t.Errorf("notes %q; want the combined entry's and the pause that hit nobody", notes)
 	}
 	// Written and read back, it is a legal plan with the same faults.
-	resolved, err := q.Resolved()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := yaml.Marshal(resolved)
+	b, err := q.YAML()
 	if err != nil {
 		t.Fatal(err)
 	}

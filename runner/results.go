@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/progress"
@@ -40,11 +38,7 @@ func recordEnd(dir string, runErr error) error {
 // writeRunInfo writes the run's run.json and the plan as it runs; resource
 // is the mode of the protected resource its workload writes to ("" none).
 func writeRunInfo(dir, runID string, p *plans.Plan, resource string, started time.Time) error {
-	resolved, err := p.Resolved()
-	if err != nil {
-		return err
-	}
-	plan, err := yaml.Marshal(resolved)
+	plan, err := p.YAML()
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/replay"
@@ -130,11 +128,7 @@ func replayPlan(dir string) (analysis.Report, string, error) {
 // writePlan writes p, as it runs (its plug-ins' fields decoded, defaults
 // included), to path, under a header of comments.
 func writePlan(path, head string, p *plans.Plan) error {
-	resolved, err := p.Resolved()
-	if err != nil {
-		return err
-	}
-	body, err := yaml.Marshal(resolved)
+	body, err := p.YAML()
 	if err != nil {
 		return err
 	}
