@@ -42,7 +42,8 @@ func Plan(p *plans.Plan, h []history.Op) (*plans.Plan, []string, error) {
 			continue
 		}
 		var pinned []plans.Fault
-		for _, w := range occurrences(f, windows, start, p.TimeLimit.Duration, used) {
+		late := max(scheduleSlack, f.Interval.Duration/2)
+		for _, w := range occurrences(f, windows, start, p.TimeLimit.Duration, late, used) {
 			g, err := pinner.Pin(f, w.Victims)
 			if errors.Is(err, nemesis.ErrNobodyHit) {
 				notes = append(notes, fmt.Sprintf("nemesis[%d] (%s) at %.3fs hit nobody: left out", i, f.Kind, w.Start.Seconds()))
@@ -75,9 +76,17 @@ func once(g plans.Fault, offset, limit time.Duration) (plans.Fault, bool) {
 	return g, g.Duration.Duration > 0
 }
 
-// scheduleSlack is how late after its time a fault's start may be
-// recorded: the schedule writes its invocation at once.
-const scheduleSlack = 500 * time.Millisecond
+// How far from its due time a fault's recorded start may be. The
+// schedule writes a start's invocation at once, so the time it was due
+// (estimated from another fault: scheduleStart) is met within a
+// millisecond, either way, or late by scheduleSlack on a loaded machine;
+// or later still when the heal of the fault before it overran that time
+// (a restart after a kill that took seconds): the next starts then at
+// once, which a fault's occurrences allow for, up to half its interval.
+const (
+	earlySlack    = 50 * time.Millisecond
+	scheduleSlack = 500 * time.Millisecond
+)
 
 // due are the offsets from the schedule's start at which entry f starts
 // its faults, within the time limit.
@@ -93,13 +102,14 @@ func due(f plans.Fault, limit time.Duration) []time.Duration {
 }
 
 // occurrences are the recorded faults of entry f: of its kind, each
-// within scheduleSlack after a time it was due, and not in used (which
-// it adds them to, if given: two entries of one kind share no fault).
-func occurrences(f plans.Fault, windows []history.FaultWindow, start, limit time.Duration, used map[int]bool) []history.FaultWindow {
+// from earlySlack before a time it was due to late after it, and not in
+// used (which it adds them to, if given: two entries of one kind share no
+// fault).
+func occurrences(f plans.Fault, windows []history.FaultWindow, start, limit, late time.Duration, used map[int]bool) []history.FaultWindow {
 	var out []history.FaultWindow
 	for _, d := range due(f, limit) {
 		for _, w := range windows {
-			if w.Kind == f.Kind && !used[w.From] && w.Start >= start+d && w.Start <= start+d+scheduleSlack {
+			if w.Kind == f.Kind && !used[w.From] && w.Start >= start+d-earlySlack && w.Start <= start+d+late {
 				out = append(out, w)
 				if used != nil {
 					used[w.From] = true
@@ -113,8 +123,8 @@ func occurrences(f plans.Fault, windows []history.FaultWindow, start, limit time
 
 // scheduleStart is when, in the history's time, the run's fault schedule
 // began, which the history does not record: the offset at which the
-// most recorded faults start within scheduleSlack after a time they were
-// due (the earliest such, on a tie).
+// most recorded faults start close to a time they were due (the
+// earliest such, on a tie).
 func scheduleStart(p *plans.Plan, windows []history.FaultWindow) time.Duration {
 	best, bestN := time.Duration(0), 0
 	for _, f := range p.Nemesis {
@@ -125,7 +135,7 @@ func scheduleStart(p *plans.Plan, windows []history.FaultWindow) time.Duration {
 			start := w.Start - f.FirstAfter.Duration
 			n := 0
 			for _, g := range p.Nemesis {
-				n += len(occurrences(g, windows, start, p.TimeLimit.Duration, nil))
+				n += len(occurrences(g, windows, start, p.TimeLimit.Duration, scheduleSlack, nil))
 			}
 			if n > bestN || n == bestN && start < best {
 				best, bestN = start, n
