@@ -117,6 +117,7 @@ func cmdClean(args []string) (int, error) {
 	aerr := disks.Abort()
 	n, err := containers.Clean(ctx, cli, "")
 	fmt.Printf("removed %d containers and networks of runs whose harness is gone (runs in progress are left alone)\n", n)
+	err = reportStale(err)
 	// After the containers, which had the disks mounted.
 	m, derr := disks.Clean()
 	if m > 0 {
@@ -146,6 +147,26 @@ func cmdClean(args []string) (int, error) {
 		return exitCrash, err
 	}
 	return exitValid, nil
+}
+
+// reportStale prints the networks the engine keeps with nothing attached
+// (containers.StaleNetworkError), which chaos cannot remove and which
+// hold nothing of a run, and returns the other errors of err.
+func reportStale(err error) error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var rest []error
+	for _, e := range errs {
+		var stale containers.StaleNetworkError
+		if errors.As(e, &stale) {
+			fmt.Printf("note: %v\n", stale)
+			continue
+		}
+		rest = append(rest, e)
+	}
+	return errors.Join(rest...)
 }
 
 // interruptible is a context that Ctrl-C and SIGTERM cancel: a run stops,
