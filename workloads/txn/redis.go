@@ -14,17 +14,22 @@ import (
 )
 
 func init() {
-	Register("redis-sentinel", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redis.ClientModule}}, ReadModes: []string{"primary"}, Open: openSentinel})
+	Register("redis-sentinel", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redis.ClientModule}}, ReadModes: []string{"primary", "watch"}, Open: openSentinel})
 }
 
-// sentinelStore runs transactions on the primary the sentinels name, each
-// one MULTI ... EXEC of the transaction's steps in order, which the
-// primary runs with nothing in between: LRANGE and RPUSH for list-append,
-// GET and SET for rw-register. Redis's replication is asynchronous, so
-// what a primary acknowledged before a failover may be gone after it.
+// sentinelStore runs transactions on the primary the sentinels name. In
+// read mode primary, each is one MULTI ... EXEC of the transaction's
+// steps in order, which the primary runs with nothing in between: LRANGE
+// and RPUSH for list-append, GET and SET for rw-register. In read mode
+// watch, it is optimistic, as Redis's documentation shows: WATCH the
+// keys, read them, then MULTI ... EXEC the writes, which the primary
+// refuses if a watched key changed meanwhile. Redis's replication is
+// asynchronous, so what a primary acknowledged before a failover may be
+// gone after it.
 type sentinelStore struct {
 	c        *redisclient.Sentinel
 	register bool
+	watch    bool
 }
 
 func openSentinel(_ context.Context, cfg workloads.Config, m Model) (Store, error) {
@@ -32,10 +37,13 @@ func openSentinel(_ context.Context, cfg workloads.Config, m Model) (Store, erro
 	if err != nil {
 		return nil, fmt.Errorf("redis-sentinel: %w", err)
 	}
-	return &sentinelStore{c: c, register: m == RWRegister}, nil
+	return &sentinelStore{c: c, register: m == RWRegister, watch: cfg.Workload.Spec.(*Params).ReadMode == "watch"}, nil
 }
 
 func (s *sentinelStore) Txn(ctx context.Context, steps []Step) error {
+	if s.watch {
+		return s.optimistic(ctx, steps)
+	}
 	reads := make([]goredis.Cmder, len(steps))
 	_, err := s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, st := range steps {
@@ -72,16 +80,84 @@ func (s *sentinelStore) Txn(ctx context.Context, steps []Step) error {
 		case *goredis.StringSliceCmd:
 			elems = r.Val()
 		}
-		steps[i].List = []int64{}
-		for _, e := range elems {
-			v, err := strconv.ParseInt(e, 10, 64)
-			if err != nil {
-				return fmt.Errorf("key %s holds %q, not a number", steps[i].Key, e)
-			}
-			steps[i].List = append(steps[i].List, v)
+		var err error
+		if steps[i].List, err = parseElems(steps[i].Key, elems); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// optimistic runs a transaction under WATCH: it reads every key, works
+// out the transaction's reads and writes from what it read (Apply), and
+// commits the writes in MULTI ... EXEC, which fails, as a whole, if a
+// watched key changed since the WATCH: the transaction then did nothing.
+func (s *sentinelStore) optimistic(ctx context.Context, steps []Step) error {
+	keys := Keys(steps)
+	redisKeys := make([]string, len(keys))
+	for i, k := range keys {
+		redisKeys[i] = key(k)
+	}
+	err := s.c.Watch(ctx, func(tx *goredis.Tx) error {
+		state := map[string][]int64{}
+		for _, k := range keys {
+			var elems []string
+			var err error
+			if s.register {
+				var v string
+				if v, err = tx.Get(ctx, key(k)).Result(); err == nil {
+					elems = []string{v}
+				}
+			} else {
+				elems, err = tx.LRange(ctx, key(k), 0, -1).Result()
+			}
+			if err != nil && !errors.Is(err, goredis.Nil) {
+				return fmt.Errorf("%w: reading %s: %w", workloads.ErrNotApplied, k, err)
+			}
+			if state[k], err = parseElems(k, elems); err != nil {
+				return err
+			}
+		}
+		written := Apply(steps, state)
+		_, err := tx.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			if len(written) == 0 {
+				// A read-only transaction commits too, so that EXEC says
+				// whether what it read one key at a time held together.
+				p.Ping(ctx)
+			}
+			for _, k := range keys {
+				l, ok := written[k]
+				switch {
+				case !ok:
+				case s.register:
+					p.Set(ctx, key(k), l[0], 0)
+				default:
+					for _, v := range l[len(state[k]):] {
+						p.RPush(ctx, key(k), v)
+					}
+				}
+			}
+			return nil
+		})
+		return err
+	}, redisKeys...)
+	if errors.Is(err, goredis.TxFailedErr) {
+		return fmt.Errorf("%w: a watched key changed since the transaction read it", workloads.ErrNotApplied)
+	}
+	return redisclient.Classify(err)
+}
+
+// parseElems reads a key's stored elements as numbers.
+func parseElems(k string, elems []string) ([]int64, error) {
+	l := []int64{}
+	for _, e := range elems {
+		v, err := strconv.ParseInt(e, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("key %s holds %q, not a number", k, e)
+		}
+		l = append(l, v)
+	}
+	return l, nil
 }
 
 func (s *sentinelStore) Close() error { return s.c.Close() }
