@@ -120,8 +120,14 @@ func candidates(p *plans.Plan) []change {
 	return out
 }
 
-// lastEnd is when the plan's last fault ends, rounded up to a second, and
-// a second more: a finding shows while a fault is in force or just after.
+// settle is how long a run goes on after its last fault for the finding
+// to show: a paused holder writes once it resumes, a healed leader
+// answers as it comes back. (A Redlock pause cut to a second and a half
+// after its end lost its finding.)
+const settle = 5 * time.Second
+
+// lastEnd is when the plan's last fault ends, with time to settle, rounded
+// up to a second.
 func lastEnd(p *plans.Plan) time.Duration {
 	var end time.Duration
 	for _, f := range p.Nemesis {
@@ -130,7 +136,7 @@ func lastEnd(p *plans.Plan) time.Duration {
 		}
 		end = max(end, f.FirstAfter.Duration+f.Duration.Duration)
 	}
-	return (end + time.Second).Truncate(time.Second) + time.Second
+	return (end + settle + time.Second - 1).Truncate(time.Second)
 }
 
 // keepVictims takes out of the faults' named victims ("nodes") those of

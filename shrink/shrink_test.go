@@ -61,8 +61,8 @@ func TestShrink(t *testing.T) {
 	if len(got.Nemesis) != 1 || !slices.Equal(got.Nemesis[0].Nodes, []string{"c1"}) || got.Nemesis[0].Duration.Duration != 1250*time.Millisecond {
 		t.Errorf("faults %+v; want c1's pause at 13s, 1.25s long", got.Nemesis)
 	}
-	if got.TimeLimit.Duration != 16*time.Second || got.Workload.Clients != 2 || got.Target.Nodes != 3 {
-		t.Errorf("time limit %s, %d clients, %d nodes; want 16s, 2, 3", got.TimeLimit, got.Workload.Clients, got.Target.Nodes)
+	if got.TimeLimit.Duration != 20*time.Second || got.Workload.Clients != 2 || got.Target.Nodes != 3 {
+		t.Errorf("time limit %s, %d clients, %d nodes; want 20s (5s after the pause), 2, 3", got.TimeLimit, got.Workload.Clients, got.Target.Nodes)
 	}
 	if len(steps) == 0 || len(tried) <= len(steps) {
 		t.Errorf("%d changes kept of %d tried", len(steps), len(tried))
