@@ -170,14 +170,26 @@ func cutOff(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand, nodes 
 	return install(ctx, w, nodes, grudge)
 }
 
-// cutGrudge installs a cut named node by node; the clients it names are
-// found among the clients.
+// cutGrudge installs a cut named process by process; the clients it names
+// are found among the clients. A name the cluster lacks is an error.
 func cutGrudge(ctx context.Context, w *World, nodes []Process, grudge map[string][]string) (Injected, error) {
+	named := map[string]bool{}
+	for n, drop := range grudge {
+		named[n] = true
+		for _, d := range drop {
+			named[d] = true
+		}
+	}
 	for _, c := range w.Candidates(ctx, "clients") {
-		named := grudge[c.Name] != nil || slices.ContainsFunc(slices.Collect(maps.Values(grudge)), func(drop []string) bool { return slices.Contains(drop, c.Name) })
-		if named {
+		if named[c.Name] {
 			nodes = append(nodes, c)
 		}
+	}
+	for _, p := range nodes {
+		delete(named, p.Name)
+	}
+	if len(named) > 0 {
+		return Injected{}, fmt.Errorf("the partition's grudge names %s, which the cluster does not have", strings.Join(slices.Sorted(maps.Keys(named)), ", "))
 	}
 	slices.SortFunc(nodes, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
 	return install(ctx, w, nodes, grudge)
@@ -348,15 +360,25 @@ func checkGrudge(p *plans.Plan, i int) error {
 	case pp.OneWay || f.Target != "":
 		return p.Errorf(plans.FaultField(i, "shape"), "grudge: the grudge names the cut; it takes no target and no one_way")
 	}
+	// Servers of other kinds than the data's (Redis's sentinels, s1, s2,
+	// ...) have names of their own, which the cut is checked against
+	// when it starts.
 	valid := func(name string) bool {
 		k, err := strconv.Atoi(name[min(1, len(name)):])
-		return err == nil && (strings.HasPrefix(name, "n") && k >= 1 && k <= p.Target.Nodes ||
-			strings.HasPrefix(name, "c") && k >= 0 && k < p.Workload.Clients)
+		switch {
+		case err != nil || len(name) < 2 || name[0] < 'a' || name[0] > 'z':
+			return false
+		case name[0] == 'n':
+			return k >= 1 && k <= p.Target.Nodes
+		case name[0] == 'c':
+			return k >= 0 && k < p.Workload.Clients
+		}
+		return k >= 1
 	}
 	for _, n := range slices.Sorted(maps.Keys(pp.Grudge)) {
 		for _, m := range append([]string{n}, pp.Grudge[n]...) {
 			if !valid(m) {
-				return p.Errorf(plans.FaultField(i, "grudge"), "%q: expected node names n1 to n%d or client names c0 to c%d", m, p.Target.Nodes, p.Workload.Clients-1)
+				return p.Errorf(plans.FaultField(i, "grudge"), "%q: expected node names n1 to n%d, client names c0 to c%d, or names of the target's other servers (s1, ...)", m, p.Target.Nodes, p.Workload.Clients-1)
 			}
 		}
 	}

@@ -242,7 +242,7 @@ func TestValidateErrors(t *testing.T) {
 			name:     "a grudge naming a node the target lacks",
 			yaml:     validateEdit(t, "  - kind: pause", "  - kind: partition\n    shape: grudge\n    grudge: {n1: [n2, n9]}", "    target: holder", ""),
 			line:     validateLine(t, "  - kind: pause") + 2,
-			contains: []string{`nemesis[0].grudge: "n9": expected node names n1 to n5 or client names c0 to c2`},
+			contains: []string{`nemesis[0].grudge: "n9": expected node names n1 to n5, client names c0 to c2`},
 		},
 		{
 			name:     "a grudge with another shape",
