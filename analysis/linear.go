@@ -29,7 +29,9 @@ const DefaultLinearTimeLimit = 60 * time.Second
 // caller can look one up and set its TimeLimit.
 type LinearChecker struct {
 	model *linModel
-	// TimeLimit bounds one Check; zero means DefaultLinearTimeLimit.
+	// TimeLimit bounds one Check, or each batch of a check given in
+	// batches (a long history's time grows with its length); zero means
+	// DefaultLinearTimeLimit.
 	TimeLimit time.Duration
 }
 
@@ -38,8 +40,27 @@ func (c LinearChecker) Name() string { return c.model.name }
 
 // Check implements Checker.
 func (c LinearChecker) Check(ctx context.Context, in Input) Result {
-	return checkLinear(ctx, in, c.model, cmp.Or(c.TimeLimit, DefaultLinearTimeLimit))
+	lc := c.begin(ctx, in)
+	lc.add(in.History)
+	return lc.result()
 }
+
+// Parts implements BatchChecker: a keyed model's keys are independent.
+func (c LinearChecker) Parts() history.PartOf {
+	m := c.model
+	if !m.keyed {
+		return nil
+	}
+	return func(inv *history.Op) string {
+		if !m.fs[inv.F] {
+			return ""
+		}
+		return m.keyOf(inv)
+	}
+}
+
+// Begin implements BatchChecker.
+func (c LinearChecker) Begin(ctx context.Context, in Input) Batches { return c.begin(ctx, in) }
 
 // linModel is a sequential specification as the porcupine machinery needs
 // it. Its porcupine model is made afresh for each check because the initial
@@ -51,7 +72,10 @@ type linModel struct {
 	// keyed models are checked one key at a time; the others as a whole.
 	keyed bool
 	// what a key names, for explanations ("register", "lock").
-	what    string
+	what string
+	// keyOf, for a keyed model, reads the key of an invocation it judges
+	// as convert does.
+	keyOf   func(inv *history.Op) string
 	prepare func(in Input) (*linSpec, error)
 }
 
@@ -93,29 +117,120 @@ func keyName(m *linModel, key string) string {
 	return fmt.Sprintf("%s %q", m.what, key)
 }
 
-// checkLinear runs the check: scan, porcupine on every key in parallel
-// (largest first, so that one long key does not start last), then findings
-// and visualizations for the illegal keys.
-func checkLinear(parent context.Context, in Input, m *linModel, limit time.Duration) Result {
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(parent, limit)
-	defer cancel()
+// linearCheck is one check of a history given in batches of whole keys
+// (the whole history at once, when it fits in memory): for each batch,
+// scan, porcupine on every key in parallel (largest first, so that one
+// long key does not start last), then findings and visualizations for
+// the illegal keys; the verdict, notes and figures once all are in.
+type linearCheck struct {
+	in              Input
+	m               *linModel
+	limit           time.Duration
+	start           time.Time
+	parent          context.Context
+	batches         int
+	timedOut        bool // a batch ran out of time
+	faults          []porcupine.Annotation
+	failed          error // the model could not be prepared
+	sc              linScan
+	keys, n         int
+	illegal         int
+	undecided, late int
+	written         int
+	decidedBy       string
+	found           findingList
+	notes           []string
+}
+
+// begin starts a check of the run in; its History must hold the
+// nemesis's entries, at least, for the visualizations' fault windows.
+func (c LinearChecker) begin(parent context.Context, in Input) *linearCheck {
+	return &linearCheck{in: in, m: c.model, limit: cmp.Or(c.TimeLimit, DefaultLinearTimeLimit), start: time.Now(),
+		parent: parent, faults: faultWindows(in.History),
+		sc: linScan{counts: map[string]int{}, other: map[string]int{}}}
+}
+
+// Add implements Batches.
+func (lc *linearCheck) Add(batch []history.Op) { lc.add(batch) }
+
+func (lc *linearCheck) add(batch []history.Op) {
+	m := lc.m
+	in := lc.in
+	in.History = batch
 	spec, err := m.prepare(in)
 	if err != nil {
-		return unknownResult(err.Error())
+		lc.failed = err
+	}
+	if lc.failed != nil {
+		return
 	}
 	// Every model's visualization shows the entries behind an operation.
-	spec.model.DescribeOperationMetadata = describeRef(in.History)
-	sc := scanLinear(in.History, m, spec)
-	n := 0
+	spec.model.DescribeOperationMetadata = describeRef(batch)
+	sc := scanLinear(batch, m, spec)
+	lc.sc.merge(sc)
+	lc.keys += len(sc.parts)
 	for _, p := range sc.parts {
-		n += len(p.ops)
+		lc.n += len(p.ops)
 	}
+	if lc.sc.bad.n > 0 || len(sc.parts) == 0 {
+		return // a history that cannot be read is not judged
+	}
+	if spec.direct != nil && len(sc.parts) == 1 {
+		if f, decided := spec.direct(batch, sc.parts[0]); decided {
+			lc.decidedBy = "revision order"
+			if f != nil {
+				lc.illegal++
+				lc.found.add(func() Finding { return *f })
+			}
+			return
+		}
+	}
+	keysBefore := lc.keys - len(sc.parts)
+	ctx, cancel := context.WithTimeout(lc.parent, lc.limit)
+	defer cancel()
+	lc.batches++
+	results, late := runParts(ctx, spec.model, sc.parts, lc.limit/30, func(done int) { in.progress(m.name, keysBefore+done, lc.keys) })
+	if late {
+		lc.late++
+	}
+	lc.timedOut = lc.timedOut || ctx.Err() != nil
+	for i, r := range results {
+		p := sc.parts[i]
+		switch {
+		case r.err != nil:
+			lc.undecided++
+			lc.notes = append(lc.notes, fmt.Sprintf("porcupine failed on %s: %v", keyName(m, p.key), r.err))
+		case r.res == porcupine.Illegal:
+			lc.illegal++
+			file := ""
+			if in.Dir != "" {
+				var err error
+				if file, err = visualize(in.Dir, m, spec.model, p.key, r.info, lc.faults); err != nil {
+					lc.notes = append(lc.notes, fmt.Sprintf("visualization of %s not written: %v", keyName(m, p.key), err))
+					file = ""
+				} else {
+					lc.written++
+				}
+			}
+			lc.found.add(func() Finding { return witness(batch, m, spec.model, p, r.info, file) })
+		case r.res != porcupine.Ok:
+			lc.undecided++
+		}
+	}
+}
+
+// Result implements Batches.
+func (lc *linearCheck) Result() Result { return lc.result() }
+
+func (lc *linearCheck) result() Result {
+	m, sc := lc.m, &lc.sc
 	switch {
+	case lc.failed != nil:
+		return unknownResult(lc.failed.Error())
 	case sc.bad.n > 0:
 		return unknownResult(fmt.Sprintf(
 			"%d operations could not be read as %s operations, so the history cannot be judged; first: %v", sc.bad.n, m.name, sc.bad.first))
-	case n == 0:
+	case lc.n == 0:
 		// As in Knossos: nothing took effect, and the empty order is a
 		// linearization of that. (A run whose clients did nothing is not
 		// a pass: the stats checker says so.)
@@ -137,93 +252,57 @@ func checkLinear(parent context.Context, in Input, m *linModel, limit time.Durat
 			Notes: []string{"no operation took effect: " + strings.Join(what, " and ") + "; a history where nothing happened is linearizable"}}
 	}
 
-	res := Result{Verdict: Valid, Stats: map[string]any{}}
-	if spec.direct != nil && len(sc.parts) == 1 {
-		if f, decided := spec.direct(in.History, sc.parts[0]); decided {
-			res.Stats["decided_by"] = "revision order"
-			if f != nil {
-				res.Verdict, res.Findings, res.FindingsTotal = Invalid, []Finding{*f}, 1
-			}
-			linearStats(res, sc, n, 1, 0, start)
-			return res
-		}
+	res := Result{Verdict: Valid, Stats: map[string]any{}, Notes: lc.notes}
+	res.Findings, res.FindingsTotal = lc.found.list, lc.found.total
+	if lc.decidedBy != "" {
+		res.Stats["decided_by"] = lc.decidedBy
 	}
-	results, late := runParts(ctx, spec.model, sc.parts, limit/30, func(done int) { in.progress(m.name, done, len(sc.parts)) })
-	var illegal []int
-	undecided := 0
-	for i, r := range results {
+	if lc.undecided > 0 {
+		why := fmt.Sprintf("the time limit of %s ran out", lc.limit)
+		if lc.batches > 1 {
+			why = fmt.Sprintf("the time limit of %s a batch of keys ran out", lc.limit)
+		}
 		switch {
-		case r.err != nil:
-			undecided++
-			res.Notes = append(res.Notes, fmt.Sprintf("porcupine failed on %s: %v", keyName(m, sc.parts[i].key), r.err))
-		case r.res == porcupine.Illegal:
-			illegal = append(illegal, i)
-		case r.res != porcupine.Ok:
-			undecided++
-		}
-	}
-
-	faults := faultWindows(in.History)
-	written := 0
-	var found findingList
-	for _, i := range illegal {
-		p := sc.parts[i]
-		file := ""
-		if in.Dir != "" {
-			var err error
-			if file, err = visualize(in.Dir, m, spec.model, p.key, results[i].info, faults); err != nil {
-				res.Notes = append(res.Notes, fmt.Sprintf("visualization of %s not written: %v", keyName(m, p.key), err))
-				file = ""
-			} else {
-				written++
-			}
-		}
-		found.add(func() Finding { return witness(in.History, m, spec.model, p, results[i].info, file) })
-	}
-	res.Findings, res.FindingsTotal = found.list, found.total
-
-	if undecided > 0 {
-		why := fmt.Sprintf("the time limit of %s ran out", limit)
-		switch {
-		case parent.Err() != nil:
+		case lc.parent.Err() != nil:
 			why = "the check was cancelled"
-		case late && ctx.Err() == nil:
-			why = fmt.Sprintf("once the history was found invalid, each got at most %s more", limit/30)
+		case lc.late > 0 && !lc.timedOut:
+			why = fmt.Sprintf("once the history was found invalid, each got at most %s more", lc.limit/30)
 		}
-		what := fmt.Sprintf("%d of %d %ss were", undecided, len(sc.parts), m.what)
+		what := fmt.Sprintf("%d of %d %ss were", lc.undecided, lc.keys, m.what)
 		if !m.keyed {
 			what = "the history was"
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("%s not decided: %s (more time may decide; nothing is guessed)", what, why))
 	}
 	switch {
-	case len(illegal) > 0:
+	case lc.illegal > 0:
 		res.Verdict = Invalid
-	case undecided > 0:
+	case lc.undecided > 0:
 		res.Verdict = Unknown
 	}
-	if written > 0 {
-		res.Notes = append(res.Notes, visualizationNote(m, in.Dir, written, len(faults)))
+	if lc.written > 0 {
+		res.Notes = append(res.Notes, visualizationNote(m, lc.in.Dir, lc.written, len(lc.faults)))
 	}
 	if k := sc.counts["unmatched_completions"] + sc.counts["mismatched_completions"] + sc.counts["superseded"]; k > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d entries broke the invoke-then-complete order of their process; their operations were treated as of unknown outcome", k))
 	}
 
-	linearStats(res, sc, n, len(illegal), undecided, start)
+	lc.stats(res)
 	return res
 }
 
-// linearStats fills res's figures of a check begun at start.
-func linearStats(res Result, sc *linScan, n, illegal, undecided int, start time.Time) {
-	res.Stats["operations"] = n
-	res.Stats["keys"] = len(sc.parts)
-	res.Stats["keys_illegal"] = illegal
-	res.Stats["keys_undecided"] = undecided
+// stats fills res's figures.
+func (lc *linearCheck) stats(res Result) {
+	sc := &lc.sc
+	res.Stats["operations"] = lc.n
+	res.Stats["keys"] = lc.keys
+	res.Stats["keys_illegal"] = lc.illegal
+	res.Stats["keys_undecided"] = lc.undecided
 	for _, k := range []string{"open", "patched", "dropped_fail", "dropped_unknown_reads", "dropped_unseen_writes", "superseded", "unmatched_completions", "mismatched_completions"} {
 		res.Stats[k] = sc.counts[k]
 	}
 	if len(sc.other) > 0 {
 		res.Stats["ignored"] = sc.other
 	}
-	res.Stats["check_s"] = time.Since(start).Seconds()
+	res.Stats["check_s"] = time.Since(lc.start).Seconds()
 }

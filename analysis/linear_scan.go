@@ -32,6 +32,22 @@ type linScan struct {
 	bad    errCount       // operations the model could not read
 }
 
+// merge adds the counts of o, a scan of another batch of the history.
+func (sc *linScan) merge(o *linScan) {
+	for k, n := range o.counts {
+		sc.counts[k] += n
+	}
+	for k, n := range o.other {
+		sc.other[k] += n
+	}
+	if o.bad.n > 0 {
+		if sc.bad.n == 0 {
+			sc.bad.first = o.bad.first
+		}
+		sc.bad.n += o.bad.n
+	}
+}
+
 // scanLinear pairs each process's invocations with their completions in file
 // order, which is the process's own order. A fail never happened and is
 // dropped; an info, or an invocation never completed, may or may not have

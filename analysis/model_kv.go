@@ -33,6 +33,7 @@ func kvModel() *linModel {
 		name:    "kv",
 		fs:      map[string]bool{fGet: true, fPut: true, fAppend: true},
 		keyed:   true,
+		keyOf:   valueKey,
 		what:    "key",
 		prepare: prepareKV,
 	}

@@ -18,6 +18,7 @@ func mutexModel() *linModel {
 		name:    "mutex",
 		fs:      map[string]bool{history.FAcquire: true, history.FRelease: true},
 		keyed:   true,
+		keyOf:   lockName,
 		what:    "lock",
 		prepare: prepareMutex,
 	}

@@ -39,6 +39,7 @@ func registerModel(cas bool) *linModel {
 		name:    name,
 		fs:      map[string]bool{history.FRead: true, history.FWrite: true, history.FCas: true},
 		keyed:   true,
+		keyOf:   valueKey,
 		what:    "register",
 		prepare: func(in Input) (*linSpec, error) { return prepareRegister(in, cas) },
 	}

@@ -5,7 +5,12 @@
 // stands for "it never happened".
 package analysis
 
-import "hash/maphash"
+import (
+	"encoding/json"
+	"hash/maphash"
+
+	"github.com/chaos-testing/chaos/history"
+)
 
 func init() {
 	for _, m := range []*linModel{registerModel(false), registerModel(true), kvModel(), multiRegisterModel(), mutexModel(), etcdKVModel()} {
@@ -34,4 +39,21 @@ func unknownMark(unknown bool) string {
 func hashString() func(any) uint64 {
 	seed := maphash.MakeSeed()
 	return func(s any) uint64 { return maphash.String(seed, s.(string)) }
+}
+
+// valueKey is the key of a register or kv operation: its value's "key"
+// (history.RegisterValue, history.KVValue); "" if it has none.
+func valueKey(inv *history.Op) string {
+	var v struct {
+		Key string `json:"key"`
+	}
+	_ = json.Unmarshal(inv.Value, &v) // a value without one is refused by convert
+	return v.Key
+}
+
+// lockName is the key of a mutex operation: the lock it names.
+func lockName(inv *history.Op) string {
+	var v history.LockValue
+	_ = json.Unmarshal(inv.Value, &v)
+	return v.Lock
 }

@@ -21,13 +21,32 @@ type StatsChecker struct{}
 
 func (StatsChecker) Name() string { return "stats" }
 
-func (StatsChecker) Check(_ context.Context, in Input) Result {
-	counts := map[string]map[history.Type]int{}
-	for _, p := range history.Pairs(in.History, func(op *history.Op) bool { return op.Process >= 0 }) {
-		c := counts[p.Inv.F]
+func (c StatsChecker) Check(ctx context.Context, in Input) Result {
+	sc := c.Begin(ctx, in)
+	sc.Add(in.History)
+	return sc.Result()
+}
+
+// Parts implements BatchChecker: every operation is counted on its own.
+func (StatsChecker) Parts() history.PartOf { return func(*history.Op) string { return "" } }
+
+// Begin implements BatchChecker.
+func (StatsChecker) Begin(_ context.Context, in Input) Batches {
+	return &statsCheck{changes: in.Changes, counts: map[string]map[history.Type]int{}}
+}
+
+// statsCheck counts the clients' operations by kind and outcome.
+type statsCheck struct {
+	changes []string
+	counts  map[string]map[history.Type]int
+}
+
+func (sc *statsCheck) Add(batch []history.Op) {
+	for _, p := range history.Pairs(batch, func(op *history.Op) bool { return op.Process >= 0 }) {
+		c := sc.counts[p.Inv.F]
 		if c == nil {
 			c = map[history.Type]int{}
-			counts[p.Inv.F] = c
+			sc.counts[p.Inv.F] = c
 		}
 		outcome := history.Info // never completed: unknown
 		if p.Done != nil {
@@ -35,11 +54,15 @@ func (StatsChecker) Check(_ context.Context, in Input) Result {
 		}
 		c[outcome]++
 	}
+}
+
+func (sc *statsCheck) Result() Result {
+	counts := sc.counts
 	if len(counts) == 0 {
 		return unknownResult("the clients did no operation: nothing was tested")
 	}
-	if len(in.Changes) > 0 && !slices.ContainsFunc(in.Changes, func(f string) bool { return counts[f] != nil }) {
-		return unknownResult(fmt.Sprintf("the clients attempted no %s: nothing changed, so nothing was tested", strings.Join(in.Changes, " or ")))
+	if len(sc.changes) > 0 && !slices.ContainsFunc(sc.changes, func(f string) bool { return counts[f] != nil }) {
+		return unknownResult(fmt.Sprintf("the clients attempted no %s: nothing changed, so nothing was tested", strings.Join(sc.changes, " or ")))
 	}
 	res := Result{Verdict: Valid, Stats: map[string]any{}}
 	var never []string

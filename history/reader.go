@@ -35,12 +35,27 @@ func ReadJSONLines[T any](path string, check func(*T) error) ([]T, *Truncated, e
 // readJSONLines is ReadJSONLines, telling progress (if not nil) how many
 // bytes it has read as it goes.
 func readJSONLines[T any](path string, check func(*T) error, progress func(read int64)) ([]T, *Truncated, error) {
-	f, err := os.Open(path)
+	var out []T
+	trunc, err := eachJSONLine(path, check, progress, func(v T) error {
+		out = append(out, v)
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
+	return out, trunc, nil
+}
+
+// eachJSONLine decodes a JSON-lines file as readJSONLines does, giving
+// each value to each as it is read rather than keeping them: a file too
+// large to hold in memory is read in constant memory. An error from each
+// stops the reading and is returned as it is.
+func eachJSONLine[T any](path string, check func(*T) error, progress func(read int64), each func(T) error) (*Truncated, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
-	var out []T
 	var src io.Reader = f
 	if progress != nil {
 		src = &counter{r: f, progress: progress}
@@ -50,43 +65,45 @@ func readJSONLines[T any](path string, check func(*T) error, progress func(read 
 		b, err := r.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
 			if len(bytes.TrimSpace(b)) == 0 {
-				return out, nil, nil
+				return nil, nil
 			}
 			var v T
 			if json.Unmarshal(b, &v) != nil {
-				return out, &Truncated{File: path, Line: line}, nil
+				return &Truncated{File: path, Line: line}, nil
 			}
 			// A complete entry that only lacks its newline.
 			if err := validText(b); err != nil {
-				return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
+				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 			}
 			if err := check(&v); err != nil {
-				return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
+				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 			}
-			return append(out, v), nil, nil
+			return nil, each(v)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		if len(bytes.TrimSpace(b)) == 0 {
-			return nil, nil, fmt.Errorf("%s:%d: empty line; expected one JSON object per line", path, line)
+			return nil, fmt.Errorf("%s:%d: empty line; expected one JSON object per line", path, line)
 		}
 		if err := validText(b); err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		var v T
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&v); err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: expected a JSON object: %w", path, line, err)
+			return nil, fmt.Errorf("%s:%d: expected a JSON object: %w", path, line, err)
 		}
 		if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) > 0 {
-			return nil, nil, fmt.Errorf("%s:%d: %q after the JSON object; expected one object per line", path, line, rest[:min(len(rest), 20)])
+			return nil, fmt.Errorf("%s:%d: %q after the JSON object; expected one object per line", path, line, rest[:min(len(rest), 20)])
 		}
 		if err := check(&v); err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		out = append(out, v)
+		if err := each(v); err != nil {
+			return nil, err
+		}
 	}
 }
 
@@ -155,11 +172,28 @@ func Read(path string) ([]Op, *Truncated, error) { return ReadProgress(path, nil
 // ReadProgress is Read, telling progress (if not nil) how many bytes it
 // has read as it goes: reading a long history takes seconds.
 func ReadProgress(path string, progress func(read int64)) ([]Op, *Truncated, error) {
-	ops, trunc, err := readJSONLines(path, checkOp, progress)
-	for i := range ops {
-		ops[i].Index = i
+	var ops []Op
+	trunc, err := Each(path, progress, func(op Op) error {
+		ops = append(ops, op)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	return ops, trunc, err
+	return ops, trunc, nil
+}
+
+// Each reads a history file as ReadProgress does, giving each entry to
+// each, with its Index, as it is read rather than keeping them: a history
+// too long to hold in memory is read in constant memory. An error from
+// each stops the reading and is returned as it is.
+func Each(path string, progress func(read int64), each func(Op) error) (*Truncated, error) {
+	i := 0
+	return eachJSONLine(path, checkOp, progress, func(op Op) error {
+		op.Index = i
+		i++
+		return each(op)
+	})
 }
 
 func checkOp(o *Op) error {

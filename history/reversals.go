@@ -18,21 +18,36 @@ type Reversals struct {
 
 // FindReversals scans a history for time reversals within each client.
 func FindReversals(ops []Op) Reversals {
-	var r Reversals
-	last := map[int]int{} // process -> position of its latest entry
-	for i, op := range ops {
-		if op.Process < 0 {
-			continue
-		}
-		if j, ok := last[op.Process]; ok && op.Time < ops[j].Time {
-			if r.Count == 0 {
-				r.First, r.Before = op, ops[j]
-			}
-			r.Count++
-		}
-		last[op.Process] = i
+	var s ReversalScan
+	for _, op := range ops {
+		s.See(op)
 	}
-	return r
+	return s.Reversals
+}
+
+// ReversalScan finds reversals entry by entry, for a history read as a
+// stream: it keeps one entry per process.
+type ReversalScan struct {
+	Reversals
+	last map[int]Op // process -> its latest entry
+}
+
+// See takes the next entry of the history.
+func (s *ReversalScan) See(op Op) {
+	if op.Process < 0 {
+		return
+	}
+	if s.last == nil {
+		s.last = map[int]Op{}
+	}
+	if before, ok := s.last[op.Process]; ok && op.Time < before.Time {
+		if s.Count == 0 {
+			s.First, s.Before = op, before
+		}
+		s.Count++
+	}
+	op.Value = nil // only its line and time are told
+	s.last[op.Process] = op
 }
 
 // Note says what was found, naming the first reversal by its lines in the

@@ -41,6 +41,10 @@ type Run struct {
 	Config  map[string]string
 	Report  analysis.Report
 	History []history.Op
+	// SampledEvery, above 1, says that History is a sample of a run too
+	// long to draw whole (history.Sample): every fault, and one client
+	// operation in SampledEvery.
+	SampledEvery int
 	// Incomplete says why the run did not finish cleanly; "" if it did.
 	Incomplete string
 }
@@ -68,7 +72,7 @@ func Write(r Run) error {
 	v := view{Run: r, Ops: len(ops), Duration: whole.to.Round(time.Millisecond),
 		Timeline:   template.HTML(timeline(pages[0].span, procs, pages[0].ops, faults)),
 		Latency:    template.HTML(latency(whole, ops, faults)),
-		Throughput: template.HTML(throughput(whole, ops, faults)),
+		Throughput: template.HTML(throughput(whole, ops, faults, max(1, r.SampledEvery))),
 		Clocks:     template.HTML(clocks(whole, faults)),
 		Faults:     faults,
 		FaultKinds: map[string]string{},
@@ -263,6 +267,7 @@ var reportTemplate = template.Must(template.Must(badgeTemplate.Clone()).New("rep
 <h2>Timeline</h2>
 <div class="legend">operations:<span style="background:#2e9d4a"></span>ok<span style="background:#d64545"></span>fail<span style="background:#e8a33d"></span>info (unknown)<span style="background:#999"></span>never completed
 &nbsp; faults:{{range $k, $c := .FaultKinds}}<span style="background:{{$c}}"></span>{{$k}}{{end}}</div>
+{{if gt .SampledEvery 1}}<p>The run is too long to draw whole: the timeline, latency and throughput show one client operation in {{.SampledEvery}}, spread evenly over the run (throughput scaled up to match), and every fault. The findings below are from the whole history.</p>{{end}}
 {{.Timeline}}
 {{if gt (len .Pages) 1}}<p>Pages of the timeline ({{len .Pages}} drawn{{with .PagesLeftOut}}, {{.}} more not drawn: drawn are the first, those with findings, and pages spread over the run{{end}}; {{.Ops}} operations in all):
 {{range .Pages}}{{if eq .N 1}}1 (above){{else}} · <a href="timeline/page-{{.N}}.html">{{.N}}</a>{{end}} <small>({{printf "%.1f" .From}}–{{printf "%.1f" .To}}s)</small>{{end}}</p>{{end}}

@@ -184,8 +184,10 @@ func sample(ps []history.Pair, n int) []history.Pair {
 	return out
 }
 
-// throughput plots completions per second, one line per outcome.
-func throughput(s span, ops []history.Pair, faults []history.FaultWindow) string {
+// throughput plots completions per second, one line per outcome, each
+// completion counting as scale: a sample of one operation in scale
+// stands for them all.
+func throughput(s span, ops []history.Pair, faults []history.FaultWindow, scale int) string {
 	secs := int((s.to-s.from)/time.Second) + 1
 	counts := map[history.Type][]int{}
 	peak := 1
@@ -199,7 +201,7 @@ func throughput(s span, ops []history.Pair, faults []history.FaultWindow) string
 			counts[o.Done.Type] = c
 		}
 		i := min(int((o.Done.Time-s.from)/time.Second), secs-1)
-		c[i]++
+		c[i] += scale
 		peak = max(peak, c[i])
 	}
 	const h = 160.0

@@ -45,15 +45,15 @@ func CheckFile(ctx context.Context, path string, c FileCheck) (analysis.Report, 
 		return analysis.Report{}, err
 	}
 	rep := analysis.Run(ctx, []string{checker}, in)
-	noteReversals(&rep, in.History)
+	noteReversals(&rep, history.FindReversals(in.History))
 	return rep, nil
 }
 
 // noteReversals adds to every result a note on the entries whose times go
 // backwards within their process, if there are any: found once, for all
 // the checkers, whose verdicts all rest on those times.
-func noteReversals(rep *analysis.Report, ops []history.Op) {
-	note := history.FindReversals(ops).Note()
+func noteReversals(rep *analysis.Report, r history.Reversals) {
+	note := r.Note()
 	if note == "" {
 		return
 	}

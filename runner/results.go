@@ -114,13 +114,7 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	if st, err := os.Stat(histPath); err == nil {
 		size = st.Size()
 	}
-	ops, trunc, err := history.ReadProgress(histPath, func(read int64) {
-		task.Set(read>>20, size>>20, "MB of history read")
-	})
-	if err != nil && !os.IsNotExist(err) {
-		return analysis.Report{}, err
-	}
-	in := analysis.Input{History: ops, ResourceMode: info.Resource, Dir: dir,
+	in := analysis.Input{ResourceMode: info.Resource, Dir: dir,
 		Progress: func(checker string, done, total int) { task.Set(int64(done), int64(total), "checking "+checker) }}
 	if c, ok := w.(workloads.Changer); ok {
 		in.Changes = c.Changes()
@@ -130,9 +124,22 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 		return analysis.Report{}, err
 	}
 	in.Resource = res
-	rep := judgeRun(info, analysis.Run(ctx, checkers(w), in))
-	noteReversals(&rep, ops)
-	for _, t := range []*history.Truncated{trunc, rtrunc} {
+	read := func(read int64) { task.Set(read>>20, size>>20, "MB of history read") }
+	names := checkers(w)
+	var a analyzed
+	how := ""
+	if size >= StreamAbove && analysis.Streamable(names) {
+		how = ", read as a stream"
+		a, err = analyzeStream(ctx, histPath, names, in, read)
+	} else {
+		a, err = analyzeWhole(ctx, histPath, names, in, read)
+	}
+	if err != nil {
+		return analysis.Report{}, err
+	}
+	rep := judgeRun(info, a.rep)
+	noteReversals(&rep, a.reversals)
+	for _, t := range []*history.Truncated{a.truncated, rtrunc} {
 		if t != nil {
 			rep.Truncated = strings.TrimSpace(rep.Truncated + " " + t.Error())
 		}
@@ -141,12 +148,93 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 		return rep, err
 	}
 	task.Set(0, 0, "writing the report")
-	err = writeReport(dir, info, rep, ops)
+	err = writeReport(dir, info, rep, a.drawn, a.every)
 	if took := time.Since(start); took >= time.Second {
 		// A quick analysis needs no word; a long one says what it took.
-		final = fmt.Sprintf("analysis: %d entries in %.1fs", len(ops), took.Seconds())
+		final = fmt.Sprintf("analysis: %d entries in %.1fs%s", rep.Ops, took.Seconds(), how)
 	}
 	return rep, err
+}
+
+// StreamAbove is the size of history file from which Analyze reads the
+// history as a stream and judges it in batches of whole parts
+// (analysis.RunStream) rather than in memory, where the checkers allow:
+// a soak of hours does not fit. chaos check --stream sets it.
+var StreamAbove int64 = 256 << 20
+
+const (
+	// streamBatch is about how many entries a batch of a streamed
+	// analysis holds.
+	streamBatch = 200_000
+	// drawnOps bounds the client operations the report of a history read
+	// as a stream draws.
+	drawnOps = 100_000
+)
+
+// analyzed is what the analysis of a history gives the report.
+type analyzed struct {
+	rep       analysis.Report
+	reversals history.Reversals
+	truncated *history.Truncated
+	// drawn is what the report draws: the history, or a sample of one
+	// client operation in every.
+	drawn []history.Op
+	every int
+}
+
+// analyzeWhole reads the history at path into memory and judges it.
+func analyzeWhole(ctx context.Context, path string, names []string, in analysis.Input, read func(int64)) (analyzed, error) {
+	ops, trunc, err := history.ReadProgress(path, read)
+	if err != nil && !os.IsNotExist(err) {
+		return analyzed{}, err
+	}
+	in.History = ops
+	return analyzed{rep: analysis.Run(ctx, names, in), reversals: history.FindReversals(ops), truncated: trunc, drawn: ops, every: 1}, nil
+}
+
+// analyzeStream judges the history at path as a stream (twice read),
+// sampling it for the report on the way.
+func analyzeStream(ctx context.Context, path string, names []string, in analysis.Input, read func(int64)) (analyzed, error) {
+	var a analyzed
+	var rev history.ReversalScan
+	sample := history.NewSample(drawnOps)
+	passes := 0
+	src := func(each func(history.Op) error) error {
+		passes++
+		first := passes == 1
+		trunc, err := history.Each(path, read, func(op history.Op) error {
+			if first {
+				rev.See(op)
+				sample.See(op)
+			}
+			return each(op)
+		})
+		a.truncated = trunc
+		return err
+	}
+	rep, err := analysis.RunStream(ctx, names, in, src, streamBatch)
+	if err != nil {
+		return analyzed{}, err
+	}
+	a.rep, a.reversals, a.drawn, a.every = rep, rev.Reversals, sample.Ops(), sample.Every()
+	return a, nil
+}
+
+// reportHistory is what a report draws of the history at path: the
+// history, or, as analyzeStream samples it, a sample of one client
+// operation in every.
+func reportHistory(path string) ([]history.Op, int, error) {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() < StreamAbove {
+		ops, _, err := history.Read(path)
+		return ops, 1, err
+	}
+	sample := history.NewSample(drawnOps)
+	_, err = history.Each(path, nil, func(op history.Op) error {
+		sample.See(op)
+		return nil
+	})
+	return sample.Ops(), sample.Every(), err
 }
 
 // Report writes dir/report.html for a stored run, from its analysis.json,
@@ -165,17 +253,17 @@ func Report(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	ops, _, err := f.ReadHistory()
+	ops, every, err := reportHistory(f.Path(runfolder.HistoryFile))
 	if err != nil && !os.IsNotExist(err) { // a run that wrote none
 		return err
 	}
-	return writeReport(dir, info, judgeRun(info, a.Report), ops)
+	return writeReport(dir, info, judgeRun(info, a.Report), ops, every)
 }
 
-func writeReport(dir string, info runfolder.Info, rep analysis.Report, ops []history.Op) error {
+func writeReport(dir string, info runfolder.Info, rep analysis.Report, ops []history.Op, every int) error {
 	return report.Write(report.Run{Dir: dir, Plan: info.Plan, Seed: info.Seed, Target: info.Target, Nodes: info.Nodes,
 		Workload: info.Workload, Resource: info.Resource, Started: info.Started, Versions: info.Versions, Servers: info.Servers, Config: info.Config, Report: rep, History: ops,
-		Incomplete: info.Incomplete()})
+		SampledEvery: every, Incomplete: info.Incomplete()})
 }
 
 // WriteIndex rebuilds results/index.html from the run folders under

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,7 @@ func cmdCheck(args []string) (int, error) {
 	model := fs.String("model", jepsen.CasRegister, "model for an EDN history: "+strings.Join(jepsen.Models, ", "))
 	initial := fs.String("initial", "", "the registers' value before the history: EDN for an .edn history (0, :none, 1.0), else JSON (default: absent)")
 	out := fs.String("out", "", "folder for visualizations of a history file (default: results/check/<file>)")
+	stream := fs.String("stream", "auto", "for a run folder: read the history as a stream, judging it a few keys at a time in bounded memory (on), in memory (off), or as its size says (auto: from 256 MiB, where the checkers allow)")
 	path, err := parseOne(fs, args, "DIR|FILE")
 	if err != nil {
 		return exitUsage, err
@@ -39,11 +41,23 @@ func cmdCheck(args []string) (int, error) {
 			"model", "initial", "out"); err != nil {
 			return exitUsage, err
 		}
+		switch *stream {
+		case "on":
+			runner.StreamAbove = 0
+		case "off":
+			runner.StreamAbove = math.MaxInt64
+		case "auto":
+		default:
+			return exitUsage, usageError{fmt.Sprintf("--stream %q: expected auto, on or off", *stream)}
+		}
 		rep, err := runner.Analyze(ctx, path, os.Stderr)
 		if err != nil {
 			return exitUsage, err
 		}
 		return report(os.Stdout, rep, path), nil
+	}
+	if err := refuseFlags(fs, "a history file", "a file from elsewhere is judged in memory", "stream"); err != nil {
+		return exitUsage, err
 	}
 	if err := refuseFileFlags(fs, path, *model); err != nil {
 		return exitUsage, err
