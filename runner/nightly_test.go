@@ -13,13 +13,19 @@ import (
 	"github.com/chaos-testing/chaos/runner"
 )
 
-// TestNightlyWorkflow parses the nightly workflow and checks that every
-// plan its matrix names exists and validates, with the exit code that the
-// plan's own expect field promises (0 valid, 1 invalid); a plan whose
-// verdict varies with the seed cannot fail a night, so it has no place
-// there.
+// TestNightlyWorkflow parses the nightly and weekly workflows and checks
+// that every plan their matrices name exists and validates, with the exit
+// code that the plan's own expect field promises (0 valid, 1 invalid); a
+// plan whose verdict varies with the seed cannot fail a night, so it has
+// no place there.
 func TestNightlyWorkflow(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", ".github", "workflows", "nightly.yml"))
+	for _, f := range []string{"nightly.yml", "weekly.yml"} {
+		t.Run(f, func(t *testing.T) { checkWorkflow(t, f) })
+	}
+}
+
+func checkWorkflow(t *testing.T, file string) {
+	b, err := os.ReadFile(filepath.Join("..", ".github", "workflows", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,10 +45,10 @@ func TestNightlyWorkflow(t *testing.T) {
 		} `yaml:"jobs"`
 	}
 	if err := yaml.Unmarshal(b, &wf); err != nil {
-		t.Fatalf("nightly.yml: %v", err)
+		t.Fatalf("%s: %v", file, err)
 	}
 	if wf.On["schedule"] == nil {
-		t.Error("nightly.yml has no schedule")
+		t.Errorf("%s has no schedule", file)
 	}
 	seen := 0
 	for name, job := range wf.Jobs {

@@ -124,15 +124,18 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 		return analysis.Report{}, err
 	}
 	in.Resource = res
-	read := func(read int64) { task.Set(read>>20, size>>20, "MB of history read") }
+	read := func(what string) func(int64) {
+		return func(read int64) { task.Set(read>>20, size>>20, what) }
+	}
 	names := checkers(w)
 	var a analyzed
 	how := ""
 	if size >= StreamAbove && analysis.Streamable(names) {
 		how = ", read as a stream"
-		a, err = analyzeStream(ctx, histPath, names, in, read)
+		in.Progress = nil // keys come batch by batch: the bytes read say how far it is
+		a, err = analyzeStream(ctx, histPath, names, in, read("MB of history read, 1st pass: where each key ends"), read("MB of history judged, 2nd pass"))
 	} else {
-		a, err = analyzeWhole(ctx, histPath, names, in, read)
+		a, err = analyzeWhole(ctx, histPath, names, in, read("MB of history read"))
 	}
 	if err != nil {
 		return analysis.Report{}, err
@@ -194,7 +197,7 @@ func analyzeWhole(ctx context.Context, path string, names []string, in analysis.
 
 // analyzeStream judges the history at path as a stream (twice read),
 // sampling it for the report on the way.
-func analyzeStream(ctx context.Context, path string, names []string, in analysis.Input, read func(int64)) (analyzed, error) {
+func analyzeStream(ctx context.Context, path string, names []string, in analysis.Input, read1, read2 func(int64)) (analyzed, error) {
 	var a analyzed
 	var rev history.ReversalScan
 	sample := history.NewSample(drawnOps)
@@ -202,6 +205,10 @@ func analyzeStream(ctx context.Context, path string, names []string, in analysis
 	src := func(each func(history.Op) error) error {
 		passes++
 		first := passes == 1
+		read := read2
+		if first {
+			read = read1
+		}
 		trunc, err := history.Each(path, read, func(op history.Op) error {
 			if first {
 				rev.See(op)

@@ -37,7 +37,8 @@ func (e usageError) Error() string { return e.msg }
 
 const usage = `usage:
   chaos run PLAN [--seed N] [--time-limit D]   run a plan; exit 0 valid, 1 anomaly, 2 undecided
-  chaos check DIR                              re-analyze a stored run (e.g. results/latest)
+  chaos check DIR [--stream auto|on|off]       re-analyze a stored run (e.g. results/latest); a long history
+                                               is read as a stream, in bounded memory (auto: from 256 MiB)
   chaos replay DIR [--times N]                 run a stored run again: its seed, each fault at its time on its
                                                victims; exit 1 if a replay found what it found, 0 if none did
   chaos shrink DIR [--replays 3] [--need 2]    reduce a run's replay plan to the smallest that still finds it
