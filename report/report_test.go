@@ -309,3 +309,39 @@ func parseFloat(t *testing.T, s string) float64 {
 	}
 	return f
 }
+
+// TestSampledReport: a report drawn from a sample of a long run says so,
+// and counts each sampled completion as the operations it stands for.
+func TestSampledReport(t *testing.T) {
+	whole, page := throughputPeak(t, synthetic(t, 3, 100))
+	if strings.Contains(page, "one client operation in") {
+		t.Error("a report of the whole history says it draws a sample")
+	}
+	r := synthetic(t, 3, 100)
+	r.SampledEvery = 8
+	sampled, page := throughputPeak(t, r)
+	if !strings.Contains(page, "one client operation in 8") {
+		t.Error("the report does not say that it draws a sample")
+	}
+	if sampled != 8*whole {
+		t.Errorf("throughput's peak %d/s, want 8 times the %d/s of the same history unsampled", sampled, whole)
+	}
+}
+
+// throughputPeak writes r's report and reads its throughput plot's peak.
+func throughputPeak(t *testing.T, r Run) (int, string) {
+	t.Helper()
+	if err := Write(r); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(r.Dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`>(\d+)/s</text>`).FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatal("no throughput peak in the report")
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n, string(b)
+}
