@@ -106,14 +106,38 @@ func RunStream(ctx context.Context, names []string, in Input, src Source, batch 
 		return Report{}, err
 	}
 	rep := Report{Verdict: Valid, Ops: entries}
+	want := map[int][]*history.Op{} // entry index -> findings' digests of it
 	for _, c := range checks {
 		r := c.result()
+		if _, digests := c.b.(digesting); digests {
+			for _, f := range r.Findings {
+				for i := range f.Ops {
+					want[f.Ops[i].Index] = append(want[f.Ops[i].Index], &f.Ops[i])
+				}
+			}
+		}
 		rep.Results = append(rep.Results, r)
 		rep.Verdict = Worst(rep.Verdict, r.Verdict)
+	}
+	if len(want) > 0 { // a third pass, for the entries findings name
+		err := src(func(op history.Op) error {
+			for _, d := range want[op.Index] {
+				*d = op
+			}
+			return ctx.Err()
+		})
+		if err != nil {
+			return Report{}, err
+		}
 	}
 	rep.Took = time.Since(start)
 	return rep, nil
 }
+
+// digesting is a Batches that keeps a digest of each entry, not the entry:
+// the operations its findings name carry their Index, Time, Type, Process
+// and F only, and RunStream reads the history once more to fill them in.
+type digesting interface{ digestsOnly() }
 
 // safeBatches runs a batched check as safeCheck runs a check: a checker
 // that panics is a bug in chaos, and its verdict becomes Unknown.

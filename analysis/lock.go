@@ -65,9 +65,49 @@ func (c LockChecker) Name() string { return c.vocab().checker }
 
 // Check implements Checker.
 func (c LockChecker) Check(ctx context.Context, in Input) Result {
+	lh := scanLock(c.vocab(), in.History)
+	for i := range in.History {
+		lh.see(&in.History[i], i)
+	}
+	return lh.judge(ctx, in)
+}
+
+// Parts implements BatchChecker: the lock's history does not divide, but
+// the checker keeps a digest of each entry, not the entry, so it can be
+// given as a stream of operations.
+func (c LockChecker) Parts() history.PartOf {
+	return func(*history.Op) string { return "" }
+}
+
+// Begin implements BatchChecker.
+func (c LockChecker) Begin(ctx context.Context, in Input) Batches {
+	return &lockBatches{ctx: ctx, in: in, lh: scanLock(c.vocab(), nil)}
+}
+
+// lockBatches is a lock check of a history given as a stream. Its
+// findings' operations are digests (lockHistory.opsAt), which RunStream
+// fills in.
+type lockBatches struct {
+	ctx context.Context
+	in  Input
+	lh  *lockHistory
+}
+
+func (b *lockBatches) Add(batch []history.Op) {
+	for i := range batch {
+		b.lh.see(&batch[i], batch[i].Index)
+	}
+}
+
+func (b *lockBatches) Result() Result { return b.lh.judge(b.ctx, b.in) }
+
+func (b *lockBatches) digestsOnly() {}
+
+// judge ends the pass and judges what it found.
+func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
+	lh.finish()
 	res := Result{Verdict: Valid, Stats: map[string]any{}}
-	v := c.vocab()
-	lh := scanLock(in.History, v)
+	v := lh.v
 	if err := ctx.Err(); err != nil {
 		return unknownResult("check cancelled: " + err.Error())
 	}

@@ -46,16 +46,16 @@ func (lh *lockHistory) overlapFinding(a, b *hold) Finding {
 			history.ProcessName(a.proc), history.ProcessName(b.proc), lh.v.held,
 			history.ProcessName(a.proc), secs(a.start), o[a.acq].Index, lh.describeEnd(a.end),
 			history.ProcessName(b.proc), secs(b.start), o[b.acq].Index, lh.describeEnd(b.end)),
-		Ops: []history.Op{o[a.acq], o[a.end], o[b.acq], o[b.end]},
+		Ops: lh.entries([]int{a.acq, a.end, b.acq, b.end}),
 	}
 }
 
 func (lh *lockHistory) describeEnd(i int) string {
 	op := &lh.ops[i]
 	switch {
-	case op.Type == history.Invoke && op.F == lh.v.release:
+	case op.Type() == history.Invoke && op.f == releaseFn:
 		return fmt.Sprintf("until its %s at %s (#%d)", lh.v.released, secs(op.Time), op.Index)
-	case op.Type == history.Invoke && op.F == lh.v.acquire:
+	case op.Type() == history.Invoke && op.f == acquireFn:
 		return fmt.Sprintf("until it %s at %s (#%d)", lh.v.again, secs(op.Time), op.Index)
 	}
 	return fmt.Sprintf("until its last entry at %s (#%d), with no %s", secs(op.Time), op.Index, lh.v.released)

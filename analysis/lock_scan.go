@@ -1,21 +1,71 @@
 // The single pass of the lock checker over a history: each process's
 // invocations paired with their completions, giving the holds (tenures of
 // the lock by the holder's own account), the writes, and the acquisitions
-// they were made under.
+// they were made under. The pass keeps a digest of each entry it needs, not
+// the entry, so that a history too long to hold in memory can be judged as
+// a stream.
 package analysis
 
 import (
+	"slices"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
 )
 
+// digest is what the lock checks keep of an entry: enough to order and
+// describe it, in 32 bytes. at is where the whole entry is found: its
+// position in the history judged whole (lockHistory.full), its Index in one
+// judged as a stream, whose findings RunStream fills in by a further pass.
+type digest struct {
+	at, Index int
+	Time      time.Duration
+	Process   int32
+	f         fn
+	typ       uint8 // index in entryTypes
+}
+
+// fn is which of the vocabulary's three functions an entry is, if any.
+type fn uint8
+
+const (
+	otherFn fn = iota
+	acquireFn
+	actFn
+	releaseFn
+)
+
+var entryTypes = [...]history.Type{history.Invoke, history.Ok, history.Fail, history.Info}
+
+// Type is the entry's type.
+func (d digest) Type() history.Type { return entryTypes[d.typ] }
+
+// digestOf is what the checks keep of op, found at at.
+func (v *vocab) digestOf(op *history.Op, at int) digest {
+	d := digest{at: at, Index: op.Index, Time: op.Time, Process: int32(op.Process)}
+	d.typ = uint8(max(slices.Index(entryTypes[:], op.Type), 0)) // a history's types are checked when it is read
+	switch op.F {
+	case v.acquire:
+		d.f = acquireFn
+	case v.act:
+		d.f = actFn
+	case v.release:
+		d.f = releaseFn
+	}
+	return d
+}
+
+// name is the function f names in the vocabulary, "" for another.
+func (v *vocab) name(f fn) string {
+	return [...]string{"", v.acquire, v.act, v.release}[f]
+}
+
 // hold is one process's tenure of the lock by its own account: from its
 // acquire's ok completion (start, included) to the entry that ends it (stop,
 // excluded), which is the process's next acquire invocation or its release
 // invocation; or, if none comes, to the process's last entry, included
-// (kept: it held the lock then still). Positions (acq, end) index the
-// history slice.
+// (kept: it held the lock then still). Positions (acq, end) index
+// lockHistory's digests.
 type hold struct {
 	proc        int
 	acq, end    int
@@ -47,13 +97,17 @@ type procState struct {
 	pendingW    int // its write record, if it is a write
 	open        int // hold not yet ended (index in holds), -1 if none
 	openSession int
-	last        int // latest entry of this process
+	last        digest // latest entry of this process
 }
 
 // lockHistory is what one pass over a history extracts for the lock checks.
+// Positions (pending, acq, end, inv, done, ok) index ops.
 type lockHistory struct {
 	v         *vocab
-	ops       []history.Op
+	ops       []digest
+	full      []history.Op // the history judged whole, nil for a stream
+	procs     map[int]*procState
+	order     []int // processes in order of first appearance, for determinism
 	holds     []hold
 	writes    []write
 	byValue   map[writeKey]int   // index into writes
@@ -65,60 +119,72 @@ type lockHistory struct {
 	bad       errCount          // unreadable values
 }
 
-// scanLock makes one pass over the history in file order, which is each
-// process's own order, pairing invocations with completions and recording
-// holds and writes. Nemesis entries and other operations are skipped.
-func scanLock(ops []history.Op, v *vocab) *lockHistory {
-	lh := &lockHistory{
+// scanLock starts a pass over a history, fed its entries by see in file
+// order or in any order that keeps each process's own, pairing invocations
+// with completions and recording holds and writes. Nemesis entries and
+// other operations are skipped. full is the history if it is judged whole.
+func scanLock(v *vocab, full []history.Op) *lockHistory {
+	return &lockHistory{
 		v:        v,
-		ops:      ops,
+		full:     full,
+		procs:    map[int]*procState{},
 		byValue:  map[writeKey]int{},
 		acquires: map[sessionKey]int{},
 		counts:   map[string]int{},
 		granted:  map[grantKey]bool{},
 	}
-	procs := map[int]*procState{}
-	var order []int // processes in order of first appearance, for determinism
-	for i := range ops {
-		op := &ops[i]
-		if op.Process < 0 {
-			continue
-		}
-		ps := procs[op.Process]
-		if ps == nil {
-			ps = &procState{pending: -1, pendingW: -1, open: -1}
-			procs[op.Process] = ps
-			order = append(order, op.Process)
-		}
-		ps.last = i
-		if op.F != lh.v.acquire && op.F != lh.v.act && op.F != lh.v.release {
-			continue
-		}
-		if op.Type == history.Invoke {
-			lh.invoke(ps, i)
-			continue
-		}
+}
+
+// see takes the next entry, found at at (a position in full, or the
+// entry's Index).
+func (lh *lockHistory) see(op *history.Op, at int) {
+	if op.Process < 0 {
+		return
+	}
+	ps := lh.procs[op.Process]
+	if ps == nil {
+		ps = &procState{pending: -1, pendingW: -1, open: -1}
+		lh.procs[op.Process] = ps
+		lh.order = append(lh.order, op.Process)
+	}
+	d := lh.v.digestOf(op, at)
+	ps.last = d
+	switch {
+	case d.f == otherFn:
+	case op.Type == history.Invoke:
+		lh.invoke(op, ps, lh.keep(d))
+	default:
 		lh.counts[op.F+"s_"+string(op.Type)]++
-		if ps.pending >= 0 && ops[ps.pending].F == op.F {
-			lh.complete(ps, ps.pending, i)
+		if ps.pending >= 0 && lh.ops[ps.pending].f == d.f {
+			lh.complete(op, ps, ps.pending, d)
 		}
 		ps.pending, ps.pendingW = -1, -1
 	}
-	for _, p := range order {
-		ps := procs[p]
-		if ps.open >= 0 {
-			lh.holds[ps.open].kept = true
-		}
-		lh.endHold(ps, ps.last)
-		if ps.pending >= 0 { // never completed: its outcome is unknown
-			lh.counts[ops[ps.pending].F+"s_info"]++
-		}
-	}
-	return lh
 }
 
-func (lh *lockHistory) invoke(ps *procState, i int) {
-	op := &lh.ops[i]
+// keep keeps d, returning its position.
+func (lh *lockHistory) keep(d digest) int {
+	lh.ops = append(lh.ops, d)
+	return len(lh.ops) - 1
+}
+
+// finish ends the pass: the holds still open are kept to each process's
+// last entry, and operations never completed are counted as info.
+func (lh *lockHistory) finish() {
+	for _, p := range lh.order {
+		ps := lh.procs[p]
+		if ps.open >= 0 {
+			lh.holds[ps.open].kept = true
+			lh.endHold(ps, lh.keep(ps.last))
+		}
+		if ps.pending >= 0 { // never completed: its outcome is unknown
+			lh.counts[lh.v.name(lh.ops[ps.pending].f)+"s_info"]++
+		}
+	}
+	lh.procs = nil
+}
+
+func (lh *lockHistory) invoke(op *history.Op, ps *procState, i int) {
 	ps.pending, ps.pendingW = i, -1
 	switch op.F {
 	case lh.v.acquire:
@@ -148,12 +214,14 @@ func (lh *lockHistory) invoke(ps *procState, i int) {
 	}
 }
 
-func (lh *lockHistory) complete(ps *procState, inv, i int) {
-	op := &lh.ops[i]
+// complete takes the completion d, of op, of the process's operation
+// invoked at inv, keeping d if a write or hold refers to it.
+func (lh *lockHistory) complete(op *history.Op, ps *procState, inv int, d digest) {
 	switch {
-	case op.F == lh.v.act && ps.pendingW >= 0:
-		lh.writes[ps.pendingW].done = i
-	case op.F == lh.v.acquire && op.Type == history.Ok:
+	case d.f == actFn && ps.pendingW >= 0:
+		lh.writes[ps.pendingW].done = lh.keep(d)
+	case d.f == acquireFn && op.Type == history.Ok:
+		i := lh.keep(d)
 		var v history.LockValue
 		lh.decode(op, &v)
 		if v.Token != nil {
@@ -180,4 +248,27 @@ func (lh *lockHistory) decode(op *history.Op, v any) {
 	if err := op.Decode(v); err != nil {
 		lh.bad.add(err)
 	}
+}
+
+// opsAt lists the entries at the given positions, in history order and once
+// each.
+func (lh *lockHistory) opsAt(pos []int) []history.Op {
+	slices.SortFunc(pos, func(a, b int) int { return lh.ops[a].at - lh.ops[b].at })
+	return lh.entries(slices.CompactFunc(pos, func(a, b int) bool { return lh.ops[a].at == lh.ops[b].at }))
+}
+
+// entries lists the entries at the given positions, in that order: whole,
+// from the history judged whole; else their digests, which RunStream fills
+// in.
+func (lh *lockHistory) entries(pos []int) []history.Op {
+	ops := make([]history.Op, len(pos))
+	for i, p := range pos {
+		d := lh.ops[p]
+		if lh.full != nil {
+			ops[i] = lh.full[d.at]
+		} else {
+			ops[i] = history.Op{Index: d.Index, Time: d.Time, Type: d.Type(), Process: int(d.Process), F: lh.v.name(d.f)}
+		}
+	}
+	return ops
 }

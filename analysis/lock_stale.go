@@ -93,7 +93,7 @@ func (lh *lockHistory) staleFromHistory() (stale findingList) {
 	}
 	var evs []event
 	for i, w := range lh.writes {
-		if w.acq >= 0 && w.done >= 0 && lh.ops[w.done].Type == history.Ok {
+		if w.acq >= 0 && w.done >= 0 && lh.ops[w.done].Type() == history.Ok {
 			evs = append(evs, event{lh.ops[w.inv].Time, false, i}, event{lh.ops[w.done].Time, true, i})
 		}
 	}
@@ -135,7 +135,7 @@ func (lh *lockHistory) staleFinding(s, n writer) Finding {
 			}
 		}
 	}
-	f := Finding{Kind: lh.v.stale, Ops: opsAt(lh.ops, pos)}
+	f := Finding{Kind: lh.v.stale, Ops: lh.opsAt(pos)}
 	sp, np := history.ProcessName(s.proc), history.ProcessName(n.proc)
 	if s.line > 0 {
 		f.ResourceLines = []int{min(s.line, n.line), max(s.line, n.line)}

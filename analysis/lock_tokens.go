@@ -31,7 +31,7 @@ type grantKey struct {
 // it reports a grant already recorded: a grant is judged by its first report.
 // Without a session two reports cannot be told apart from two grants.
 func (lh *lockHistory) addGrant(inv, i int, v history.LockValue) {
-	g := tokenGrant{inv: inv, ok: i, proc: lh.ops[i].Process, session: v.Session, lock: v.Lock, token: *v.Token}
+	g := tokenGrant{inv: inv, ok: i, proc: int(lh.ops[i].Process), session: v.Session, lock: v.Lock, token: *v.Token}
 	if v.Session != 0 {
 		k := grantKey{g.lock, g.proc, g.session, g.token}
 		if lh.granted[k] {
@@ -98,6 +98,6 @@ func (lh *lockHistory) tokenFinding(g, prev tokenGrant, same bool) Finding {
 	return Finding{
 		Kind:        "token-order",
 		Explanation: fmt.Sprintf("%s was granted %q with token %d at %s (#%d), %s.", gp, g.lock, g.token, secs(o[g.ok].Time), o[g.ok].Index, why),
-		Ops:         opsAt(o, []int{prev.inv, prev.ok, g.inv, g.ok}),
+		Ops:         lh.opsAt([]int{prev.inv, prev.ok, g.inv, g.ok}),
 	}
 }
