@@ -32,6 +32,7 @@ func cmdShrink(args []string) (int, error) {
 	fs.SetOutput(io.Discard)
 	replays := fs.Int("replays", 3, "replays of each candidate plan")
 	need := fs.Int("need", 2, "how many of them must find it again to keep a change")
+	confirm := fs.Int("confirm", 5, "replays of the smallest plan, to measure how often it finds it (0: none)")
 	results := fs.String("results", "results", "folder that holds the replays' runs")
 	dir, err := parseOne(fs, args, "DIR")
 	if err != nil {
@@ -39,6 +40,9 @@ func cmdShrink(args []string) (int, error) {
 	}
 	if *need < 1 || *need > *replays {
 		return exitUsage, usageError{fmt.Sprintf("shrink: --need %d of --replays %d: expected 1 to %d", *need, *replays, *replays)}
+	}
+	if *confirm < 0 {
+		return exitUsage, usageError{fmt.Sprintf("shrink: --confirm %d: expected 0 or more", *confirm)}
 	}
 	original, file, err := replayPlan(dir)
 	if err != nil {
@@ -57,7 +61,8 @@ func cmdShrink(args []string) (int, error) {
 		if err := writePlan(scratch, "", q); err != nil {
 			return false, err
 		}
-		return foundInEnough(scratch, *results, original, *replays, *need)
+		found, err := countFound(scratch, *results, original, *replays, *need)
+		return found >= *need, err
 	}
 	// Ctrl-C stops the replay in progress (runPlanFile), and the oracle's
 	// error the shrinking.
@@ -87,22 +92,39 @@ func cmdShrink(args []string) (int, error) {
 	if err := writePlan(path, head.String(), small); err != nil {
 		return exitCrash, err
 	}
+	if *confirm > 0 && len(steps) > 0 {
+		// A change kept on need of replays may have been kept by luck:
+		// how often the smallest plan finds it is measured, and said.
+		fmt.Printf("confirming: %d replays of the smallest plan\n", *confirm)
+		found, err := countFound(path, *results, original, *confirm, 0)
+		if err != nil {
+			return exitCrash, err
+		}
+		fmt.Fprintf(&head, "# Confirmed: %d of %d further replays of this plan found it again.\n", found, *confirm)
+		if err := writePlan(path, head.String(), small); err != nil {
+			return exitCrash, err
+		}
+		fmt.Printf("the smallest plan found it again in %d of %d replays\n", found, *confirm)
+	}
 	fmt.Printf("%d changes kept; the smallest plan: %s\n", len(steps), path)
 	return exitAnomaly, nil
 }
 
-// foundInEnough runs the plan in file up to replays times, and says
-// whether need of them found again a kind of finding original has: it
-// stops as soon as that is decided.
-func foundInEnough(file, results string, original analysis.Report, replays, need int) (bool, error) {
+// countFound runs the plan in file up to replays times and counts the
+// runs that found again a kind of finding original has. With need above
+// 0 it stops as soon as whether need of them do is decided.
+func countFound(file, results string, original analysis.Report, replays, need int) (int, error) {
 	found := 0
-	for i := 0; i < replays && found < need && found+replays-i >= need; i++ {
+	for i := range replays {
+		if need > 0 && (found >= need || found+replays-i < need) {
+			break
+		}
 		rep, dir, interrupted, err := runPlanFile(file, results)
 		switch {
 		case dir == "":
-			return false, fmt.Errorf("a replay did not run: %w", err)
+			return found, fmt.Errorf("a replay did not run: %w", err)
 		case interrupted:
-			return false, errors.New("interrupted")
+			return found, errors.New("interrupted")
 		}
 		same := replay.Same(original, rep)
 		if len(same) > 0 {
@@ -110,5 +132,5 @@ func foundInEnough(file, results string, original analysis.Report, replays, need
 		}
 		fmt.Printf("    replay: %s, %s (%s)\n", rep.Verdict, foundAgain(same, rep), dir)
 	}
-	return found >= need, nil
+	return found, nil
 }
