@@ -88,3 +88,44 @@ func TestShrinkKeepsWhatItNeeds(t *testing.T) {
 		t.Errorf("%d steps, %d faults, %s, %v; want the plan unchanged", len(steps), len(got.Nemesis), got.TimeLimit, err)
 	}
 }
+
+// TestShrinkToTheHolder: a pause pinned on the client that held the lock
+// becomes a pause of whoever holds it, when the finding needs the role
+// only; on a workload without a holder the change is not tried.
+func TestShrinkToTheHolder(t *testing.T) {
+	for _, c := range []struct {
+		workload, want string
+	}{
+		{"{kind: redlock, clients: 3, lease: 2s}", "holder"},
+		{"{kind: etcd-register, clients: 3}", "clients"},
+	} {
+		p, err := plans.Parse("p.yaml", []byte(`
+name: pause-replay
+seed: 1
+time_limit: 20s
+target: {kind: etcd, nodes: 3}
+workload: `+c.workload+`
+nemesis:
+  - {kind: pause, target: clients, nodes: [c1], first_after: 13s, duration: 1s, times: 1}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want == "holder" {
+			p.Target.Kind = "redis"
+		}
+		if err := runner.Validate(p); err != nil {
+			t.Fatal(err)
+		}
+		shows := func(_ context.Context, p *plans.Plan) (bool, error) {
+			return len(p.Nemesis) == 1 && p.Nemesis[0].Duration.Duration == time.Second && p.Workload.Clients == 3 && p.Target.Nodes == 3, nil
+		}
+		got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, shows, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := got.Nemesis[0]; f.Target != c.want || c.want == "holder" && (f.Nodes != nil || f.Count != 1) {
+			t.Errorf("%s: target %s %v, count %d; want %s (steps %+v)", c.workload, f.Target, f.Nodes, f.Count, c.want, steps)
+		}
+	}
+}
