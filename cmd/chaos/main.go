@@ -42,7 +42,8 @@ const usage = `usage:
   chaos replay DIR [--times N]                 run a stored run again: its seed, each fault at its time on its
                                                victims; exit 1 if a replay found what it found, 0 if none did
   chaos shrink DIR [--replays 3] [--need 2]    reduce a run's replay plan to the smallest that still finds it
-                                               (need of replays replays per change): DIR/shrunk.yaml
+    [--confirm 5]                              (need of replays replays per change): DIR/shrunk.yaml,
+                                               then confirm replays of it say how often it finds it
   chaos check FILE [--model M] [--initial V]   check a Jepsen .edn history or a porcupine log
   chaos export --format edn DIR                print a run's history as Jepsen EDN
   chaos report DIR                             write DIR/report.html (done by run and check too)
