@@ -129,3 +129,20 @@ nemesis:
 		}
 	}
 }
+
+// TestShrinkToNoFault: a finding that shows whatever the faults shrinks to
+// a plan without any.
+func TestShrinkToNoFault(t *testing.T) {
+	p, err := plans.Parse("p.yaml", []byte(plan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.Validate(p); err != nil {
+		t.Fatal(err)
+	}
+	always := func(context.Context, *plans.Plan) (bool, error) { return true, nil }
+	got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, always, nil)
+	if err != nil || len(got.Nemesis) != 0 {
+		t.Errorf("faults %+v (steps %+v, %v); want none", got.Nemesis, steps, err)
+	}
+}
