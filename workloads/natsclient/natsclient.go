@@ -143,10 +143,20 @@ func Bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueC
 	return kv, nil
 }
 
-// Stream creates the stream, whichever client gets there first, as Bucket
-// does a bucket.
-func Stream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+// Stream makes sure the stream exists, as Bucket does a bucket, but only
+// the creator creates it; the others wait until it exists. Every create
+// is proposed to JetStream's meta log, even one of a stream that exists
+// with the same config, and a later entry marks the first committed. With
+// one create, the stream's assignment stays the meta log's last entry, as
+// when Jepsen's test creates its stream in set-up: a crash of every server
+// then (nats-server#5946, fixed in v2.10.23) is the case the kill plans
+// look for.
+func Stream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig, creator bool) error {
 	err := retry(ctx, func(ctx context.Context) error {
+		if !creator {
+			_, err := js.Stream(ctx, cfg.Name)
+			return err
+		}
 		_, err := js.CreateStream(ctx, cfg)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return nil

@@ -54,7 +54,7 @@ func openStream(ctx context.Context, cfg workloads.Config) (Store, error) {
 	if replicas == 0 {
 		replicas = len(cfg.Nodes)
 	}
-	err = natsclient.Stream(ctx, js, jetstream.StreamConfig{Name: streamName, Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: replicas})
+	err = natsclient.Stream(ctx, js, jetstream.StreamConfig{Name: streamName, Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: replicas}, cfg.Process == 0)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("nats-stream: %s: %w", cfg.Node(), err)

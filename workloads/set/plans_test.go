@@ -8,6 +8,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	_ "github.com/chaos-testing/chaos/targets/nats"
 	_ "github.com/chaos-testing/chaos/targets/redis"
 )
 
@@ -34,5 +35,24 @@ func TestSentinelPartitionPlan(t *testing.T) {
 	}
 	if primaries.Verdict != analysis.Invalid || primaries.Findings[0].Kind != "two-primaries" {
 		t.Errorf("primaries: %s; want two primaries at once", primaries.Verdict)
+	}
+}
+
+// TestNATSStreamLostToKills runs the shipped NATS 2.10.22 plan, cut to 12
+// s, and checks that it finds what Jepsen found: every server killed just
+// after the stream's creation, and the whole stream gone after the
+// restart, every acknowledged message with it.
+func TestNATSStreamLostToKills(t *testing.T) {
+	testenv.Docker(t)
+	rep, _ := testenv.RunPlan(t, testenv.Plan(t, filepath.Join("..", "..", "plans", "nats-stream-kill.yaml"), 12*time.Second))
+	var set analysis.Result
+	for _, r := range rep.Results {
+		t.Logf("%s: %s, stats %v, notes %q", r.Checker, r.Verdict, r.Stats, r.Notes)
+		if r.Checker == "set" {
+			set = r
+		}
+	}
+	if set.Verdict != analysis.Invalid || set.Stats["lost"] == 0 || set.Stats["lost"] != set.Stats["acknowledged"] {
+		t.Errorf("set: %s, %v of %v acknowledged adds lost; want every one lost with the stream", set.Verdict, set.Stats["lost"], set.Stats["acknowledged"])
 	}
 }

@@ -64,7 +64,7 @@ func openNATS(ctx context.Context, cfg workloads.Config, _ Model) (Store, error)
 	err = natsclient.Stream(ctx, js, jetstream.StreamConfig{
 		Name: natsStream, Subjects: []string{"txn.>"}, Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes),
 		MaxMsgsPerSubject: 1, AllowAtomicPublish: true,
-	})
+	}, cfg.Process == 0)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("nats: %s: %w", cfg.Node(), err)
