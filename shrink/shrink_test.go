@@ -35,13 +35,7 @@ nemesis:
 // a time limit that ends soon after it, two clients and three nodes; and
 // no change the validator refuses is tried.
 func TestShrink(t *testing.T) {
-	p, err := plans.Parse("p.yaml", []byte(plan))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runner.Validate(p); err != nil {
-		t.Fatal(err)
-	}
+	p := validPlan(t, plan)
 	shows := func(_ context.Context, p *plans.Plan) (bool, error) {
 		if p.Workload.Clients < 2 || p.Target.Nodes < 3 {
 			return false, nil
@@ -75,13 +69,7 @@ func TestShrink(t *testing.T) {
 // TestShrinkKeepsWhatItNeeds: when no change keeps the finding, the plan
 // comes back as it was.
 func TestShrinkKeepsWhatItNeeds(t *testing.T) {
-	p, err := plans.Parse("p.yaml", []byte(plan))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runner.Validate(p); err != nil {
-		t.Fatal(err)
-	}
+	p := validPlan(t, plan)
 	never := func(context.Context, *plans.Plan) (bool, error) { return false, nil }
 	got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, never, nil)
 	if err != nil || len(steps) != 0 || len(got.Nemesis) != 6 || got.TimeLimit.Duration != time.Minute {
@@ -133,16 +121,23 @@ nemesis:
 // TestShrinkToNoFault: a finding that shows whatever the faults shrinks to
 // a plan without any.
 func TestShrinkToNoFault(t *testing.T) {
-	p, err := plans.Parse("p.yaml", []byte(plan))
+	p := validPlan(t, plan)
+	always := func(context.Context, *plans.Plan) (bool, error) { return true, nil }
+	got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, always, nil)
+	if err != nil || len(got.Nemesis) != 0 {
+		t.Errorf("faults %+v (steps %+v, %v); want none", got.Nemesis, steps, err)
+	}
+}
+
+// validPlan parses and validates a plan's text, as a run would.
+func validPlan(t *testing.T, text string) *plans.Plan {
+	t.Helper()
+	p, err := plans.Parse("p.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := runner.Validate(p); err != nil {
 		t.Fatal(err)
 	}
-	always := func(context.Context, *plans.Plan) (bool, error) { return true, nil }
-	got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, always, nil)
-	if err != nil || len(got.Nemesis) != 0 {
-		t.Errorf("faults %+v (steps %+v, %v); want none", got.Nemesis, steps, err)
-	}
+	return p
 }
