@@ -75,15 +75,19 @@ type Row struct {
 	// Failover is, for each holder that a fault hit, the time from the
 	// fault to the next acquisition by another client.
 	Failover []time.Duration
-	// Acquire is every successful acquisition's latency.
-	Acquire []time.Duration
 	// Acquisitions and Seconds give the throughput: successful
 	// acquisitions per second of the runs.
 	Acquisitions int
 	Seconds      float64
-	// DuringFaults counts acquisitions that completed while a fault was
-	// in force: ok, and all (ok, failed, unknown).
-	DuringFaultsOK, DuringFaults int
+	// The figures below are of the row's measured operations: a lock's
+	// acquisitions, or else every client operation. Latency is each ok
+	// one's, from invocation to completion (for a lock, waiting included).
+	Latency []time.Duration
+	// DuringFaults counts those that completed while a fault was in
+	// force: ok, and all (ok, failed, unknown); OutsideFaults the others:
+	// what a fault costs is the difference.
+	DuringFaultsOK, DuringFaults   int
+	OutsideFaultsOK, OutsideFaults int
 }
 
 // Build reads the run folders and groups them into rows, in the order in
@@ -199,7 +203,13 @@ func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) error {
 		r.Seconds += ops[len(ops)-1].Time.Seconds()
 	}
 	k := slices.IndexFunc(rep.Results, func(res analysis.Result) bool { return res.Checker == "lock" })
-	if k < 0 {
+	lock := k >= 0
+	measured := history.Pairs(ops, func(op *history.Op) bool {
+		return op.Process >= 0 && (!lock || op.F == history.FAcquire)
+	})
+	faults := history.FaultWindows(ops)
+	r.measure(measured, faults)
+	if !lock {
 		return nil
 	}
 	lf := rep.Results[k].Lock
@@ -219,29 +229,42 @@ func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) error {
 		r.Tokens = true
 		r.TokensIncreasing = r.TokensIncreasing && lf.TokensStrictlyIncreasing
 	}
-	faults := history.FaultWindows(ops)
-	acquires := history.Pairs(ops, func(op *history.Op) bool { return op.Process >= 0 && op.F == history.FAcquire })
-	for _, a := range acquires {
-		if a.Done == nil {
+	for _, a := range measured {
+		if a.Done != nil && a.Done.Type == history.Ok {
+			r.Acquisitions++
+		}
+	}
+	r.Failover = append(r.Failover, failovers(faults, measured)...)
+	return nil
+}
+
+// measure adds the completed operations' latencies (ok ones) and counts
+// them by outcome and by whether a fault was in force at completion.
+func (r *Row) measure(pairs []history.Pair, faults []history.FaultWindow) {
+	for _, p := range pairs {
+		if p.Done == nil {
 			continue
 		}
-		ok := a.Done.Type == history.Ok
+		ok := p.Done.Type == history.Ok
 		if ok {
-			r.Acquisitions++
-			r.Acquire = append(r.Acquire, a.Done.Time-a.Inv.Time)
+			r.Latency = append(r.Latency, p.Done.Time-p.Inv.Time)
 		}
-		for _, f := range faults {
-			if a.Done.Time >= f.Start && a.Done.Time <= f.End {
-				r.DuringFaults++
-				if ok {
-					r.DuringFaultsOK++
-				}
-				break
+		during := slices.ContainsFunc(faults, func(f history.FaultWindow) bool {
+			return p.Done.Time >= f.Start && p.Done.Time <= f.End
+		})
+		switch {
+		case during:
+			r.DuringFaults++
+			if ok {
+				r.DuringFaultsOK++
+			}
+		default:
+			r.OutsideFaults++
+			if ok {
+				r.OutsideFaultsOK++
 			}
 		}
 	}
-	r.Failover = append(r.Failover, failovers(faults, acquires)...)
-	return nil
 }
 
 // failovers measures, for each fault that hit a client (c0 is process 0),

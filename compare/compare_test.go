@@ -301,3 +301,42 @@ func TestReadModeIsTheBackends(t *testing.T) {
 		t.Errorf("shared %v, rows %q; want one schedule and rows %q", table.Shared(), got, want)
 	}
 }
+
+// A register row measures every client operation: the latency of the ok
+// ones, and how many were ok among those that completed during a fault
+// and outside one, so that what the fault cost shows.
+func TestRegisterLatencyAndAvailability(t *testing.T) {
+	at := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	ops := []history.Op{
+		{Time: at(0.9), Type: history.Invoke, Process: 0, F: history.FRead},
+		{Time: at(1.0), Type: history.Ok, Process: 0, F: history.FRead},
+		{Time: at(2), Type: history.Invoke, Process: history.Nemesis, F: "partition-start"},
+		{Time: at(2), Type: history.Info, Process: history.Nemesis, F: "partition-start"},
+		{Time: at(2.5), Type: history.Invoke, Process: 1, F: history.FRead},
+		{Time: at(3.45), Type: history.Invoke, Process: 0, F: history.FWrite},
+		{Time: at(3.5), Type: history.Ok, Process: 0, F: history.FWrite},
+		{Time: at(3.6), Type: history.Info, Process: 1, F: history.FRead},
+		{Time: at(4), Type: history.Invoke, Process: history.Nemesis, F: "partition-end"},
+		{Time: at(4), Type: history.Info, Process: history.Nemesis, F: "partition-end"},
+		{Time: at(4.5), Type: history.Invoke, Process: 1, F: history.FRead},
+		{Time: at(4.51), Type: history.Ok, Process: 1, F: history.FRead},
+		{Time: at(5), Type: history.Invoke, Process: 2, F: history.FWrite},
+	}
+	for i := range ops {
+		ops[i].Index = i
+	}
+	r := &Row{Findings: map[string]int{}}
+	if err := r.add("run", analysis.Report{Verdict: analysis.Valid}, ops); err != nil {
+		t.Fatal(err)
+	}
+	if r.DuringFaultsOK != 1 || r.DuringFaults != 2 || r.OutsideFaultsOK != 2 || r.OutsideFaults != 2 {
+		t.Errorf("during faults %d of %d, outside %d of %d; want 1 of 2, 2 of 2", r.DuringFaultsOK, r.DuringFaults, r.OutsideFaultsOK, r.OutsideFaults)
+	}
+	cells := r.cells(false)
+	if got := cells[len(cells)-2:]; !slices.Equal(got, []string{"50 ms / 100 ms", "50% (1 of 2) / 100% (2 of 2)"}) {
+		t.Errorf("latency and availability cells %q", got)
+	}
+	if len(cells) != len(columns(false)) {
+		t.Errorf("%d cells under %d headings", len(cells), len(columns(false)))
+	}
+}

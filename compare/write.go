@@ -49,6 +49,8 @@ func (r *Row) cells(lock bool) []string {
 			cmp.Or(strings.Join(found, ", "), "none"),
 			fmt.Sprintf("%d / %d / %d", r.OK, r.Failed, r.Indeterminate),
 			fmt.Sprintf("%.0f", perSecond(r.OK, r.Seconds)),
+			r.latency(),
+			share(r.DuringFaultsOK, r.DuringFaults)+" / "+share(r.OutsideFaultsOK, r.OutsideFaults),
 		)
 	}
 	token := "none"
@@ -58,20 +60,29 @@ func (r *Row) cells(lock bool) []string {
 			token = "yes, NOT always increasing"
 		}
 	}
-	during := "no acquisition during faults"
-	if r.DuringFaults > 0 {
-		during = fmt.Sprintf("%.0f%% (%d of %d)", 100*float64(r.DuringFaultsOK)/float64(r.DuringFaults), r.DuringFaultsOK, r.DuringFaults)
-	}
 	return append(out,
 		fmt.Sprintf("%d / %d", r.StaleRuns, len(r.Runs)),
 		fmt.Sprintf("%d / %d", r.TwoHolderRuns, len(r.Runs)),
 		token,
 		fmt.Sprintf("%d / %d", r.StaleAccepted, r.StaleRejected),
 		fmt.Sprintf("%s / %s (%d)", ms(percentile(r.Failover, 50)), ms(percentile(r.Failover, 99)), len(r.Failover)),
-		fmt.Sprintf("%s / %s", ms(percentile(r.Acquire, 50)), ms(percentile(r.Acquire, 99))),
+		r.latency(),
 		fmt.Sprintf("%.2f", perSecond(r.Acquisitions, r.Seconds)),
-		during,
+		share(r.DuringFaultsOK, r.DuringFaults),
 	)
+}
+
+// latency is the p50 and p99 latency of the row's ok measured operations.
+func (r *Row) latency() string {
+	return fmt.Sprintf("%s / %s", ms(percentile(r.Latency, 50)), ms(percentile(r.Latency, 99)))
+}
+
+// share is the part of all that was ok, as a percentage and a count.
+func share(ok, all int) string {
+	if all == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%.0f%% (%d of %d)", 100*float64(ok)/float64(all), ok, all)
 }
 
 // shown is a row's cells (or the headings) without the resource column
@@ -97,7 +108,8 @@ func columns(lock bool) []string {
 	out := []string{"backend", "resource", "runs invalid / runs"}
 	if !lock {
 		return append(out, "runs undecided / runs", "findings by kind (count)",
-			"client operations ok / failed / unknown", "ok operations per second")
+			"client operations ok / failed / unknown", "ok operations per second",
+			"latency of ok operations, p50 / p99", "operations ok, completed during faults / outside them")
 	}
 	return append(out,
 		"runs with stale writes accepted / runs", "runs with two holders at once / runs",
