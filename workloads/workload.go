@@ -140,6 +140,18 @@ type Needs struct {
 type Backend struct {
 	TargetKind string
 	Modules    []string
+	// CheckTarget, if set, refuses a target the backend cannot run the
+	// workload on in readMode: a server version without a feature that
+	// the mode needs.
+	CheckTarget func(p *plans.Plan, readMode string) error
+}
+
+// TargetFits runs CheckTarget, if the backend has one.
+func (b Backend) TargetFits(p *plans.Plan, readMode string) error {
+	if b.CheckTarget == nil {
+		return nil
+	}
+	return b.CheckTarget(p, readMode)
 }
 
 // Target is the cluster kind the backend needs.

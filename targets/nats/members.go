@@ -15,6 +15,7 @@ import (
 
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/targets"
+	"github.com/chaos-testing/chaos/targets/nats/release"
 )
 
 // The harness's own user, in the system account ($SYS): JetStream's server
@@ -27,7 +28,7 @@ const sysUser, sysPassword = "chaos", "chaos"
 // in v2.10.28 and v2.11.2); before them it came back only once every
 // other server had restarted.
 func (Target) ChangesMembers(s targets.Spec) error {
-	v, minor, patch, err := Release(s.Version)
+	v, minor, patch, err := release.Parse(s.Version)
 	if err != nil {
 		return &targets.SpecError{Field: "version", Err: err}
 	}

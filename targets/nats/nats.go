@@ -12,7 +12,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/images"
 	"github.com/chaos-testing/chaos/targets"
+	"github.com/chaos-testing/chaos/targets/nats/release"
 )
 
 // Ports every server listens on.
@@ -40,9 +40,8 @@ const storeDir = "/srv/nats"
 // leader known to every server.
 const readyLimit = 60 * time.Second
 
-// DefaultVersion is the release built when a plan names none: the newest
-// the Go module proxy serves here, pinned so runs are repeatable.
-const DefaultVersion = "v2.12.1"
+// DefaultVersion is the release built when a plan names none.
+const DefaultVersion = release.Default
 
 // recipeVersion is hashed into image tags (images.GoProgram.Recipe).
 const recipeVersion = 1
@@ -67,36 +66,6 @@ func (Target) FileClasses() map[string][]string {
 	}
 }
 
-// versionRE is a v2 release: the server module is github.com/nats-io/nats-server/v2.
-var versionRE = regexp.MustCompile(`^v2\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
-
-// normVersion checks a plan's version ("2.10.22" or "v2.10.22"): it ends
-// up in a module query, a file name and an image tag.
-func normVersion(v string) (string, error) {
-	if v == "" {
-		return DefaultVersion, nil
-	}
-	if !strings.HasPrefix(v, "v") {
-		v = "v" + v
-	}
-	if !versionRE.MatchString(v) {
-		return "", fmt.Errorf("%q: expected a NATS server v2 release the Go module proxy serves, such as %s", v, DefaultVersion)
-	}
-	return v, nil
-}
-
-// Release is a plan's version as the server's release: its name, and its
-// minor and patch numbers (v2.MINOR.PATCH), which features depend on.
-func Release(version string) (v string, minor, patch int, err error) {
-	if v, err = normVersion(version); err != nil {
-		return "", 0, 0, err
-	}
-	if _, err := fmt.Sscanf(v, "v2.%d.%d", &minor, &patch); err != nil {
-		return "", 0, 0, fmt.Errorf("%s: not a v2.MINOR.PATCH release", v)
-	}
-	return v, minor, patch, nil
-}
-
 // program is nats-server version, built from its module's main package.
 func program(version string) images.GoProgram {
 	const module = "github.com/nats-io/nats-server/v2"
@@ -105,7 +74,7 @@ func program(version string) images.GoProgram {
 
 // Image is chaos's node image with nats-server version.
 func (Target) Image(ctx context.Context, cli *client.Client, spec targets.Spec, progress io.Writer) (string, error) {
-	version, err := normVersion(spec.Version)
+	version, err := release.Norm(spec.Version)
 	if err != nil {
 		return "", err
 	}
@@ -117,7 +86,7 @@ func (Target) CheckSpec(s targets.Spec) error {
 	if s.Nodes != 3 && s.Nodes != 5 {
 		return &targets.SpecError{Field: "nodes", Err: fmt.Errorf("%d: a JetStream cluster here has 3 or 5 servers", s.Nodes)}
 	}
-	if _, err := normVersion(s.Version); err != nil {
+	if _, err := release.Norm(s.Version); err != nil {
 		return &targets.SpecError{Field: "version", Err: err}
 	}
 	return nil

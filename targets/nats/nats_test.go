@@ -16,19 +16,6 @@ import (
 	"github.com/chaos-testing/chaos/workloads/register"
 )
 
-func TestNormVersion(t *testing.T) {
-	for in, want := range map[string]string{"": DefaultVersion, "2.10.22": "v2.10.22", "v2.12.1": "v2.12.1"} {
-		if got, err := normVersion(in); err != nil || got != want {
-			t.Errorf("normVersion(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"1.4.1", "v2.10", "latest", "v2.10.22; rm -rf /"} {
-		if _, err := normVersion(bad); err == nil {
-			t.Errorf("normVersion(%q) accepted", bad)
-		}
-	}
-}
-
 func TestCheckSpec(t *testing.T) {
 	if err := (Target{}).CheckSpec(targets.Spec{Nodes: 3}); err != nil {
 		t.Error(err)
@@ -105,7 +92,7 @@ func TestCluster3(t *testing.T) {
 }
 
 // registers checks the nats-register store on a fresh cluster: from every
-// server, in both read modes, reads see writes and a cas on a stale value
+// server, in every read mode, reads see writes and a cas on a stale value
 // is certainly not applied; with the bucket made, the leader is its
 // stream's.
 func registers(t *testing.T, nodes []targets.Node) {
@@ -120,7 +107,7 @@ func registers(t *testing.T, nodes []targets.Node) {
 		defer cancel()
 		return f(ctx)
 	}
-	for i, mode := range []string{"leader", "direct", "leader"} {
+	for i, mode := range []string{"leader", "direct", "checked", "leader"} {
 		cfg := workloads.Config{Nodes: addrs, Process: i}
 		cfg.Workload.Spec = &register.Params{ReadMode: mode}
 		s, err := w.(register.Workload).Open(t.Context(), cfg)

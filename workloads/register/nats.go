@@ -10,18 +10,34 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/targets/nats/release"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/natsclient"
 )
 
 func init() {
-	workloads.Workloads.Register("nats-register", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, ReadModes: []string{"leader", "direct"}, Open: openNATS})
+	backend := workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}, CheckTarget: checkedSince}
+	workloads.Workloads.Register("nats-register", Workload{Backend: backend, ReadModes: []string{"leader", "direct", "checked"}, Open: openNATS})
+}
+
+// checkedSince refuses checked reads on servers before v2.11.0, which
+// ignore the header that names the subject a check is of, and would
+// check the check's own subject instead.
+func checkedSince(p *plans.Plan, readMode string) error {
+	if readMode != "checked" {
+		return nil
+	}
+	return release.Since(p, 11, "the Nats-Expected-Last-Subject-Sequence-Subject header (checked reads)")
 }
 
 const (
 	// natsBucket is the KV bucket that holds the registers, a stream of
 	// its own (KV_chaos) replicated on every server of the cluster.
 	natsBucket = "chaos"
+	// natsChecks is the key that checked reads publish their checks to;
+	// no register uses it.
+	natsChecks = "_checks"
 )
 
 // natsStore is a register on the keys of a JetStream KV bucket, values as
@@ -29,18 +45,25 @@ const (
 //   - leader: the stream's "get message" API, which its leader answers;
 //   - direct: a direct get, which any replica answers from its own copy
 //     (KV buckets allow them by default), and which NATS does not promise
-//     to be current.
+//     to be current;
+//   - checked: as leader, then confirmed through the stream's log: a check
+//     published with the key's subject and the sequence read as its
+//     expected last subject sequence, which the stream stores only if the
+//     key was still at that sequence as it took the check in its order.
+//     A leader deposed without knowing it answers gets from its stale
+//     copy (NATS's ADR-53 says so), but cannot commit a check.
 type natsStore struct {
 	nc       *nats.Conn
+	js       jetstream.JetStream
 	kv       jetstream.KeyValue
 	readMode string
 }
 
 func openNATS(ctx context.Context, cfg workloads.Config) (Store, error) {
 	switch params(cfg).ReadMode {
-	case "", "leader", "direct":
+	case "", "leader", "direct", "checked":
 	default:
-		return nil, fmt.Errorf("nats-register: read_mode %q: want leader or direct", params(cfg).ReadMode)
+		return nil, fmt.Errorf("nats-register: read_mode %q: want leader, direct or checked", params(cfg).ReadMode)
 	}
 	nc, js, err := natsclient.Connect(cfg.Node())
 	if err != nil {
@@ -52,11 +75,14 @@ func openNATS(ctx context.Context, cfg workloads.Config) (Store, error) {
 		nc.Close()
 		return nil, fmt.Errorf("nats-register: %s: %w", cfg.Node(), err)
 	}
-	return &natsStore{nc: nc, kv: kv, readMode: params(cfg).ReadMode}, nil
+	return &natsStore{nc: nc, js: js, kv: kv, readMode: params(cfg).ReadMode}, nil
 }
 
 func (s *natsStore) Read(ctx context.Context, key string) (*int64, error) {
-	data, _, absent, err := s.get(ctx, key)
+	data, rev, absent, err := s.get(ctx, key)
+	if err == nil && s.readMode == "checked" {
+		err = s.check(ctx, key, rev)
+	}
 	if err != nil || absent {
 		return nil, err
 	}
@@ -97,6 +123,20 @@ func (s *natsStore) get(ctx context.Context, key string) (data []byte, revision 
 		return nil, 0, false, fmt.Errorf("get of %s: a marker %q", key, m.Hdrs)
 	}
 	return m.Data, m.Seq, false, nil
+}
+
+// check confirms that key's last message is still at sequence rev (0:
+// none) by a publish that the stream stores only if it is, in the order
+// of its log: a refusal makes the read fail.
+func (s *natsStore) check(ctx context.Context, key string, rev uint64) error {
+	m := nats.NewMsg("$KV." + natsBucket + "." + natsChecks)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, "$KV."+natsBucket+"."+key)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	_, err := s.js.PublishMsg(ctx, m)
+	if err != nil {
+		return fmt.Errorf("check of %s at revision %d: %w", key, rev, err)
+	}
+	return nil
 }
 
 func (s *natsStore) Write(ctx context.Context, key string, v int64) error {

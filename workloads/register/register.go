@@ -93,6 +93,9 @@ func (w Workload) CheckPlan(p *plans.Plan) error {
 	if ps.KeyPeriod.Duration < 100*time.Millisecond {
 		return p.Errorf("workload.key_period", "%s: expected at least 100ms", ps.KeyPeriod)
 	}
+	if err := w.TargetFits(p, ps.ReadMode); err != nil {
+		return err
+	}
 	return ps.Spec.Check(p, kinds)
 }
 

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/workloads"
 )
 
 // fakeStore answers every read with one value or error.
@@ -63,5 +66,29 @@ func TestReadOutcomes(t *testing.T) {
 				t.Errorf("read completed %s with %s, want %s with %s", done.Type, v.Value, c.typ, c.wantValue)
 			}
 		})
+	}
+}
+
+// TestNATSCheckedReadsSince: a NATS checked read is refused on servers
+// before v2.11.0, which ignore the header naming the subject checked; the
+// other read modes run on any version.
+func TestNATSCheckedReadsSince(t *testing.T) {
+	w, ok := workloads.Workloads.Lookup("nats-register")
+	if !ok {
+		t.Fatal("nats-register is not registered")
+	}
+	for _, c := range []struct {
+		mode, version string
+		refused       bool
+	}{
+		{"checked", "", false}, {"checked", "v2.11.0", false}, {"checked", "v2.15.3", false},
+		{"checked", "v2.10.23", true}, {"checked", "2.10.22", true},
+		{"leader", "v2.10.22", false}, {"direct", "v2.10.22", false},
+	} {
+		p := &plans.Plan{File: "p.yaml", Target: plans.Target{Kind: "nats", Version: c.version}, Workload: plans.Workload{Kind: "nats-register", Spec: &Params{ReadMode: c.mode}}}
+		err := w.(Workload).CheckPlan(p)
+		if c.refused != (err != nil && strings.Contains(err.Error(), "target.version") && strings.Contains(err.Error(), "checked reads")) {
+			t.Errorf("%s reads on %q: %v; want refused %v", c.mode, c.version, err, c.refused)
+		}
 	}
 }

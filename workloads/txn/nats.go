@@ -12,26 +12,20 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chaos-testing/chaos/plans"
-	natstarget "github.com/chaos-testing/chaos/targets/nats"
+	"github.com/chaos-testing/chaos/targets/nats/release"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/natsclient"
 )
 
 func init() {
-	Register("nats", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, ReadModes: []string{"batch"}, Open: openNATS, CheckTarget: atomicBatches})
+	backend := workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}, CheckTarget: atomicBatches}
+	Register("nats", Workload{Backend: backend, ReadModes: []string{"batch"}, Open: openNATS})
 }
 
 // atomicBatches refuses servers before v2.12.0, which have no atomic
 // batch publish: they would store a batch's messages one by one.
-func atomicBatches(p *plans.Plan) error {
-	v, minor, _, err := natstarget.Release(p.Target.Version)
-	if err != nil {
-		return nil // the target reports its version's error
-	}
-	if minor < 12 {
-		return p.Errorf("target.version", "%s: %s needs atomic batch publish, in NATS from v2.12.0 on", v, p.Workload.Kind)
-	}
-	return nil
+func atomicBatches(p *plans.Plan, _ string) error {
+	return release.Since(p, 12, "atomic batch publish")
 }
 
 const (

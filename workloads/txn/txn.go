@@ -176,9 +176,6 @@ type Workload struct {
 	ReadModes []string
 	// Open connects one client process to the node it is bound to.
 	Open func(ctx context.Context, cfg workloads.Config, m Model) (Store, error)
-	// CheckTarget, if set, refuses a target the backend's transactions
-	// cannot run on (a server version without them).
-	CheckTarget func(p *plans.Plan) error
 }
 
 // Params are the transaction workloads' own fields.
@@ -221,10 +218,8 @@ func (w Workload) CheckPlan(p *plans.Plan) error {
 	if ps.KeyPeriod.Duration < 100*time.Millisecond {
 		return p.Errorf("workload.key_period", "%s: expected at least 100ms", ps.KeyPeriod)
 	}
-	if w.CheckTarget != nil {
-		if err := w.CheckTarget(p); err != nil {
-			return err
-		}
+	if err := w.TargetFits(p, ps.ReadMode); err != nil {
+		return err
 	}
 	return ps.Pace.Check(p)
 }
