@@ -10,6 +10,7 @@
 package analysis
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -132,6 +133,17 @@ func checkKVRequest(f string, req *history.KVRequest) error {
 		default:
 			return fmt.Errorf("compare target %q: expected value, mod, create or version", c.Target)
 		}
+		switch c.Op {
+		case "", history.CompareEqual:
+		case history.CompareNotEqual, history.CompareLess, history.CompareGreater:
+			if c.Target == history.CompareValue {
+				// A large value is recorded by name and size, so only
+				// equality can be judged from the record.
+				return fmt.Errorf("compare of a value by %q: the model judges values by equality only", c.Op)
+			}
+		default:
+			return fmt.Errorf("compare op %q: expected =, !=, < or >", c.Op)
+		}
 	}
 	for _, op := range slices.Concat(req.Then, req.Else) {
 		switch op.F {
@@ -202,18 +214,55 @@ func etcdStep(s *etcdState, in etcdIn, out etcdOut) (bool, *etcdState) {
 	return true, next
 }
 
-// holds evaluates one condition; a missing key has revisions and version 0.
+// holds evaluates one condition as etcd does (applyCompare in its apply
+// path): over every key it covers, and when it covers none, over a
+// missing key, which has revisions and version 0 and meets no value
+// condition.
 func (s *etcdState) holds(c history.KVCompare) bool {
-	k, exists := s.keys[c.Key]
-	switch c.Target {
-	case history.CompareValue:
-		return exists && k.value == c.Value
-	case history.CompareMod:
-		return k.mod == c.Rev
-	case history.CompareCreate:
-		return k.create == c.Rev
+	var found []etcdKey
+	if c.End == "" {
+		if k, ok := s.keys[c.Key]; ok {
+			found = append(found, k)
+		}
+	} else {
+		for key, k := range s.keys {
+			if key >= c.Key && (key < c.End || c.End == "\x00") {
+				found = append(found, k)
+			}
+		}
 	}
-	return k.version == c.Rev
+	if len(found) == 0 {
+		return c.Target != history.CompareValue && compareHolds(c, etcdKey{})
+	}
+	for _, k := range found {
+		if !compareHolds(c, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// compareHolds evaluates c on one key.
+func compareHolds(c history.KVCompare, k etcdKey) bool {
+	if c.Target == history.CompareValue {
+		return k.value == c.Value // equality only (checkKVRequest)
+	}
+	have := k.version
+	switch c.Target {
+	case history.CompareMod:
+		have = k.mod
+	case history.CompareCreate:
+		have = k.create
+	}
+	switch c.Op {
+	case history.CompareNotEqual:
+		return have != c.Rev
+	case history.CompareLess:
+		return have < c.Rev
+	case history.CompareGreater:
+		return have > c.Rev
+	}
+	return have == c.Rev
 }
 
 // apply runs a transaction's operations in order, each range seeing the
@@ -364,10 +413,14 @@ func describeEtcd(in etcdIn, out etcdOut) string {
 }
 
 func describeCompare(c history.KVCompare) string {
-	if c.Target == history.CompareValue {
-		return fmt.Sprintf("%s=%s", c.Key, c.Value)
+	key := c.Key
+	if c.End != "" {
+		key += ".." + c.End
 	}
-	return fmt.Sprintf("%s.%s=%d", c.Key, c.Target, c.Rev)
+	if c.Target == history.CompareValue {
+		return fmt.Sprintf("%s=%s", key, c.Value)
+	}
+	return fmt.Sprintf("%s.%s%s%d", key, c.Target, cmp.Or(c.Op, history.CompareEqual), c.Rev)
 }
 
 func describeKVOps(ops []history.KVOp) string {

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
@@ -214,5 +215,57 @@ func TestEtcdKVEvidenceDeletesAndRevokes(t *testing.T) {
 	r = runChecker(t, "etcd-kv", Input{History: revoke.ops})
 	if r.Verdict != Valid || r.Stats["patched"] != 1 {
 		t.Fatalf("an unknown revoke whose deletes a watch got: %s %v", r.Verdict, r.Stats)
+	}
+}
+
+// A condition judged as etcd's applyCompare judges it: over every key of
+// its range, and over a missing key when the range holds none (a value
+// condition never holds then); revisions and versions by =, !=, < and >.
+func TestEtcdCompareRanges(t *testing.T) {
+	s := newEtcdState(5, map[string]etcdKey{
+		"/kv/a": {value: "1", create: 2, mod: 3, version: 2},
+		"/kv/b": {value: "2", create: 5, mod: 5, version: 1},
+	}, map[int64]bool{})
+	for _, c := range []struct {
+		c    history.KVCompare
+		want bool
+	}{
+		{history.KVCompare{Key: "/kv/", End: "/kv0", Target: history.CompareMod, Op: history.CompareLess, Rev: math.MaxInt64}, true},
+		{history.KVCompare{Key: "/kv/", End: "/kv0", Target: history.CompareMod, Op: history.CompareLess, Rev: 5}, false},
+		{history.KVCompare{Key: "/kv/", End: "/kv0", Target: history.CompareMod, Op: history.CompareLess, Rev: 6}, true},
+		{history.KVCompare{Key: "/kv/", End: "/kv0", Target: history.CompareVersion, Op: history.CompareGreater, Rev: 0}, true},
+		{history.KVCompare{Key: "/kv/", End: "/kv/b", Target: history.CompareCreate, Rev: 2}, true}, // /kv/b is past the end
+		{history.KVCompare{Key: "/kw/", End: "/kx", Target: history.CompareMod, Op: history.CompareLess, Rev: 1}, true}, // no key: mod 0
+		{history.KVCompare{Key: "/kw/", End: "/kx", Target: history.CompareMod, Rev: 1}, false},
+		{history.KVCompare{Key: "/kw/", End: "/kx", Target: history.CompareValue, Value: ""}, false},
+		{history.KVCompare{Key: "/kv/b", End: "\x00", Target: history.CompareMod, Op: history.CompareGreater, Rev: 4}, true},
+		{history.KVCompare{Key: "/kv/a", End: "\x00", Target: history.CompareMod, Op: history.CompareGreater, Rev: 4}, false},
+		{history.KVCompare{Key: "/kv/a", Target: history.CompareMod, Op: history.CompareNotEqual, Rev: 3}, false},
+		{history.KVCompare{Key: "/kv/a", Target: history.CompareCreate, Op: history.CompareGreater, Rev: 1}, true},
+		{history.KVCompare{Key: "/kv/c", Target: history.CompareVersion, Rev: 0}, true},
+		{history.KVCompare{Key: "/kv/c", Target: history.CompareValue, Value: ""}, false},
+	} {
+		if got := s.holds(c.c); got != c.want {
+			t.Errorf("%s: %v, want %v", describeCompare(c.c), got, c.want)
+		}
+	}
+}
+
+// A put guarded by a condition that holds over every key (the workload's
+// scan-put) must run its Then branch: etcd answering that it did not is an
+// anomaly; and the model refuses what it cannot judge from the record, a
+// value compared by order.
+func TestEtcdScanPut(t *testing.T) {
+	guard := history.KVCompare{Key: "a", End: "c", Target: history.CompareMod, Op: history.CompareLess, Rev: math.MaxInt64}
+	scanPut := func(h *kvh, t1 float64, value string, resp *history.KVResponse) *kvh {
+		return h.op(1, t1, t1+1, history.FKVTxn, history.KVRequest{If: []history.KVCompare{guard}, Then: []history.KVOp{{F: history.FPut, Key: "b", Value: value}}}, resp)
+	}
+	ran := scanPut((&kvh{}).put(0, 0, 1, "a", "1", 0, 2), 2, "2", &history.KVResponse{Revision: 3, Succeeded: true, Results: []history.KVResult{{}}}).
+		get(0, 4, 5, "a", "c", 3, kv("a", "1", 2, 2, 1), kv("b", "2", 3, 3, 1))
+	checkEtcd(t, ran, Valid)
+	skipped := scanPut((&kvh{}).put(0, 0, 1, "a", "1", 0, 2), 2, "2", &history.KVResponse{Revision: 2, Succeeded: false, Results: []history.KVResult{}})
+	checkEtcd(t, skipped, Invalid)
+	if err := checkKVRequest(history.FKVTxn, &history.KVRequest{If: []history.KVCompare{{Key: "a", Target: history.CompareValue, Op: history.CompareLess, Value: "5"}}}); err == nil {
+		t.Error("a value compared by order was accepted")
 	}
 }

@@ -33,14 +33,29 @@ type KVRequest struct {
 }
 
 // KVCompare is one condition of a transaction: Target of Key equals Value
-// (target "value") or Rev (targets "mod", "create", "version"). A key that
-// does not exist has revisions and version 0 and no value.
+// (target "value") or Rev (targets "mod", "create", "version"), or stands
+// to Rev as Op says. A key that does not exist has revisions and version 0
+// and no value. With End, the condition is over the keys in [Key, End),
+// as etcd judges it: it holds if every key there meets it, and over no
+// key, as for a key that does not exist (a value never holds then).
 type KVCompare struct {
 	Key    string `json:"key"`
+	End    string `json:"end,omitempty"`
 	Target string `json:"target"`
-	Value  string `json:"value,omitempty"`
-	Rev    int64  `json:"rev,omitempty"`
+	// Op is CompareEqual (also ""), CompareNotEqual, CompareLess or
+	// CompareGreater; a value is compared for equality only.
+	Op    string `json:"op,omitempty"`
+	Value string `json:"value,omitempty"`
+	Rev   int64  `json:"rev,omitempty"`
 }
+
+// Ops of a KVCompare, as etcd's client writes them.
+const (
+	CompareEqual    = "="
+	CompareNotEqual = "!="
+	CompareLess     = "<"
+	CompareGreater  = ">"
+)
 
 // Targets of a KVCompare.
 const (

@@ -1,6 +1,7 @@
 package etcdkv
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,15 +108,22 @@ func ops(in []history.KVOp, rangeOpts ...clientv3.OpOption) []clientv3.Op {
 }
 
 func compare(c history.KVCompare) clientv3.Cmp {
+	op := cmp.Or(c.Op, history.CompareEqual)
+	var out clientv3.Cmp
 	switch c.Target {
 	case history.CompareValue:
-		return clientv3.Compare(clientv3.Value(c.Key), "=", wire(c.Value))
+		out = clientv3.Compare(clientv3.Value(c.Key), op, wire(c.Value))
 	case history.CompareMod:
-		return clientv3.Compare(clientv3.ModRevision(c.Key), "=", c.Rev)
+		out = clientv3.Compare(clientv3.ModRevision(c.Key), op, c.Rev)
 	case history.CompareCreate:
-		return clientv3.Compare(clientv3.CreateRevision(c.Key), "=", c.Rev)
+		out = clientv3.Compare(clientv3.CreateRevision(c.Key), op, c.Rev)
+	default:
+		out = clientv3.Compare(clientv3.Version(c.Key), op, c.Rev)
 	}
-	return clientv3.Compare(clientv3.Version(c.Key), "=", c.Rev)
+	if c.End != "" {
+		out = out.WithRange(c.End)
+	}
+	return out
 }
 
 // result is one operation's answer within a transaction.
