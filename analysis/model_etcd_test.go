@@ -234,7 +234,7 @@ func TestEtcdCompareRanges(t *testing.T) {
 		{history.KVCompare{Key: "/kv/", End: "/kv0", Target: history.CompareMod, Op: history.CompareLess, Rev: 5}, false},
 		{history.KVCompare{Key: "/kv/", End: "/kv0", Target: history.CompareMod, Op: history.CompareLess, Rev: 6}, true},
 		{history.KVCompare{Key: "/kv/", End: "/kv0", Target: history.CompareVersion, Op: history.CompareGreater, Rev: 0}, true},
-		{history.KVCompare{Key: "/kv/", End: "/kv/b", Target: history.CompareCreate, Rev: 2}, true}, // /kv/b is past the end
+		{history.KVCompare{Key: "/kv/", End: "/kv/b", Target: history.CompareCreate, Rev: 2}, true},                     // /kv/b is past the end
 		{history.KVCompare{Key: "/kw/", End: "/kx", Target: history.CompareMod, Op: history.CompareLess, Rev: 1}, true}, // no key: mod 0
 		{history.KVCompare{Key: "/kw/", End: "/kx", Target: history.CompareMod, Rev: 1}, false},
 		{history.KVCompare{Key: "/kw/", End: "/kx", Target: history.CompareValue, Value: ""}, false},
