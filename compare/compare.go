@@ -8,6 +8,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -84,10 +85,12 @@ type Row struct {
 	// one's, from invocation to completion (for a lock, waiting included).
 	Latency []time.Duration
 	// DuringFaults counts those that completed while a fault was in
-	// force: ok, and all (ok, failed, unknown); OutsideFaults the others:
-	// what a fault costs is the difference.
+	// force: ok, and all (ok, failed, unknown); OutsideFaults the others;
+	// FaultSeconds is how long some fault was in force, of Seconds. What
+	// faults cost is the difference of the ok rates, in and out of them.
 	DuringFaultsOK, DuringFaults   int
 	OutsideFaultsOK, OutsideFaults int
+	FaultSeconds                   float64
 }
 
 // Build reads the run folders and groups them into rows, in the order in
@@ -209,6 +212,7 @@ func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) error {
 	})
 	faults := history.FaultWindows(ops)
 	r.measure(measured, faults)
+	r.FaultSeconds += faultTime(faults).Seconds()
 	if !lock {
 		return nil
 	}
@@ -265,6 +269,22 @@ func (r *Row) measure(pairs []history.Pair, faults []history.FaultWindow) {
 			}
 		}
 	}
+}
+
+// faultTime is how long some fault was in force: the length of the
+// union of the windows, which overlap when faults do.
+func faultTime(faults []history.FaultWindow) time.Duration {
+	ws := slices.Clone(faults)
+	slices.SortFunc(ws, func(a, b history.FaultWindow) int { return cmp.Compare(a.Start, b.Start) })
+	var total, end time.Duration
+	for _, w := range ws {
+		start := max(w.Start, end)
+		if w.End > start {
+			total += w.End - start
+		}
+		end = max(end, w.End)
+	}
+	return total
 }
 
 // failovers measures, for each fault that hit a client (c0 is process 0),

@@ -304,7 +304,8 @@ func TestReadModeIsTheBackends(t *testing.T) {
 
 // A register row measures every client operation: the latency of the ok
 // ones, and how many were ok among those that completed during a fault
-// and outside one, so that what the fault cost shows.
+// and outside one, and the ok rate in and out of faults, so that what the
+// fault cost shows.
 func TestRegisterLatencyAndAvailability(t *testing.T) {
 	at := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	ops := []history.Op{
@@ -332,11 +333,34 @@ func TestRegisterLatencyAndAvailability(t *testing.T) {
 	if r.DuringFaultsOK != 1 || r.DuringFaults != 2 || r.OutsideFaultsOK != 2 || r.OutsideFaults != 2 {
 		t.Errorf("during faults %d of %d, outside %d of %d; want 1 of 2, 2 of 2", r.DuringFaultsOK, r.DuringFaults, r.OutsideFaultsOK, r.OutsideFaults)
 	}
+	if r.FaultSeconds != 2 || r.Seconds != 5 {
+		t.Errorf("%g s of faults in %g s; want 2 of 5", r.FaultSeconds, r.Seconds)
+	}
 	cells := r.cells(false)
-	if got := cells[len(cells)-2:]; !slices.Equal(got, []string{"50 ms / 100 ms", "50% (1 of 2) / 100% (2 of 2)"}) {
+	// 1 ok in the 2 s of the fault, 2 ok in the 3 s outside it.
+	if got := cells[len(cells)-2:]; !slices.Equal(got, []string{"50 ms / 100 ms", "0 / 1"}) {
 		t.Errorf("latency and availability cells %q", got)
 	}
 	if len(cells) != len(columns(false)) {
 		t.Errorf("%d cells under %d headings", len(cells), len(columns(false)))
+	}
+}
+
+// Faults that overlap count once: the time some fault was in force.
+func TestFaultTime(t *testing.T) {
+	w := func(a, b float64) history.FaultWindow {
+		return history.FaultWindow{Start: time.Duration(a * float64(time.Second)), End: time.Duration(b * float64(time.Second))}
+	}
+	for _, c := range []struct {
+		ws   []history.FaultWindow
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]history.FaultWindow{w(2, 5), w(1, 3), w(7, 8)}, 5 * time.Second},
+		{[]history.FaultWindow{w(1, 9), w(2, 3)}, 8 * time.Second},
+	} {
+		if got := faultTime(c.ws); got != c.want {
+			t.Errorf("%v: %s, want %s", c.ws, got, c.want)
+		}
 	}
 }

@@ -50,7 +50,7 @@ func (r *Row) cells(lock bool) []string {
 			fmt.Sprintf("%d / %d / %d", r.OK, r.Failed, r.Indeterminate),
 			fmt.Sprintf("%.0f", perSecond(r.OK, r.Seconds)),
 			r.latency(),
-			share(r.DuringFaultsOK, r.DuringFaults)+" / "+share(r.OutsideFaultsOK, r.OutsideFaults),
+			fmt.Sprintf("%.0f / %.0f", perSecond(r.DuringFaultsOK, r.FaultSeconds), perSecond(r.OutsideFaultsOK, r.Seconds-r.FaultSeconds)),
 		)
 	}
 	token := "none"
@@ -109,7 +109,7 @@ func columns(lock bool) []string {
 	if !lock {
 		return append(out, "runs undecided / runs", "findings by kind (count)",
 			"client operations ok / failed / unknown", "ok operations per second",
-			"latency of ok operations, p50 / p99", "operations ok, completed during faults / outside them")
+			"latency of ok operations, p50 / p99", "ok operations per second, during faults / outside them")
 	}
 	return append(out,
 		"runs with stale writes accepted / runs", "runs with two holders at once / runs",
