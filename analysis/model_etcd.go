@@ -219,23 +219,12 @@ func etcdStep(s *etcdState, in etcdIn, out etcdOut) (bool, *etcdState) {
 // missing key, which has revisions and version 0 and meets no value
 // condition.
 func (s *etcdState) holds(c history.KVCompare) bool {
-	var found []etcdKey
-	if c.End == "" {
-		if k, ok := s.keys[c.Key]; ok {
-			found = append(found, k)
-		}
-	} else {
-		for key, k := range s.keys {
-			if key >= c.Key && (key < c.End || c.End == "\x00") {
-				found = append(found, k)
-			}
-		}
-	}
-	if len(found) == 0 {
+	names := rangeKeys(s.keys, c.Key, c.End)
+	if len(names) == 0 {
 		return c.Target != history.CompareValue && compareHolds(c, etcdKey{})
 	}
-	for _, k := range found {
-		if !compareHolds(c, k) {
+	for _, name := range names {
+		if !compareHolds(c, s.keys[name]) {
 			return false
 		}
 	}
@@ -281,12 +270,12 @@ func (s *etcdState) apply(ops []history.KVOp) (next *etcdState, results []histor
 	for i, op := range ops {
 		switch op.F {
 		case history.FRange:
-			for _, name := range rangeKeys(keys, op) {
+			for _, name := range rangeKeys(keys, op.Key, op.End) {
 				k := keys[name]
 				results[i].KVs = append(results[i].KVs, history.KV{Key: name, Value: k.value, Create: k.create, Mod: k.mod, Version: k.version, Lease: k.leaseID})
 			}
 		case history.FDelete:
-			for _, name := range rangeKeys(keys, op) {
+			for _, name := range rangeKeys(keys, op.Key, op.End) {
 				write()
 				delete(keys, name)
 				results[i].Deleted++
@@ -310,18 +299,19 @@ func (s *etcdState) apply(ops []history.KVOp) (next *etcdState, results []histor
 	return newEtcdState(rev, keys, s.leases), results, true
 }
 
-// rangeKeys are the keys op covers, in key order: op.Key alone, or
-// [op.Key, op.End).
-func rangeKeys(keys map[string]etcdKey, op history.KVOp) []string {
-	if op.End == "" {
-		if _, ok := keys[op.Key]; ok {
-			return []string{op.Key}
+// rangeKeys are the keys that key and end cover, in key order: key alone
+// when end is "", else [key, end), where an end of "\x00" is no end
+// (etcd's convention).
+func rangeKeys(keys map[string]etcdKey, key, end string) []string {
+	if end == "" {
+		if _, ok := keys[key]; ok {
+			return []string{key}
 		}
 		return nil
 	}
 	var names []string
 	for name := range keys {
-		if name >= op.Key && name < op.End {
+		if name >= key && (name < end || end == "\x00") {
 			names = append(names, name)
 		}
 	}
@@ -414,8 +404,12 @@ func describeEtcd(in etcdIn, out etcdOut) string {
 
 func describeCompare(c history.KVCompare) string {
 	key := c.Key
-	if c.End != "" {
-		key += ".." + c.End
+	switch c.End {
+	case "":
+	case "\x00":
+		key = "[" + key + ", …)"
+	default:
+		key = "[" + key + ", " + c.End + ")"
 	}
 	if c.Target == history.CompareValue {
 		return fmt.Sprintf("%s=%s", key, c.Value)

@@ -1,14 +1,14 @@
 // Package compare puts backends, versions and configurations side by side:
 // from runs of one workload and one fault schedule, a row per backend,
 // server version, settings and resource mode (fenced, unfenced) with what
-// those runs measured (their verdicts and findings, and for locks what
-// the lock checker counted), each row naming the runs it came from. Whether the runs do share one workload
+// those runs measured (their verdicts and findings, latencies and ok
+// rates in and out of faults, and for locks what the lock checker
+// counted), each row naming the runs it came from. Whether the runs do share one workload
 // and schedule is checked from their plans, and said; runs that did not
 // finish cleanly are left out and named.
 package compare
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -256,13 +256,12 @@ func (r *Row) measure(pairs []history.Pair, faults []history.FaultWindow) {
 		during := slices.ContainsFunc(faults, func(f history.FaultWindow) bool {
 			return p.Done.Time >= f.Start && p.Done.Time <= f.End
 		})
-		switch {
-		case during:
+		if during {
 			r.DuringFaults++
 			if ok {
 				r.DuringFaultsOK++
 			}
-		default:
+		} else {
 			r.OutsideFaults++
 			if ok {
 				r.OutsideFaultsOK++
@@ -273,11 +272,10 @@ func (r *Row) measure(pairs []history.Pair, faults []history.FaultWindow) {
 
 // faultTime is how long some fault was in force: the length of the
 // union of the windows, which overlap when faults do.
+// faults are in order of start, as history.FaultWindows gives them.
 func faultTime(faults []history.FaultWindow) time.Duration {
-	ws := slices.Clone(faults)
-	slices.SortFunc(ws, func(a, b history.FaultWindow) int { return cmp.Compare(a.Start, b.Start) })
 	var total, end time.Duration
-	for _, w := range ws {
+	for _, w := range faults {
 		start := max(w.Start, end)
 		if w.End > start {
 			total += w.End - start

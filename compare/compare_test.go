@@ -303,10 +303,10 @@ func TestReadModeIsTheBackends(t *testing.T) {
 }
 
 // A register row measures every client operation: the latency of the ok
-// ones, and how many were ok among those that completed during a fault
-// and outside one, and the ok rate in and out of faults, so that what the
+// ones, how many were ok among those that completed during a fault and
+// outside one, and the ok rate in and out of faults, so that what the
 // fault cost shows.
-func TestRegisterLatencyAndAvailability(t *testing.T) {
+func TestRegisterLatencyAndFaultRates(t *testing.T) {
 	at := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	ops := []history.Op{
 		{Time: at(0.9), Type: history.Invoke, Process: 0, F: history.FRead},
@@ -336,17 +336,24 @@ func TestRegisterLatencyAndAvailability(t *testing.T) {
 	if r.FaultSeconds != 2 || r.Seconds != 5 {
 		t.Errorf("%g s of faults in %g s; want 2 of 5", r.FaultSeconds, r.Seconds)
 	}
-	cells := r.cells(false)
 	// 1 ok in the 2 s of the fault, 2 ok in the 3 s outside it.
+	if during, outside := perSecond(r.DuringFaultsOK, r.FaultSeconds), perSecond(r.OutsideFaultsOK, r.Seconds-r.FaultSeconds); during != 0.5 || outside != 2.0/3 {
+		t.Errorf("ok a second %g during faults, %g outside; want 0.5 and 0.67", during, outside)
+	}
+	cells := r.cells(false)
 	if got := cells[len(cells)-2:]; !slices.Equal(got, []string{"50 ms / 100 ms", "0 / 1"}) {
-		t.Errorf("latency and availability cells %q", got)
+		t.Errorf("latency and fault-rate cells %q", got)
+	}
+	if got := (&Row{OutsideFaultsOK: 30, Seconds: 10}).faultRates(); got != "no faults / 3" {
+		t.Errorf("a row without faults: %q", got)
 	}
 	if len(cells) != len(columns(false)) {
 		t.Errorf("%d cells under %d headings", len(cells), len(columns(false)))
 	}
 }
 
-// Faults that overlap count once: the time some fault was in force.
+// Faults that overlap count once: the time some fault was in force (the
+// windows in order of start, as history.FaultWindows gives them).
 func TestFaultTime(t *testing.T) {
 	w := func(a, b float64) history.FaultWindow {
 		return history.FaultWindow{Start: time.Duration(a * float64(time.Second)), End: time.Duration(b * float64(time.Second))}
@@ -356,7 +363,7 @@ func TestFaultTime(t *testing.T) {
 		want time.Duration
 	}{
 		{nil, 0},
-		{[]history.FaultWindow{w(2, 5), w(1, 3), w(7, 8)}, 5 * time.Second},
+		{[]history.FaultWindow{w(1, 3), w(2, 5), w(7, 8)}, 5 * time.Second},
 		{[]history.FaultWindow{w(1, 9), w(2, 3)}, 8 * time.Second},
 	} {
 		if got := faultTime(c.ws); got != c.want {

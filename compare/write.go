@@ -50,7 +50,7 @@ func (r *Row) cells(lock bool) []string {
 			fmt.Sprintf("%d / %d / %d", r.OK, r.Failed, r.Indeterminate),
 			fmt.Sprintf("%.0f", perSecond(r.OK, r.Seconds)),
 			r.latency(),
-			fmt.Sprintf("%.0f / %.0f", perSecond(r.DuringFaultsOK, r.FaultSeconds), perSecond(r.OutsideFaultsOK, r.Seconds-r.FaultSeconds)),
+			r.faultRates(),
 		)
 	}
 	token := "none"
@@ -70,6 +70,16 @@ func (r *Row) cells(lock bool) []string {
 		fmt.Sprintf("%.2f", perSecond(r.Acquisitions, r.Seconds)),
 		share(r.DuringFaultsOK, r.DuringFaults),
 	)
+}
+
+// faultRates are the ok operations a second while some fault was in
+// force and outside faults; "no faults" for runs without any.
+func (r *Row) faultRates() string {
+	outside := fmt.Sprintf("%.0f", perSecond(r.OutsideFaultsOK, r.Seconds-r.FaultSeconds))
+	if r.FaultSeconds == 0 {
+		return "no faults / " + outside
+	}
+	return fmt.Sprintf("%.0f / %s", perSecond(r.DuringFaultsOK, r.FaultSeconds), outside)
 }
 
 // latency is the p50 and p99 latency of the row's ok measured operations.

@@ -35,9 +35,10 @@ type KVRequest struct {
 // KVCompare is one condition of a transaction: Target of Key equals Value
 // (target "value") or Rev (targets "mod", "create", "version"), or stands
 // to Rev as Op says. A key that does not exist has revisions and version 0
-// and no value. With End, the condition is over the keys in [Key, End),
-// as etcd judges it: it holds if every key there meets it, and over no
-// key, as for a key that does not exist (a value never holds then).
+// and no value. With End, the condition is over the keys in [Key, End)
+// (an End of "\x00": every key from Key on), as etcd judges it: it holds
+// if every key there meets it, and over no key, as for a key that does
+// not exist (a value never holds then).
 type KVCompare struct {
 	Key    string `json:"key"`
 	End    string `json:"end,omitempty"`

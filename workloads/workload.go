@@ -142,7 +142,8 @@ type Backend struct {
 	Modules    []string
 	// CheckTarget, if set, refuses a target the backend cannot run the
 	// workload on in readMode: a server version without a feature that
-	// the mode needs.
+	// the mode needs. The register and transaction workloads apply it in
+	// their CheckPlan (through TargetFits); others do not yet.
 	CheckTarget func(p *plans.Plan, readMode string) error
 }
 

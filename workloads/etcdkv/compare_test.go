@@ -14,10 +14,11 @@ import (
 )
 
 // TestComparesOnEtcd sends the conditions the workload records to a real
-// etcd and checks that etcd judges them as the etcd-kv model does
-// (analysis TestEtcdCompareRanges has the same cases): a condition over a
-// range holds when every key there meets it, over an empty range as for a
-// missing key; the scan-put's guard always holds.
+// etcd and checks that etcd judges them as the etcd-kv model is written
+// to (analysis TestEtcdCompareRanges checks the model on cases of the
+// same kinds): a condition over a range holds when every key there meets
+// it, over an empty range as for a missing key; the scan-put's guard
+// always holds.
 func TestComparesOnEtcd(t *testing.T) {
 	_, nodes := testenv.Cluster(t, etcd.Target{}, "", 3, "etcdkv")
 	cli, err := etcdclient.Connect(net.JoinHostPort(nodes[0].Container.IP, strconv.Itoa(etcd.ClientPort)))
@@ -58,7 +59,7 @@ func TestComparesOnEtcd(t *testing.T) {
 			t.Fatalf("%+v: %v", c.c, err)
 		}
 		if resp.Succeeded != c.want {
-			t.Errorf("%+v: etcd says %v, the model %v", c.c, resp.Succeeded, c.want)
+			t.Errorf("%+v: etcd says %v, want %v", c.c, resp.Succeeded, c.want)
 		}
 	}
 }
