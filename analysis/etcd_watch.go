@@ -305,11 +305,13 @@ func sameEvent(a, b history.WatchEvent) bool {
 	return same
 }
 
+// inRange says whether k is in the range that key and end name: key
+// alone when end is "", else [key, end).
 func inRange(key, end, k string) bool {
 	if end == "" {
 		return k == key
 	}
-	return k >= key && k < end
+	return k >= key && (k < end || end == "\x00") // "\x00": no end, as etcd takes it
 }
 
 func describeRange(key, end string) string {

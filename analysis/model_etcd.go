@@ -219,16 +219,24 @@ func etcdStep(s *etcdState, in etcdIn, out etcdOut) (bool, *etcdState) {
 // missing key, which has revisions and version 0 and meets no value
 // condition.
 func (s *etcdState) holds(c history.KVCompare) bool {
-	names := rangeKeys(s.keys, c.Key, c.End)
-	if len(names) == 0 {
-		return c.Target != history.CompareValue && compareHolds(c, etcdKey{})
+	if c.End == "" {
+		k, ok := s.keys[c.Key]
+		if !ok {
+			return c.Target != history.CompareValue && compareHolds(c, etcdKey{})
+		}
+		return compareHolds(c, k)
 	}
-	for _, name := range names {
-		if !compareHolds(c, s.keys[name]) {
-			return false
+	// Unsorted and without a list: this runs at every step of the search.
+	covered := false
+	for name, k := range s.keys {
+		if inRange(c.Key, c.End, name) {
+			covered = true
+			if !compareHolds(c, k) {
+				return false
+			}
 		}
 	}
-	return true
+	return covered || c.Target != history.CompareValue && compareHolds(c, etcdKey{})
 }
 
 // compareHolds evaluates c on one key.
@@ -311,7 +319,7 @@ func rangeKeys(keys map[string]etcdKey, key, end string) []string {
 	}
 	var names []string
 	for name := range keys {
-		if name >= key && (name < end || end == "\x00") {
+		if inRange(key, end, name) {
 			names = append(names, name)
 		}
 	}
