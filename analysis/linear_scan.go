@@ -22,6 +22,11 @@ type linPart struct {
 	key  string
 	ops  []porcupine.Operation
 	refs []opRef
+	// failed are the key's operations that completed with a failure, left
+	// out of the check, as of unknown outcome (Return MaxInt64); an
+	// illegal key's witness asks whether one of them took effect after all.
+	failed     []porcupine.Operation
+	failedRefs []opRef
 }
 
 // linScan is what one pass over the history gives the check.
@@ -100,6 +105,7 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 		p.refs = append(p.refs, opRef{inv, done})
 	}
 
+	var failed []opRef
 	pending := map[int]int{} // process -> position of its invocation in flight
 	for i := range ops {
 		op := &ops[i]
@@ -134,6 +140,7 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 			sc.other[op.F]++
 		default: // fail: it never happened
 			sc.counts["dropped_fail"]++
+			failed = append(failed, opRef{p, i})
 		}
 	}
 	rest := make([]int, 0, len(pending))
@@ -145,7 +152,21 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 		add(p, -1, true)
 	}
 
+	for _, r := range failed {
+		op := &ops[r.inv]
+		lop, err := spec.convert(op, nil)
+		if !m.keyed {
+			lop.key = ""
+		}
+		if p := byKey[lop.key]; err == nil && !lop.drop && !lop.unseen && p != nil {
+			p.failed = append(p.failed, porcupine.Operation{ClientId: op.Process, Input: lop.input, Output: lop.output, Call: int64(op.Time), Return: math.MaxInt64})
+			p.failedRefs = append(p.failedRefs, r)
+		}
+	}
 	for _, p := range byKey {
+		for j := range p.failed {
+			p.failed[j].Metadata = &p.failedRefs[j]
+		}
 		for j := range p.ops {
 			p.ops[j].Metadata = &p.refs[j] // a pointer: no allocation per op
 		}

@@ -493,3 +493,62 @@ func TestProgressCountsKeys(t *testing.T) {
 		t.Errorf("progress calls: %s", got)
 	}
 }
+
+// A failure that was not one: the witness names the failed operation whose
+// taking effect would explain an illegal key, and only when it does.
+func TestFailedThatTookEffect(t *testing.T) {
+	refused := func(h *lh) *lh {
+		h.ops[len(h.ops)-1].Error = "wrong last sequence"
+		return h
+	}
+	tests := []struct {
+		name string
+		h    *lh
+		want string // in the explanation; "" for no failed operation named
+	}{
+		{"refused cas read after", refused(new(lh).write(0, 0, 1, history.Ok, "x", "1").cas(1, 2, 3, history.Fail, "x", "1", "2")).read(2, 4, 5, "x", "2"),
+			"it is linearizable if #2 p1 cas(1, 2), answered with a failure (wrong last sequence), took effect"},
+		{"failed write read after", refused(new(lh).write(0, 0, 1, history.Fail, "x", "1")).read(1, 2, 3, "x", "1"),
+			"it is linearizable if #0 p0 write(1), answered with a failure (wrong last sequence), took effect"},
+		{"stale read beside an unrelated failure", refused(new(lh).write(0, 0, 1, history.Ok, "x", "1").write(0, 2, 3, history.Ok, "x", "2").
+			cas(1, 3.5, 3.6, history.Fail, "x", "5", "6")).read(2, 4, 5, "x", "1"), ""},
+		{"failed cas that cannot explain the read", refused(new(lh).write(0, 0, 1, history.Ok, "x", "1").cas(1, 2, 3, history.Fail, "x", "1", "2")).read(2, 4, 5, "x", "3"), ""},
+		{"failure on another key", refused(new(lh).write(0, 0, 1, history.Ok, "x", "1").write(1, 2, 3, history.Fail, "y", "2")).read(2, 4, 5, "x", "2"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runChecker(t, "cas-register", Input{History: tt.h.ops})
+			wantResult(t, r, Invalid)
+			f := r.Findings[0]
+			named := strings.Contains(f.Explanation, "answered with a failure")
+			if tt.want == "" {
+				if named {
+					t.Fatalf("explanation %q names a failed operation, though none explains the key", f.Explanation)
+				}
+				for _, op := range f.Ops {
+					if op.Type == history.Fail {
+						t.Fatalf("finding lists the failure %v, which explains nothing", op)
+					}
+				}
+				return
+			}
+			if !strings.Contains(f.Explanation, tt.want) {
+				t.Fatalf("explanation %q, expected it to say %q", f.Explanation, tt.want)
+			}
+			// Cross-check through the checker itself: with that failure
+			// made an unknown outcome, the history is linearizable.
+			var fail history.Op
+			for _, op := range f.Ops {
+				if op.Type == history.Fail {
+					fail = op
+				}
+			}
+			if fail.Type != history.Fail {
+				t.Fatalf("finding ops %v: expected the failure named", f.Ops)
+			}
+			h := append([]history.Op(nil), tt.h.ops...)
+			h[fail.Index].Type = history.Info
+			wantResult(t, runChecker(t, "cas-register", Input{History: h}), Valid)
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chaos-testing/chaos/analysis/oracle"
@@ -76,10 +77,36 @@ func (m regOracleModel) diff(c oracle.RegisterCase) ([]string, error) {
 	if want {
 		wantVerdict = Valid
 	}
-	if res.Verdict == wantVerdict {
-		return []string{string(res.Verdict)}, nil
+	if res.Verdict != wantVerdict {
+		return nil, fmt.Errorf("%s says %s (notes %q), the oracle %s", m.checker, res.Verdict, res.Notes, wantVerdict)
 	}
-	return nil, fmt.Errorf("%s says %s (notes %q), the oracle %s", m.checker, res.Verdict, res.Notes, wantVerdict)
+	said := []string{string(res.Verdict)}
+	if fail, ok := failureNamed(res); ok {
+		// The history must be linearizable, for the oracle, once the
+		// failure the finding names may have taken effect.
+		c.History = append([]history.Op(nil), c.History...)
+		c.History[fail].Type = history.Info
+		ok, err := m.judge(c)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("%s says %q, but with #%d's outcome unknown the oracle says linearizable %v (%v)", m.checker, res.Findings[0].Explanation, fail, ok, err)
+		}
+		said = append(said, "a failure that took effect")
+	}
+	return said, nil
+}
+
+// failureNamed is the position of the failure that the one finding of res
+// says took effect, if it names one.
+func failureNamed(res Result) (int, bool) {
+	if res.FindingsTotal != 1 || !strings.Contains(res.Findings[0].Explanation, "answered with a failure") {
+		return 0, false
+	}
+	for _, op := range res.Findings[0].Ops {
+		if op.Type == history.Fail {
+			return op.Index, true
+		}
+	}
+	return 0, false
 }
 
 // describeRegCase is a history as JSON lines, and its options.

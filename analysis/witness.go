@@ -93,16 +93,27 @@ func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, inf
 	default:
 		fmt.Fprintf(&b, "none of the %d operations that can come %s (%s) fits that state", len(next), when, strings.Join(list, ", "))
 	}
+	horizon := int64(0) // the last completion among the candidates
+	for _, id := range next {
+		horizon = max(horizon, p.ops[id].Return)
+	}
+	var pos []int
+	if i := tookEffect(model, p, horizon); i >= 0 {
+		o, r := p.failed[i], p.failedRefs[i]
+		fmt.Fprintf(&b, "; it is linearizable if #%d %s %s, answered with a failure (%s), took effect",
+			h[r.inv].Index, history.ProcessName(o.ClientId), strings.TrimSuffix(model.DescribeOperation(o.Input, o.Output), unknownMark(true)), h[r.done].Error)
+		pos = append(pos, r.inv, r.done)
+	}
 	if file != "" {
 		fmt.Fprintf(&b, "; see %s", file)
 	}
 	b.WriteString(".")
 
-	// The proof: the candidates, then P's last operation.
+	// The proof: the failed operation that explains it, the candidates,
+	// then P's last operation.
 	if len(best) > 0 {
 		next = append(next, best[len(best)-1])
 	}
-	var pos []int
 	for _, id := range next {
 		r := p.refs[id]
 		if len(pos)+2 > maxFindings && len(pos) > 0 {
