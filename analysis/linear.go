@@ -138,8 +138,12 @@ type linearCheck struct {
 	undecided, late int
 	written         int
 	decidedBy       string
-	found           findingList
-	notes           []string
+	// explainEnd ends the time the witnesses of all illegal keys have, in
+	// all, to look for a failure that took effect: a thirtieth of the
+	// limit from the first illegal key, as for the keys still running.
+	explainEnd time.Time
+	found      findingList
+	notes      []string
 }
 
 // begin starts a check of the run in; its History must hold the
@@ -194,6 +198,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 		lc.late++
 	}
 	lc.timedOut = lc.timedOut || ctx.Err() != nil
+	fails := &failures{h: batch, m: m, spec: spec, refs: sc.failed}
 	for i, r := range results {
 		p := sc.parts[i]
 		switch {
@@ -212,7 +217,15 @@ func (lc *linearCheck) add(batch []history.Op) {
 					lc.written++
 				}
 			}
-			lc.found.add(func() Finding { return witness(batch, m, spec.model, p, r.info, file) })
+			if lc.explainEnd.IsZero() {
+				lc.explainEnd = time.Now().Add(lc.limit / 30)
+			}
+			also := func(horizon int64) (string, []int) {
+				ctx, cancel := context.WithDeadline(lc.parent, lc.explainEnd)
+				defer cancel()
+				return fails.tookEffect(ctx, p, horizon)
+			}
+			lc.found.add(func() Finding { return witness(batch, m, spec.model, p, r.info, file, also) })
 		case r.res != porcupine.Ok:
 			lc.undecided++
 		}

@@ -22,11 +22,6 @@ type linPart struct {
 	key  string
 	ops  []porcupine.Operation
 	refs []opRef
-	// failed are the key's operations that completed with a failure, left
-	// out of the check, as of unknown outcome (Return MaxInt64); an
-	// illegal key's witness asks whether one of them took effect after all.
-	failed     []porcupine.Operation
-	failedRefs []opRef
 }
 
 // linScan is what one pass over the history gives the check.
@@ -35,6 +30,10 @@ type linScan struct {
 	counts map[string]int
 	other  map[string]int // entries of operations the model ignores, by f
 	bad    errCount       // operations the model could not read
+	// failed are the operations that completed with a failure, left out
+	// of the check; an illegal key's witness asks whether one of them took
+	// effect after all.
+	failed []opRef
 }
 
 // merge adds the counts of o, a scan of another batch of the history.
@@ -55,9 +54,10 @@ func (sc *linScan) merge(o *linScan) {
 
 // scanLinear pairs each process's invocations with their completions in file
 // order, which is the process's own order. A fail never happened and is
-// dropped; an info, or an invocation never completed, may or may not have
-// happened: it gets Return = MaxInt64 and an unknown output, so porcupine may
-// order it anywhere after its call, last included (as good as never).
+// dropped (kept aside in failed, for a witness to ask about); an info, or
+// an invocation never completed, may or may not have happened: it gets
+// Return = MaxInt64 and an unknown output, so porcupine may order it
+// anywhere after its call, last included (as good as never).
 func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 	sc := &linScan{counts: map[string]int{}, other: map[string]int{}}
 	byKey := map[string]*linPart{}
@@ -91,13 +91,14 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 			p = &linPart{key: lop.key}
 			byKey[lop.key] = p
 		}
-		ret := int64(math.MaxInt64)
+		var ret int64
 		switch {
 		case open && lop.returned > 0:
 			sc.counts["patched"]++
-			ret = int64(max(lop.returned, op.Time))
+			ret = unknownReturn(op, lop)
 		case open:
 			sc.counts["open"]++
+			ret = unknownReturn(op, lop)
 		default:
 			ret = int64(max(d.Time, op.Time)) // a clock never runs backwards within one op
 		}
@@ -105,7 +106,6 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 		p.refs = append(p.refs, opRef{inv, done})
 	}
 
-	var failed []opRef
 	pending := map[int]int{} // process -> position of its invocation in flight
 	for i := range ops {
 		op := &ops[i]
@@ -140,7 +140,7 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 			sc.other[op.F]++
 		default: // fail: it never happened
 			sc.counts["dropped_fail"]++
-			failed = append(failed, opRef{p, i})
+			sc.failed = append(sc.failed, opRef{p, i})
 		}
 	}
 	rest := make([]int, 0, len(pending))
@@ -152,21 +152,7 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 		add(p, -1, true)
 	}
 
-	for _, r := range failed {
-		op := &ops[r.inv]
-		lop, err := spec.convert(op, nil)
-		if !m.keyed {
-			lop.key = ""
-		}
-		if p := byKey[lop.key]; err == nil && !lop.drop && !lop.unseen && p != nil {
-			p.failed = append(p.failed, porcupine.Operation{ClientId: op.Process, Input: lop.input, Output: lop.output, Call: int64(op.Time), Return: math.MaxInt64})
-			p.failedRefs = append(p.failedRefs, r)
-		}
-	}
 	for _, p := range byKey {
-		for j := range p.failed {
-			p.failed[j].Metadata = &p.failedRefs[j]
-		}
 		for j := range p.ops {
 			p.ops[j].Metadata = &p.refs[j] // a pointer: no allocation per op
 		}
@@ -174,4 +160,15 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 	}
 	slices.SortFunc(sc.parts, func(a, b *linPart) int { return strings.Compare(a.key, b.key) })
 	return sc
+}
+
+// unknownReturn is when an operation of unknown outcome, invoked at inv and
+// converted as lop, returns for porcupine: at the latest time evidence
+// elsewhere in the history allows, if it shows the effect, else never
+// (MaxInt64), so that it may take effect anywhere after its call.
+func unknownReturn(inv *history.Op, lop linOp) int64 {
+	if lop.returned > 0 {
+		return int64(max(lop.returned, inv.Time))
+	}
+	return math.MaxInt64
 }

@@ -510,6 +510,13 @@ func TestFailedThatTookEffect(t *testing.T) {
 			"it is linearizable if #2 p1 cas(1, 2), answered with a failure (wrong last sequence), took effect"},
 		{"failed write read after", refused(new(lh).write(0, 0, 1, history.Fail, "x", "1")).read(1, 2, 3, "x", "1"),
 			"it is linearizable if #0 p0 write(1), answered with a failure (wrong last sequence), took effect"},
+		{"failure without a message", new(lh).write(0, 0, 1, history.Fail, "x", "1").read(1, 2, 3, "x", "1"),
+			"it is linearizable if #0 p0 write(1), answered with a failure, took effect"},
+		{"the nearest of two failures that explain it", refused(new(lh).write(0, 0, 1, history.Fail, "x", "1")).write(1, 0.5, 1.5, history.Fail, "x", "1").read(2, 2, 3, "x", "1"),
+			"it is linearizable if #2 p1 write(1), answered with a failure, took effect"},
+		{"a failed acquire, then a release", new(lh).add(0, 0, history.Invoke, history.FAcquire, history.LockValue{Lock: "m"}).add(1, 0, history.Fail, history.FAcquire, history.LockValue{Lock: "m"}).
+			add(2, 0, history.Invoke, history.FRelease, history.LockValue{Lock: "m"}).add(3, 0, history.Ok, history.FRelease, history.LockValue{Lock: "m"}),
+			"it is linearizable if #0 p0 acquire"},
 		{"stale read beside an unrelated failure", refused(new(lh).write(0, 0, 1, history.Ok, "x", "1").write(0, 2, 3, history.Ok, "x", "2").
 			cas(1, 3.5, 3.6, history.Fail, "x", "5", "6")).read(2, 4, 5, "x", "1"), ""},
 		{"failed cas that cannot explain the read", refused(new(lh).write(0, 0, 1, history.Ok, "x", "1").cas(1, 2, 3, history.Fail, "x", "1", "2")).read(2, 4, 5, "x", "3"), ""},
@@ -517,7 +524,11 @@ func TestFailedThatTookEffect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runChecker(t, "cas-register", Input{History: tt.h.ops})
+			checker := "cas-register"
+			if tt.h.ops[0].F == history.FAcquire {
+				checker = "mutex"
+			}
+			r := runChecker(t, checker, Input{History: tt.h.ops})
 			wantResult(t, r, Invalid)
 			f := r.Findings[0]
 			named := strings.Contains(f.Explanation, "answered with a failure")
@@ -537,18 +548,22 @@ func TestFailedThatTookEffect(t *testing.T) {
 			}
 			// Cross-check through the checker itself: with that failure
 			// made an unknown outcome, the history is linearizable.
-			var fail history.Op
-			for _, op := range f.Ops {
-				if op.Type == history.Fail {
-					fail = op
-				}
+			inv, ok := namedFailure(f.Explanation)
+			if !ok {
+				t.Fatalf("explanation %q: no operation named", f.Explanation)
 			}
-			if fail.Type != history.Fail {
-				t.Fatalf("finding ops %v: expected the failure named", f.Ops)
+			listed := map[int]bool{}
+			for _, op := range f.Ops {
+				listed[op.Index] = true
+			}
+			if !listed[inv] || !listed[inv+1] && !listed[inv+2] {
+				t.Fatalf("finding ops %v: expected the failure named, #%d, and its completion", f.Ops, inv)
 			}
 			h := append([]history.Op(nil), tt.h.ops...)
-			h[fail.Index].Type = history.Info
-			wantResult(t, runChecker(t, "cas-register", Input{History: h}), Valid)
+			if err := completeUnknown(h, inv); err != nil {
+				t.Fatal(err)
+			}
+			wantResult(t, runChecker(t, checker, Input{History: h}), Valid)
 		})
 	}
 }

@@ -43,5 +43,5 @@ func diffMutexOracle(h []history.Op) ([]string, error) {
 	if r.Verdict != want {
 		return nil, fmt.Errorf("checker %s, oracle %s; notes %q", r.Verdict, want, r.Notes)
 	}
-	return []string{string(want)}, nil
+	return claimHolds(r, h, oracle.Mutex)
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/chaos-testing/chaos/analysis/oracle"
@@ -80,33 +81,51 @@ func (m regOracleModel) diff(c oracle.RegisterCase) ([]string, error) {
 	if res.Verdict != wantVerdict {
 		return nil, fmt.Errorf("%s says %s (notes %q), the oracle %s", m.checker, res.Verdict, res.Notes, wantVerdict)
 	}
-	said := []string{string(res.Verdict)}
-	if fail, ok := failureNamed(res); ok {
-		// The history must be linearizable, for the oracle, once the
-		// failure the finding names may have taken effect.
-		c.History = append([]history.Op(nil), c.History...)
-		c.History[fail].Type = history.Info
-		ok, err := m.judge(c)
-		if err != nil || !ok {
-			return nil, fmt.Errorf("%s says %q, but with #%d's outcome unknown the oracle says linearizable %v (%v)", m.checker, res.Findings[0].Explanation, fail, ok, err)
-		}
-		said = append(said, "a failure that took effect")
-	}
-	return said, nil
+	return claimHolds(res, c.History, func(h []history.Op) (bool, error) {
+		c.History = h
+		return m.judge(c)
+	})
 }
 
-// failureNamed is the position of the failure that the one finding of res
-// says took effect, if it names one.
+// claimHolds checks what the one finding of res says of a failure that
+// took effect, if it names one: with that operation's outcome unknown, the
+// oracle (judge) must find h linearizable. It gives the labels to tally.
+func claimHolds(res Result, h []history.Op, judge func([]history.Op) (bool, error)) ([]string, error) {
+	said := []string{string(res.Verdict)}
+	inv, named := failureNamed(res)
+	if !named {
+		return said, nil
+	}
+	h = append([]history.Op(nil), h...)
+	if err := completeUnknown(h, inv); err != nil {
+		return nil, fmt.Errorf("%q: %w", res.Findings[0].Explanation, err)
+	}
+	if ok, err := judge(h); !ok || err != nil {
+		return nil, fmt.Errorf("%q, but with #%d's outcome unknown the oracle says linearizable %v (%v)", res.Findings[0].Explanation, inv, ok, err)
+	}
+	return append(said, "a failure that took effect"), nil
+}
+
+// failureNamed is the position of the operation that the one finding of
+// res says took effect, though answered with a failure, if it names one.
 func failureNamed(res Result) (int, bool) {
-	if res.FindingsTotal != 1 || !strings.Contains(res.Findings[0].Explanation, "answered with a failure") {
+	if res.FindingsTotal != 1 {
 		return 0, false
 	}
-	for _, op := range res.Findings[0].Ops {
-		if op.Type == history.Fail {
-			return op.Index, true
-		}
+	return namedFailure(res.Findings[0].Explanation)
+}
+
+var namedFailureRE = regexp.MustCompile(`it is linearizable if #(\d+) `)
+
+// namedFailure reads the failed operation an explanation names: the index
+// of its invocation.
+func namedFailure(explanation string) (int, bool) {
+	m := namedFailureRE.FindStringSubmatch(explanation)
+	if m == nil {
+		return 0, false
 	}
-	return 0, false
+	i, err := strconv.Atoi(m[1])
+	return i, err == nil
 }
 
 // describeRegCase is a history as JSON lines, and its options.
@@ -153,4 +172,21 @@ func TestNothingToCheckIsValid(t *testing.T) {
 			wantResult(t, runChecker(t, tt.checker, tt.in), Valid)
 		})
 	}
+}
+
+// completeUnknown makes the failure that completes the invocation at
+// position inv of h an unknown outcome (info): the first entry of the same
+// process after it, which must be that failure.
+func completeUnknown(h []history.Op, inv int) error {
+	for i := inv + 1; i < len(h); i++ {
+		if h[i].Process != h[inv].Process {
+			continue
+		}
+		if h[i].Type != history.Fail || h[i].F != h[inv].F {
+			return fmt.Errorf("#%d, named as failed, completes as %s %s", inv, h[i].Type, h[i].F)
+		}
+		h[i].Type = history.Info
+		return nil
+	}
+	return fmt.Errorf("#%d, named as failed, never completes", inv)
 }

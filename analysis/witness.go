@@ -19,8 +19,10 @@ import (
 // operations that must come next (those invoked before the earliest
 // completion among the rest) extends P any further. Those operations, the
 // one whose completion forces the order first, and P's last operation are
-// the proof; their entries are listed, at most maxFindings of them.
-func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, info porcupine.LinearizationInfo, file string) Finding {
+// the proof; their entries are listed, at most maxFindings of them. also,
+// given the last completion among those candidates, may add a clause and
+// the entries it rests on (a failure that took effect, witness_failed.go).
+func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, info porcupine.LinearizationInfo, file string, also func(horizon int64) (string, []int)) Finding {
 	var best []int
 	if pl := info.PartialLinearizations(); len(pl) > 0 {
 		for _, l := range pl[0] {
@@ -55,10 +57,7 @@ func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, inf
 		copy(next[1:lead+1], next[:lead])
 		next[0] = id
 	}
-	describe := func(id int) string {
-		o := p.ops[id]
-		return fmt.Sprintf("#%d %s %s", h[p.refs[id].inv].Index, history.ProcessName(o.ClientId), model.DescribeOperation(o.Input, o.Output))
-	}
+	describe := func(id int) string { return describeOp(model, h[p.refs[id].inv].Index, p.ops[id]) }
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is not linearizable: ", capitalize(keyName(m, p.key)))
@@ -93,24 +92,25 @@ func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, inf
 	default:
 		fmt.Fprintf(&b, "none of the %d operations that can come %s (%s) fits that state", len(next), when, strings.Join(list, ", "))
 	}
-	horizon := int64(0) // the last completion among the candidates
+	// The last completion among the candidates; one that never completed
+	// bounds nothing.
+	horizon := first
 	for _, id := range next {
-		horizon = max(horizon, p.ops[id].Return)
+		if r := p.ops[id].Return; r != math.MaxInt64 {
+			horizon = max(horizon, r)
+		}
 	}
-	var pos []int
-	if i := tookEffect(model, p, horizon); i >= 0 {
-		o, r := p.failed[i], p.failedRefs[i]
-		fmt.Fprintf(&b, "; it is linearizable if #%d %s %s, answered with a failure (%s), took effect",
-			h[r.inv].Index, history.ProcessName(o.ClientId), strings.TrimSuffix(model.DescribeOperation(o.Input, o.Output), unknownMark(true)), h[r.done].Error)
-		pos = append(pos, r.inv, r.done)
+	clause, pos := also(horizon)
+	if clause != "" {
+		b.WriteString("; " + clause)
 	}
 	if file != "" {
 		fmt.Fprintf(&b, "; see %s", file)
 	}
 	b.WriteString(".")
 
-	// The proof: the failed operation that explains it, the candidates,
-	// then P's last operation.
+	// The proof: what also rests on, the candidates, then P's last
+	// operation.
 	if len(best) > 0 {
 		next = append(next, best[len(best)-1])
 	}
@@ -125,4 +125,10 @@ func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, inf
 		}
 	}
 	return Finding{Kind: "nonlinearizable", Explanation: b.String(), Ops: opsAt(h, pos)}
+}
+
+// describeOp is how a finding names operation o, whose invocation is
+// entry #index.
+func describeOp(model porcupine.Model, index int, o porcupine.Operation) string {
+	return fmt.Sprintf("#%d %s %s", index, history.ProcessName(o.ClientId), model.DescribeOperation(o.Input, o.Output))
 }

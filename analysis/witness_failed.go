@@ -9,43 +9,83 @@ package analysis
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/chaos-testing/chaos/history"
 )
 
-// The search is an explanation, not the verdict: it tries a few failed
-// operations, for a short time in all, and gives up rather than hold the
-// report up.
-const (
-	maxFailedTries  = 8
-	failedTryBudget = time.Second
-)
+// maxFailedTries bounds the failed operations tried for one key. The
+// search is an explanation, not the verdict: it gives up rather than hold
+// the report up, within the time its caller allows.
+const maxFailedTries = 8
 
-// tookEffect is the index in p.failed of the latest failed operation
-// invoked by horizon that makes p linearizable if it took effect (at any
-// time after its invocation), or -1 if none of those tried does.
-func tookEffect(model porcupine.Model, p *linPart, horizon int64) int {
-	var tries []int
-	for i, o := range p.failed {
-		if o.Call <= horizon {
-			tries = append(tries, i)
+// failures are the failed operations of one batch of the history. Which
+// key each touches is read only when a witness first asks: most histories
+// have no illegal key, and need none of it.
+type failures struct {
+	h     []history.Op
+	m     *linModel
+	spec  *linSpec
+	refs  []opRef
+	byKey map[string][]opRef
+}
+
+// tookEffect is, for illegal key p, a clause naming the latest failed
+// operation invoked by horizon that makes p linearizable if it took effect
+// (as an operation of unknown outcome), and the positions of its entries;
+// nothing if none of those tried before ctx ends does. Only keyed models
+// are asked: in a model of the whole history, converting an operation can
+// widen every state the check already judged.
+func (f *failures) tookEffect(ctx context.Context, p *linPart, horizon int64) (string, []int) {
+	if !f.m.keyed || len(f.refs) == 0 {
+		return "", nil
+	}
+	if f.byKey == nil {
+		f.byKey = map[string][]opRef{}
+		for _, r := range f.refs {
+			k := f.m.keyOf(&f.h[r.inv])
+			f.byKey[k] = append(f.byKey[k], r)
+		}
+	}
+	var tries []opRef
+	for _, r := range f.byKey[p.key] {
+		if int64(f.h[r.inv].Time) <= horizon {
+			tries = append(tries, r)
 		}
 	}
 	// The nearest to where the order breaks first.
-	slices.SortStableFunc(tries, func(a, b int) int { return cmp.Compare(p.failed[b].Call, p.failed[a].Call) })
+	slices.SortStableFunc(tries, func(a, b opRef) int { return cmp.Compare(f.h[b.inv].Time, f.h[a.inv].Time) })
+	model := f.spec.model
 	ops := append(slices.Clip(p.ops), porcupine.Operation{})
-	end := time.Now().Add(failedTryBudget)
-	for _, i := range tries[:min(len(tries), maxFailedTries)] {
-		left := time.Until(end)
-		if left <= 0 { // porcupine reads a timeout <= 0 as "none"
+	tried := 0
+	for _, r := range tries {
+		inv := &f.h[r.inv]
+		lop, err := f.spec.convert(inv, nil)
+		if err != nil || lop.drop || lop.unseen {
+			continue
+		}
+		left := time.Until(deadline(ctx))
+		if tried == maxFailedTries || ctx.Err() != nil || left <= 0 { // porcupine reads a timeout <= 0 as "none"
 			break
 		}
-		ops[len(ops)-1] = p.failed[i]
-		if porcupine.CheckOperationsTimeout(model, ops, left) == porcupine.Ok {
-			return i
+		tried++
+		o := porcupine.Operation{ClientId: inv.Process, Input: lop.input, Output: lop.output, Call: int64(inv.Time), Return: unknownReturn(inv, lop)}
+		ops[len(ops)-1] = o
+		if porcupine.CheckOperationsTimeout(model, ops, left) != porcupine.Ok {
+			continue
 		}
+		answer := "answered with a failure"
+		if e := f.h[r.done].Error; e != "" {
+			answer += " (" + e + ")"
+		}
+		what := strings.TrimSuffix(describeOp(model, inv.Index, o), unknownMark(true))
+		return fmt.Sprintf("it is linearizable if %s, %s, took effect", what, answer), []int{r.inv, r.done}
 	}
-	return -1
+	return "", nil
 }
