@@ -138,12 +138,8 @@ type linearCheck struct {
 	undecided, late int
 	written         int
 	decidedBy       string
-	// explainEnd ends the time the witnesses of all illegal keys have, in
-	// all, to look for a failure that took effect: a thirtieth of the
-	// limit from the first illegal key, as for the keys still running.
-	explainEnd time.Time
-	found      findingList
-	notes      []string
+	found           findingList
+	notes           []string
 }
 
 // begin starts a check of the run in; its History must hold the
@@ -199,6 +195,10 @@ func (lc *linearCheck) add(batch []history.Op) {
 	}
 	lc.timedOut = lc.timedOut || ctx.Err() != nil
 	fails := &failures{h: batch, m: m, spec: spec, refs: sc.failed}
+	// explainEnd ends the time the witnesses of this batch's illegal keys
+	// have, in all, to look for a failure that took effect: a thirtieth of
+	// the limit from the first illegal key, as for the keys still running.
+	var explainEnd time.Time
 	for i, r := range results {
 		p := sc.parts[i]
 		switch {
@@ -217,11 +217,11 @@ func (lc *linearCheck) add(batch []history.Op) {
 					lc.written++
 				}
 			}
-			if lc.explainEnd.IsZero() {
-				lc.explainEnd = time.Now().Add(lc.limit / 30)
+			if explainEnd.IsZero() {
+				explainEnd = time.Now().Add(lc.limit / 30)
 			}
 			also := func(horizon int64) (string, []int) {
-				ctx, cancel := context.WithDeadline(lc.parent, lc.explainEnd)
+				ctx, cancel := context.WithDeadline(lc.parent, explainEnd)
 				defer cancel()
 				return fails.tookEffect(ctx, p, horizon)
 			}

@@ -55,9 +55,10 @@ func (sc *linScan) merge(o *linScan) {
 // scanLinear pairs each process's invocations with their completions in file
 // order, which is the process's own order. A fail never happened and is
 // dropped (kept aside in failed, for a witness to ask about); an info, or
-// an invocation never completed, may or may not have happened: it gets
-// Return = MaxInt64 and an unknown output, so porcupine may order it
-// anywhere after its call, last included (as good as never).
+// an invocation never completed, may or may not have happened: it gets an
+// unknown output and Return = MaxInt64 (or the latest time evidence of its
+// effect allows: unknownReturn), so porcupine may order it anywhere after
+// its call, last included (as good as never).
 func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 	sc := &linScan{counts: map[string]int{}, other: map[string]int{}}
 	byKey := map[string]*linPart{}

@@ -514,56 +514,63 @@ func TestFailedThatTookEffect(t *testing.T) {
 			"it is linearizable if #0 p0 write(1), answered with a failure, took effect"},
 		{"the nearest of two failures that explain it", refused(new(lh).write(0, 0, 1, history.Fail, "x", "1")).write(1, 0.5, 1.5, history.Fail, "x", "1").read(2, 2, 3, "x", "1"),
 			"it is linearizable if #2 p1 write(1), answered with a failure, took effect"},
-		{"a failed acquire, then a release", new(lh).add(0, 0, history.Invoke, history.FAcquire, history.LockValue{Lock: "m"}).add(1, 0, history.Fail, history.FAcquire, history.LockValue{Lock: "m"}).
-			add(2, 0, history.Invoke, history.FRelease, history.LockValue{Lock: "m"}).add(3, 0, history.Ok, history.FRelease, history.LockValue{Lock: "m"}),
-			"it is linearizable if #0 p0 acquire"},
 		{"stale read beside an unrelated failure", refused(new(lh).write(0, 0, 1, history.Ok, "x", "1").write(0, 2, 3, history.Ok, "x", "2").
 			cas(1, 3.5, 3.6, history.Fail, "x", "5", "6")).read(2, 4, 5, "x", "1"), ""},
 		{"failed cas that cannot explain the read", refused(new(lh).write(0, 0, 1, history.Ok, "x", "1").cas(1, 2, 3, history.Fail, "x", "1", "2")).read(2, 4, 5, "x", "3"), ""},
 		{"failure on another key", refused(new(lh).write(0, 0, 1, history.Ok, "x", "1").write(1, 2, 3, history.Fail, "y", "2")).read(2, 4, 5, "x", "2"), ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			checker := "cas-register"
-			if tt.h.ops[0].F == history.FAcquire {
-				checker = "mutex"
-			}
-			r := runChecker(t, checker, Input{History: tt.h.ops})
-			wantResult(t, r, Invalid)
-			f := r.Findings[0]
-			named := strings.Contains(f.Explanation, "answered with a failure")
-			if tt.want == "" {
-				if named {
-					t.Fatalf("explanation %q names a failed operation, though none explains the key", f.Explanation)
-				}
-				for _, op := range f.Ops {
-					if op.Type == history.Fail {
-						t.Fatalf("finding lists the failure %v, which explains nothing", op)
-					}
-				}
-				return
-			}
-			if !strings.Contains(f.Explanation, tt.want) {
-				t.Fatalf("explanation %q, expected it to say %q", f.Explanation, tt.want)
-			}
-			// Cross-check through the checker itself: with that failure
-			// made an unknown outcome, the history is linearizable.
-			inv, ok := namedFailure(f.Explanation)
-			if !ok {
-				t.Fatalf("explanation %q: no operation named", f.Explanation)
-			}
-			listed := map[int]bool{}
-			for _, op := range f.Ops {
-				listed[op.Index] = true
-			}
-			if !listed[inv] || !listed[inv+1] && !listed[inv+2] {
-				t.Fatalf("finding ops %v: expected the failure named, #%d, and its completion", f.Ops, inv)
-			}
-			h := append([]history.Op(nil), tt.h.ops...)
-			if err := completeUnknown(h, inv); err != nil {
-				t.Fatal(err)
-			}
-			wantResult(t, runChecker(t, checker, Input{History: h}), Valid)
-		})
+		t.Run(tt.name, func(t *testing.T) { wantFailureNamed(t, "cas-register", tt.h.ops, tt.want) })
 	}
+	t.Run("a failed acquire, then a release", func(t *testing.T) {
+		lock := history.LockValue{Lock: "m"}
+		h := new(lh).add(0, 0, history.Invoke, history.FAcquire, lock).add(1, 0, history.Fail, history.FAcquire, lock).
+			add(2, 0, history.Invoke, history.FRelease, lock).add(3, 0, history.Ok, history.FRelease, lock)
+		wantFailureNamed(t, "mutex", h.ops, "it is linearizable if #0 p0 acquire")
+	})
+}
+
+// wantFailureNamed checks that checker finds h invalid and that its first
+// finding says want of a failure that took effect, listing that failure's
+// entries, and that h is valid with that failure made info; or, want "",
+// that it names no failure.
+func wantFailureNamed(t *testing.T, checker string, h []history.Op, want string) {
+	t.Helper()
+	r := runChecker(t, checker, Input{History: h})
+	wantResult(t, r, Invalid)
+	f := r.Findings[0]
+	if want == "" {
+		if strings.Contains(f.Explanation, "answered with a failure") {
+			t.Fatalf("explanation %q names a failed operation, though none explains the key", f.Explanation)
+		}
+		for _, op := range f.Ops {
+			if op.Type == history.Fail {
+				t.Fatalf("finding lists the failure %v, which explains nothing", op)
+			}
+		}
+		return
+	}
+	if !strings.Contains(f.Explanation, want) {
+		t.Fatalf("explanation %q, expected it to say %q", f.Explanation, want)
+	}
+	inv, ok := namedFailure(f.Explanation)
+	if !ok {
+		t.Fatalf("explanation %q: no operation named", f.Explanation)
+	}
+	// Cross-check through the checker itself: with that failure made an
+	// unknown outcome, the history is linearizable.
+	unknown := append([]history.Op(nil), h...)
+	if err := completeUnknown(unknown, inv); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[int]bool{}
+	for _, op := range f.Ops {
+		listed[op.Index] = true
+	}
+	for i := range h {
+		if unknown[i].Type != h[i].Type && (!listed[inv] || !listed[i]) { // i: the completion made unknown
+			t.Fatalf("finding ops %v: expected the failure named, #%d, and its completion #%d", f.Ops, inv, i)
+		}
+	}
+	wantResult(t, runChecker(t, checker, Input{History: unknown}), Valid)
 }

@@ -118,7 +118,7 @@ func failureNamed(res Result) (int, bool) {
 var namedFailureRE = regexp.MustCompile(`it is linearizable if #(\d+) `)
 
 // namedFailure reads the failed operation an explanation names: the index
-// of its invocation.
+// of its invocation, which in the tests' histories is its position.
 func namedFailure(explanation string) (int, bool) {
 	m := namedFailureRE.FindStringSubmatch(explanation)
 	if m == nil {
