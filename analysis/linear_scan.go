@@ -92,16 +92,14 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 			p = &linPart{key: lop.key}
 			byKey[lop.key] = p
 		}
-		var ret int64
+		ret := unknownReturn(op, lop)
 		switch {
-		case open && lop.returned > 0:
-			sc.counts["patched"]++
-			ret = unknownReturn(op, lop)
-		case open:
-			sc.counts["open"]++
-			ret = unknownReturn(op, lop)
-		default:
+		case !open:
 			ret = int64(max(d.Time, op.Time)) // a clock never runs backwards within one op
+		case lop.returned > 0:
+			sc.counts["patched"]++
+		default:
+			sc.counts["open"]++
 		}
 		p.ops = append(p.ops, porcupine.Operation{ClientId: op.Process, Input: lop.input, Output: lop.output, Call: int64(op.Time), Return: ret})
 		p.refs = append(p.refs, opRef{inv, done})

@@ -65,14 +65,14 @@ func (f *failures) tookEffect(ctx context.Context, p *linPart, horizon int64) (s
 	ops := append(slices.Clip(p.ops), porcupine.Operation{})
 	tried := 0
 	for _, r := range tries {
+		left := time.Until(deadline(ctx))
+		if tried == maxFailedTries || ctx.Err() != nil || left <= 0 { // porcupine reads a timeout <= 0 as "none"
+			break
+		}
 		inv := &f.h[r.inv]
 		lop, err := f.spec.convert(inv, nil)
 		if err != nil || lop.drop || lop.unseen {
 			continue
-		}
-		left := time.Until(deadline(ctx))
-		if tried == maxFailedTries || ctx.Err() != nil || left <= 0 { // porcupine reads a timeout <= 0 as "none"
-			break
 		}
 		tried++
 		o := porcupine.Operation{ClientId: inv.Process, Input: lop.input, Output: lop.output, Call: int64(inv.Time), Return: unknownReturn(inv, lop)}
