@@ -29,7 +29,7 @@ func state(t *testing.T, pid int) byte {
 func sleeper(t testing.TB) (*client.Client, *containers.Run, containers.Container) {
 	cli := testenv.Docker(t)
 	run := testenv.NewRun(t, cli, "signal")
-	img := testenv.Image(t, cli, redis.Target{}, "")
+	img := testenv.Image(t, cli, testenv.Bind(t, redis.Kind{}, 1, ""))
 	c, err := run.Start(context.Background(), containers.Spec{Name: "p", Role: "test", Image: img, Cmd: []string{"sleep", "600"}})
 	if err != nil {
 		t.Fatal(err)

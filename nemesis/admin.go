@@ -1,17 +1,29 @@
 package nemesis
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/plans"
 )
 
 func init() {
 	for _, action := range []string{"compact", "defrag"} {
-		Nemeses.Register(action, Admin{Action: action})
+		Register[struct{}](action, Admin{Action: action})
 	}
+}
+
+// Administered is a target with maintenance actions that a fault runs on
+// a node as operators run them (etcd's compact and defrag).
+type Administered interface {
+	// Actions are the actions by name.
+	Actions() []string
+	// Act runs action on n and says in a few words what it did.
+	Act(ctx context.Context, n cluster.Node, action string) (string, error)
 }
 
 // Admin runs a target's maintenance action on nodes, as operators do while
@@ -23,28 +35,37 @@ func init() {
 // does nothing.
 type Admin struct{ Action string }
 
-// CheckFault allows nodes only; runner.Validate checks that the target
-// has the action (TargetAction).
-func (Admin) CheckFault(p *plans.Plan, i int) error { return checkRole(p, i, "nodes", "leader") }
-
-// TargetAction is the maintenance action the target must offer.
-func (a Admin) TargetAction() string { return a.Action }
+// Check allows nodes only, on a target that has the action.
+func (a Admin) Check(e *Entry[struct{}], s Setting) error {
+	if err := checkRole(e, "nodes", "leader"); err != nil {
+		return err
+	}
+	var actions []string
+	if adm, ok := s.Target.(Administered); ok {
+		actions = adm.Actions()
+	}
+	if !slices.Contains(actions, a.Action) {
+		return plans.Fieldf("kind", "%s: target %s has no such maintenance action (it has: %s)", a.Action, s.TargetKind, cmp.Or(strings.Join(actions, ", "), "none"))
+	}
+	return nil
+}
 
 // Start runs the action on each victim that is up. An action that fails
 // (a member cut off, paused or down) is recorded beside its victim: the
 // cluster was asked, which is the fault.
-func (a Admin) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	env, ok := w.Env.(ActionEnv)
-	if !ok {
-		return Injected{}, errors.New(a.Action + ": the run's target has no maintenance actions")
-	}
+func (a Admin) Start(ctx context.Context, w *World, e Entry[struct{}], rng *rand.Rand) (Injected, error) {
+	adm := w.Target.(Administered) // Check refused a target without
 	var in Injected
-	for _, v := range pickVictims(ctx, w, f, rng) {
+	for _, v := range pickVictims(ctx, w, e.Schedule, rng) {
 		if w.down(v) {
 			in.Targets = append(in.Targets, v.Name+" (down)")
 			continue
 		}
-		did, err := env.Act(context.WithoutCancel(ctx), v, a.Action)
+		n, err := w.server(v)
+		did := ""
+		if err == nil {
+			did, err = adm.Act(context.WithoutCancel(ctx), n, a.Action)
+		}
 		if err != nil {
 			did = a.Action + " failed: " + err.Error()
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("bandwidth", Bandwidth{}) }
+func init() { Register[BandwidthParams]("bandwidth", Bandwidth{}) }
 
 // Bandwidth caps what a victim sends at a rate, as a slow link would: a
 // token bucket (tc's tbf) on the node's interface in its network
@@ -27,9 +27,6 @@ type BandwidthParams struct {
 	// Rate is the cap, as tc writes it: 8mbit, 500kbit, 1gbit.
 	Rate string `yaml:"rate"`
 }
-
-// NewParams makes Bandwidth a plans.Parameterized.
-func (Bandwidth) NewParams() any { return &BandwidthParams{} }
 
 var rateSyntax = regexp.MustCompile(`^([0-9]+)(bit|kbit|mbit|gbit)$`)
 
@@ -46,15 +43,15 @@ func bitsPerSecond(rate string) uint64 {
 	return n * map[string]uint64{"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}[m[2]]
 }
 
-// CheckFault checks the role and the rate.
-func (Bandwidth) CheckFault(p *plans.Plan, i int) error {
-	if err := checkRole(p, i, "nodes", "leader"); err != nil {
+// Check checks the role and the rate.
+func (Bandwidth) Check(e *Entry[BandwidthParams], _ Setting) error {
+	if err := checkRole(e, "nodes", "leader"); err != nil {
 		return err
 	}
 	// A rate under 10 kbit/s would make a burst of 10 ms smaller than
 	// one packet.
-	if r := p.Nemesis[i].Spec.(*BandwidthParams).Rate; bitsPerSecond(r) < 10_000 {
-		return p.Errorf(plans.FaultField(i, "rate"), "%q: expected a rate of at least 10kbit, such as 8mbit or 500kbit", r)
+	if r := e.Params.Rate; bitsPerSecond(r) < 10_000 {
+		return plans.Fieldf("rate", "%q: expected a rate of at least 10kbit, such as 8mbit or 500kbit", r)
 	}
 	return nil
 }
@@ -67,16 +64,16 @@ type shaping struct {
 }
 
 // Start caps the victims' rate.
-func (Bandwidth) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	victims := pickVictims(ctx, w, f, rng)
+func (Bandwidth) Start(ctx context.Context, w *World, e Entry[BandwidthParams], rng *rand.Rand) (Injected, error) {
+	victims := pickVictims(ctx, w, e.Schedule, rng)
 	if len(victims) == 0 {
 		return Injected{}, nil
 	}
-	s := shaping{id: w.newID(), bps: bitsPerSecond(f.Spec.(*BandwidthParams).Rate), victims: victims}
+	s := shaping{id: w.newID(), bps: bitsPerSecond(e.Params.Rate), victims: victims}
 	var targets []string
 	var errs []error
 	for _, v := range victims {
-		targets = append(targets, fmt.Sprintf("%s sends at most %s", v.Name, f.Spec.(*BandwidthParams).Rate))
+		targets = append(targets, fmt.Sprintf("%s sends at most %s", v.Name, e.Params.Rate))
 		errs = append(errs, w.shape(context.WithoutCancel(ctx), v, s.id, s.bps))
 	}
 	return Injected{Targets: targets, State: s}, errors.Join(errs...)
@@ -148,6 +145,6 @@ func (w *World) applyRate(ctx context.Context, p Process, h *holds) error {
 const nodeInterface = "eth0"
 
 // Explore caps one node or the leader at 100 kbit/s, 1 or 10 Mbit/s.
-func (Bandwidth) Explore(rng *rand.Rand, _ int) plans.Fault {
-	return plans.Fault{Kind: "bandwidth", Target: drawRole(rng, "nodes", "leader"), Count: 1, Spec: &BandwidthParams{Rate: drawRole(rng, "100kbit", "1mbit", "10mbit")}}
+func (Bandwidth) Explore(rng *rand.Rand, _ int) Entry[BandwidthParams] {
+	return explored(drawRole(rng, "nodes", "leader"), BandwidthParams{Rate: drawRole(rng, "100kbit", "1mbit", "10mbit")})
 }

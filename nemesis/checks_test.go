@@ -1,7 +1,7 @@
 package nemesis
 
 import (
-	"strings"
+	"errors"
 	"testing"
 	"time"
 
@@ -13,55 +13,61 @@ func ms(n int) plans.Duration { return plans.Duration{Duration: time.Duration(n)
 // TestFaultChecks: each kind refuses its bad fields, naming the field, and
 // accepts good ones, filling its defaults.
 func TestFaultChecks(t *testing.T) {
+	type fault struct {
+		kind string
+		plans.Schedule
+		params any // a *P of the kind's; nil for none
+	}
 	bad := []struct {
-		f    plans.Fault
+		f    fault
 		want string
 	}{
-		{plans.Fault{Kind: "loss", Target: "nodes", Spec: &ShareParams{}}, "probability"},
-		{plans.Fault{Kind: "loss", Target: "nodes", Spec: &ShareParams{Probability: 1.5}}, "probability"},
-		{plans.Fault{Kind: "loss", Target: "clients", Spec: &ShareParams{Probability: 0.3}}, "target"},
-		{plans.Fault{Kind: "duplicate", Target: "nodes", Spec: &ShareParams{Probability: -0.1}}, "probability"},
-		{plans.Fault{Kind: "corrupt", Target: "holder", Spec: &ShareParams{Probability: 0.1}}, "target"},
-		{plans.Fault{Kind: "delay", Target: "nodes", Spec: &DelayParams{}}, "delay"},
-		{plans.Fault{Kind: "delay", Target: "nodes", Spec: &DelayParams{Delay: ms(10), Jitter: ms(20)}}, "jitter"},
-		{plans.Fault{Kind: "delay", Target: "nodes", Spec: &DelayParams{Delay: ms(10), Distribution: "pareto"}}, "distribution"},
-		{plans.Fault{Kind: "reorder", Target: "nodes", Spec: &ReorderParams{Probability: 1}}, "probability"},
-		{plans.Fault{Kind: "reorder", Target: "nodes", Spec: &ReorderParams{Probability: 0.5, Gap: ms(-1)}}, "gap"},
-		{plans.Fault{Kind: "bandwidth", Target: "nodes", Spec: &BandwidthParams{Rate: "fast"}}, "rate"},
-		{plans.Fault{Kind: "bandwidth", Target: "nodes", Spec: &BandwidthParams{Rate: "9kbit"}}, "rate"},
-		{plans.Fault{Kind: "remove-member", Target: "nodes", Count: 2}, "count"},
-		{plans.Fault{Kind: "remove-member", Target: "clients", Count: 1}, "target"},
-		{plans.Fault{Kind: "combined", Spec: &CombinedParams{Kinds: []string{"kill", "power-loss"}}}, "kinds"},
-		{plans.Fault{Kind: "partition", Target: "holder", Spec: &PartitionParams{Shape: "halves"}}, "target"},
-		{plans.Fault{Kind: "partition", Target: "clients", Spec: &PartitionParams{Shape: "isolate-one"}}, "target"},
-		{plans.Fault{Kind: "partition", Target: "holder", Count: 2, Spec: &PartitionParams{Shape: "isolate-one"}}, "target"},
+		{fault{"loss", plans.Schedule{Target: "nodes"}, &ShareParams{}}, "probability"},
+		{fault{"loss", plans.Schedule{Target: "nodes"}, &ShareParams{Probability: 1.5}}, "probability"},
+		{fault{"loss", plans.Schedule{Target: "clients"}, &ShareParams{Probability: 0.3}}, "target"},
+		{fault{"duplicate", plans.Schedule{Target: "nodes"}, &ShareParams{Probability: -0.1}}, "probability"},
+		{fault{"corrupt", plans.Schedule{Target: "holder"}, &ShareParams{Probability: 0.1}}, "target"},
+		{fault{"delay", plans.Schedule{Target: "nodes"}, &DelayParams{}}, "delay"},
+		{fault{"delay", plans.Schedule{Target: "nodes"}, &DelayParams{Delay: ms(10), Jitter: ms(20)}}, "jitter"},
+		{fault{"delay", plans.Schedule{Target: "nodes"}, &DelayParams{Delay: ms(10), Distribution: "pareto"}}, "distribution"},
+		{fault{"reorder", plans.Schedule{Target: "nodes"}, &ReorderParams{Probability: 1}}, "probability"},
+		{fault{"reorder", plans.Schedule{Target: "nodes"}, &ReorderParams{Probability: 0.5, Gap: ms(-1)}}, "gap"},
+		{fault{"bandwidth", plans.Schedule{Target: "nodes"}, &BandwidthParams{Rate: "fast"}}, "rate"},
+		{fault{"bandwidth", plans.Schedule{Target: "nodes"}, &BandwidthParams{Rate: "9kbit"}}, "rate"},
+		{fault{"remove-member", plans.Schedule{Target: "nodes", Count: 2}, nil}, "count"},
+		{fault{"remove-member", plans.Schedule{Target: "clients", Count: 1}, nil}, "target"},
+		{fault{"combined", plans.Schedule{}, &CombinedParams{Kinds: []string{"kill", "power-loss"}}}, "kinds"},
+		{fault{"partition", plans.Schedule{Target: "holder"}, &PartitionParams{Shape: "halves"}}, "target"},
+		{fault{"partition", plans.Schedule{Target: "clients"}, &PartitionParams{Shape: "isolate-one"}}, "target"},
+		{fault{"partition", plans.Schedule{Target: "holder", Count: 2}, &PartitionParams{Shape: "isolate-one"}}, "target"},
 	}
-	check := func(f plans.Fault) (*plans.Plan, error) {
-		p := &plans.Plan{File: "p.yaml", Target: plans.Target{Nodes: 3}, Nemesis: []plans.Fault{f}}
-		n, _ := Nemeses.Lookup(f.Kind)
-		return p, n.(FaultChecker).CheckFault(p, 0)
-	}
+	// A target of 3 nodes that has every capability a fault may need: a
+	// fault is refused for its own fields, not for what the target lacks.
+	set := newFakeCluster(3, 0).setting()
 	for _, c := range bad {
-		if _, err := check(c.f); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s %+v: %v; want an error about %s", c.f.Kind, c.f.Spec, err, c.want)
+		_, err := bind(c.f.kind, c.f.Schedule, c.f.params, set)
+		if fe, ok := errors.AsType[*plans.FieldError](err); !ok || fe.Field != c.want {
+			t.Errorf("%s %+v: %v; want an error about %s", c.f.kind, c.f.params, err, c.want)
 		}
 	}
-	good := []plans.Fault{
-		{Kind: "loss", Target: "leader", Spec: &ShareParams{Probability: 1}},
-		{Kind: "delay", Target: "nodes", Spec: &DelayParams{Delay: ms(100), Jitter: ms(100)}},
-		{Kind: "delay", Target: "nodes", Spec: &DelayParams{Delay: ms(10), Jitter: ms(50), Distribution: "normal"}},
-		{Kind: "reorder", Target: "leader", Spec: &ReorderParams{Probability: 0.25}},
-		{Kind: "bandwidth", Target: "nodes", Spec: &BandwidthParams{Rate: "10kbit"}},
-		{Kind: "remove-member", Target: "leader", Count: 1},
-		{Kind: "combined", Spec: &CombinedParams{}},
-		{Kind: "partition", Target: "holder", Count: 1, Spec: &PartitionParams{Shape: "isolate-one", OneWay: true}},
+	good := []fault{
+		{"loss", plans.Schedule{Target: "leader"}, &ShareParams{Probability: 1}},
+		{"delay", plans.Schedule{Target: "nodes"}, &DelayParams{Delay: ms(100), Jitter: ms(100)}},
+		{"delay", plans.Schedule{Target: "nodes"}, &DelayParams{Delay: ms(10), Jitter: ms(50), Distribution: "normal"}},
+		{"reorder", plans.Schedule{Target: "leader"}, &ReorderParams{Probability: 0.25}},
+		{"bandwidth", plans.Schedule{Target: "nodes"}, &BandwidthParams{Rate: "10kbit"}},
+		{"remove-member", plans.Schedule{Target: "leader", Count: 1}, nil},
+		{"combined", plans.Schedule{}, &CombinedParams{}},
+		{"partition", plans.Schedule{Target: "holder", Count: 1}, &PartitionParams{Shape: "isolate-one", OneWay: true}},
 	}
-	for _, f := range good {
-		p, err := check(f)
+	for _, g := range good {
+		f, err := bind(g.kind, g.Schedule, g.params, set)
 		if err != nil {
-			t.Errorf("%s %+v: %v", f.Kind, f.Spec, err)
+			t.Errorf("%s %+v: %v", g.kind, g.params, err)
+			continue
 		}
-		switch s := p.Nemesis[0].Spec.(type) {
+		// The bound fault's own fields, as the schedule runs them.
+		switch s := f.params.(type) {
 		case *DelayParams:
 			if s.Distribution == "" {
 				t.Errorf("delay: no distribution filled in")

@@ -13,7 +13,7 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("clock", Clock{}) }
+func init() { Register[ClockParams]("clock", Clock{}) }
 
 // Clock moves the clocks of the victims' processes, and theirs alone, by
 // the fault's offset (see package vdsoclock): one jump (a bump), or, with
@@ -34,36 +34,29 @@ type ClockParams struct {
 	Strobe plans.Duration `yaml:"strobe"`
 }
 
-// NewParams makes Clock a plans.Parameterized.
-func (Clock) NewParams() any { return &ClockParams{} }
-
-// clockParams are the clock fault f's own fields.
-func clockParams(f plans.Fault) *ClockParams { return f.Spec.(*ClockParams) }
-
 // clockSets are the plan's names for the sets of clocks a fault moves.
 var clockSets = map[string]vdsoclock.Clocks{
 	"realtime": vdsoclock.Realtime,
 	"all":      vdsoclock.Realtime | vdsoclock.Monotonic,
 }
 
-// CheckFault checks the role, the offset, the clocks and the strobe period.
-func (Clock) CheckFault(p *plans.Plan, i int) error {
-	if err := checkRole(p, i, "nodes", "leader", "clients", "holder"); err != nil {
+// Check checks the role, the offset, the clocks and the strobe period.
+func (Clock) Check(e *Entry[ClockParams], _ Setting) error {
+	if err := checkRole(e, "nodes", "leader", "clients", "holder"); err != nil {
 		return err
 	}
-	f := p.Nemesis[i]
-	cp := clockParams(f)
+	cp := &e.Params
 	if cp.Offset.Duration == 0 {
-		return p.Errorf(plans.FaultField(i, "offset"), "missing; expected how far to move the clock, such as 20s or -5s")
+		return plans.Fieldf("offset", "missing; expected how far to move the clock, such as 20s or -5s")
 	}
 	if cp.Clocks == "" {
 		cp.Clocks = "realtime"
 	}
 	if _, ok := clockSets[cp.Clocks]; !ok {
-		return p.Errorf(plans.FaultField(i, "clocks"), "%q: expected realtime or all", cp.Clocks)
+		return plans.Fieldf("clocks", "%q: expected realtime or all", cp.Clocks)
 	}
-	if s := cp.Strobe.Duration; s != 0 && (s < 10*time.Millisecond || s >= f.Duration.Duration) {
-		return p.Errorf(plans.FaultField(i, "strobe"), "%s: expected at least 10ms and less than the fault's duration (%s)", s, f.Duration)
+	if s := cp.Strobe.Duration; s != 0 && (s < 10*time.Millisecond || s >= e.Duration.Duration) {
+		return plans.Fieldf("strobe", "%s: expected at least 10ms and less than the fault's duration (%s)", s, e.Duration)
 	}
 	return nil
 }
@@ -83,37 +76,33 @@ type clockState struct {
 }
 
 // Pin moves the clocks of the processes recorded, by name, as far.
-func (Clock) Pin(f plans.Fault, targets []string) (plans.Fault, error) {
-	return pinProcesses(f, targets)
+func (Clock) Pin(e Entry[ClockParams], targets []string) (Entry[ClockParams], error) {
+	return pinProcesses(e, targets)
 }
 
 // Start patches the victims' clocks and applies the offset.
-func (Clock) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	victims := pickVictims(ctx, w, f, rng)
+func (Clock) Start(ctx context.Context, w *World, e Entry[ClockParams], rng *rand.Rand) (Injected, error) {
+	victims := pickVictims(ctx, w, e.Schedule, rng)
 	if len(victims) == 0 {
 		return Injected{}, nil
 	}
-	st := &clockState{params: *clockParams(f), victims: victims, pids: map[string]int{}, on: true, quit: make(chan struct{})}
+	st := &clockState{params: e.Params, victims: victims, pids: map[string]int{}, on: true, quit: make(chan struct{})}
 	in := Injected{Targets: describeClock(victims, st.params), State: st}
 	st.loops.Add(1)
 	go st.run(w)
 	return in, st.patch(context.WithoutCancel(ctx), w)
 }
 
-// LateTimers bounds how late a client's timers may fire once the clock
-// faults of a plan have healed: a heal that takes a client's monotonic
-// clock back by d has a timer set meanwhile (the deadline of the operation
-// in flight) fire up to d late. Shares add up, so the bound is the sum of
-// the forward offsets of the faults on clients' monotonic clocks. The
-// harness waits that much longer for clients to finish.
-func LateTimers(faults []plans.Fault) time.Duration {
-	var late time.Duration
-	for _, f := range faults {
-		if cp, ok := f.Spec.(*ClockParams); ok && (f.Target == "clients" || f.Target == "holder") && cp.Clocks == "all" {
-			late += max(cp.Offset.Duration, 0)
-		}
+// lateTimers bounds how late a client's timers may fire once a clock
+// fault has healed: a heal that takes a client's monotonic clock back by
+// d has a timer set meanwhile (the deadline of the operation in flight)
+// fire up to d late. Shares add up, so LateTimers sums the forward
+// offsets of the faults on clients' monotonic clocks.
+func (Clock) lateTimers(e Entry[ClockParams]) time.Duration {
+	if (e.Target == "clients" || e.Target == "holder") && e.Params.Clocks == "all" {
+		return max(e.Params.Offset.Duration, 0)
 	}
-	return late
+	return 0
 }
 
 // describeClock says, for the history, who was hit and how.
@@ -294,11 +283,10 @@ func (Clock) Stop(_ context.Context, w *World, in Injected) error {
 
 // Explore moves one node's clocks, or the leader's, 1 to 30 s either
 // way, the wall clock alone or all of them.
-func (Clock) Explore(rng *rand.Rand, _ int) plans.Fault {
+func (Clock) Explore(rng *rand.Rand, _ int) Entry[ClockParams] {
 	offset := time.Duration(1+rng.IntN(30)) * time.Second
 	if rng.IntN(2) == 0 {
 		offset = -offset
 	}
-	return plans.Fault{Kind: "clock", Target: drawRole(rng, "nodes", "leader"), Count: 1,
-		Spec: &ClockParams{Offset: plans.Duration{Duration: offset}, Clocks: drawRole(rng, "realtime", "all")}}
+	return explored(drawRole(rng, "nodes", "leader"), ClockParams{Offset: plans.Duration{Duration: offset}, Clocks: drawRole(rng, "realtime", "all")})
 }

@@ -12,6 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/nemesis"
@@ -21,17 +22,21 @@ import (
 	"github.com/chaos-testing/chaos/targets/etcd"
 	"github.com/chaos-testing/chaos/targets/redis"
 	"github.com/chaos-testing/chaos/targets/zookeeper"
+	"github.com/chaos-testing/chaos/workloads/register"
 )
 
 // nodeEnv is an Env whose only candidate is one node of a real cluster.
+// The faults these tests start ask nothing of the target (their World's
+// is nil).
 type nodeEnv struct {
 	run  *containers.Run
-	node chaostargets.Node
+	node cluster.Node
 }
 
 func (e nodeEnv) Candidates(context.Context, string) []nemesis.Process {
 	return []nemesis.Process{{Name: e.node.Container.Name, Container: e.node.Container}}
 }
+func (e nodeEnv) Nodes(bool) []cluster.Node { return []cluster.Node{e.node} }
 func (e nodeEnv) Signal(ctx context.Context, p nemesis.Process, sig string) error {
 	return e.run.Signal(ctx, p.Container, sig)
 }
@@ -44,15 +49,16 @@ func (e nodeEnv) HostPID(ctx context.Context, p nemesis.Process) (int, error) {
 	return e.run.HostPID(ctx, p.Container)
 }
 
-func clockFault(offset time.Duration, clocks string, strobe time.Duration) plans.Fault {
-	return plans.Fault{Kind: "clock", Target: "nodes", Count: 1, Duration: plans.Duration{Duration: time.Minute}, Spec: &nemesis.ClockParams{Offset: plans.Duration{Duration: offset}, Clocks: clocks, Strobe: plans.Duration{Duration: strobe}}}
+func clockFault(offset time.Duration, clocks string, strobe time.Duration) nemesis.Entry[nemesis.ClockParams] {
+	return nemesis.Entry[nemesis.ClockParams]{Kind: "clock", Schedule: plans.Schedule{Target: "nodes", Count: 1, Duration: plans.Duration{Duration: time.Minute}},
+		Params: nemesis.ClockParams{Offset: plans.Duration{Duration: offset}, Clocks: clocks, Strobe: plans.Duration{Duration: strobe}}}
 }
 
 // TestClockOnRedis bumps a Redis node's clock: the server's own TIME reads
 // the offset within 100 ms, a key with 10 s to live is gone at once, and
 // the reset puts TIME back within 100 ms.
 func TestClockOnRedis(t *testing.T) {
-	run, nodes := testenv.Cluster(t, redis.Target{}, "", 1, "clockredis")
+	run, nodes := testenv.Cluster(t, testenv.Bind(t, redis.Kind{}, 1, ""), "clockredis")
 	env := nodeEnv{run, nodes[0]}
 	c := goredis.NewClient(&goredis.Options{Addr: net.JoinHostPort(nodes[0].Container.IP, strconv.Itoa(redis.Port))})
 	defer c.Close()
@@ -83,7 +89,7 @@ func TestClockOnRedis(t *testing.T) {
 	if err := c.Set(ctx, "k", "v", 10*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	w := nemesis.NewWorld(env)
+	w := nemesis.NewWorld(env, nil)
 	in, err := nemesis.Clock{}.Start(ctx, w, clockFault(20*time.Second, "realtime", 0), rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +119,7 @@ func TestClockOnRedis(t *testing.T) {
 // +5 s and none every 50 ms for 5 s, while write writes through another
 // node; the cluster must keep taking writes during the strobe and after,
 // and the strobed server must still be running.
-func strobeWhileWriting(t *testing.T, run *containers.Run, nodes []chaostargets.Node, node int, write func(ctx context.Context, i int) error) {
+func strobeWhileWriting(t *testing.T, run *containers.Run, nodes []cluster.Node, node int, write func(ctx context.Context, i int) error) {
 	ctx := context.Background()
 	env := nodeEnv{run, nodes[node]}
 	var ok, failed atomic.Int64
@@ -137,7 +143,7 @@ func strobeWhileWriting(t *testing.T, run *containers.Run, nodes []chaostargets.
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	w := nemesis.NewWorld(env)
+	w := nemesis.NewWorld(env, nil)
 	in, err := nemesis.Clock{}.Start(ctx, w, clockFault(5*time.Second, "all", 50*time.Millisecond), rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		close(stop)
@@ -165,21 +171,19 @@ func strobeWhileWriting(t *testing.T, run *containers.Run, nodes []chaostargets.
 }
 
 func TestClockStrobeOnEtcd(t *testing.T) {
-	strobeLeader(t, etcd.Target{}, "etcd-register", etcd.ClientPort, "linearizable")
+	strobeLeader(t, testenv.Bind(t, etcd.Kind{}, 3, ""), "etcd-register", etcd.ClientPort, "linearizable")
 }
 
 func TestClockStrobeOnZooKeeper(t *testing.T) {
-	strobeLeader(t, zookeeper.Target{}, "zookeeper-register", zookeeper.ClientPort, "sync")
+	strobeLeader(t, testenv.Bind(t, zookeeper.Kind{}, 3, ""), "zookeeper-register", zookeeper.ClientPort, "sync")
 }
 
-// strobeLeader starts a 3-node cluster of target and strobes its leader
-// while a register client writes through another node.
-func strobeLeader(t *testing.T, target interface {
-	chaostargets.Target
-	chaostargets.Leaderer
-}, workload string, port int, readMode string) {
-	run, nodes := testenv.Cluster(t, target, "", 3, "clockstrobe")
-	leader, err := target.Leader(context.Background(), nodes)
+// strobeLeader starts target, a cluster of 3 nodes that can tell its
+// leader, and strobes its leader while a register client writes through
+// another node.
+func strobeLeader(t *testing.T, target chaostargets.Target, workload string, port int, readMode string) {
+	run, nodes := testenv.Cluster(t, target, "clockstrobe")
+	leader, err := target.(nemesis.Leaderer).Leader(context.Background(), nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,13 +191,17 @@ func strobeLeader(t *testing.T, target interface {
 	if other.Container.Name == leader.Container.Name {
 		other = nodes[1]
 	}
-	store := testenv.Store(t, workload, net.JoinHostPort(other.Container.IP, strconv.Itoa(port)), readMode)
+	store, err := register.Dial(t.Context(), workload, []string{net.JoinHostPort(other.Container.IP, strconv.Itoa(port))}, 0, readMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
 	strobeWhileWriting(t, run, nodes, indexOf(nodes, leader), func(ctx context.Context, i int) error {
 		return store.Write(ctx, "k", int64(i))
 	})
 }
 
-func indexOf(nodes []chaostargets.Node, n chaostargets.Node) int {
+func indexOf(nodes []cluster.Node, n cluster.Node) int {
 	for i := range nodes {
 		if nodes[i].Container.Name == n.Container.Name {
 			return i

@@ -3,6 +3,7 @@ package nemesis
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -11,12 +12,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/nemesis/vdsoclock"
@@ -43,6 +44,9 @@ func (e *procEnv) Candidates(context.Context, string) []Process {
 	}
 	return ps
 }
+
+// Nodes: the victims are host processes, not a cluster's nodes.
+func (e *procEnv) Nodes(bool) []cluster.Node                         { return nil }
 func (e *procEnv) Signal(context.Context, Process, string) error     { return nil }
 func (e *procEnv) Restart(context.Context, Process) error            { return nil }
 func (e *procEnv) NetExec(context.Context, Process, ...string) error { return nil }
@@ -103,9 +107,9 @@ func patchedNow(t *testing.T, pid int) bool {
 
 func TestClockPatchesAndHeals(t *testing.T) {
 	env := &procEnv{pids: map[string]int{"n1": sleeper(t)}}
-	w := NewWorld(env)
+	w := NewWorld(env, nil)
 	for _, strobe := range []time.Duration{0, 20 * time.Millisecond} {
-		f := plans.Fault{Kind: "clock", Target: "nodes", Count: 1, Spec: &ClockParams{Offset: plans.Duration{Duration: 20 * time.Second}, Clocks: "realtime", Strobe: plans.Duration{Duration: strobe}}}
+		f := clockOn(20*time.Second, "realtime", strobe)
 		in, err := Clock{}.Start(context.Background(), w, f, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
 			t.Fatal(err)
@@ -140,22 +144,24 @@ func TestClockPatchesAndHeals(t *testing.T) {
 	}
 }
 
-func TestClockCheckFault(t *testing.T) {
+// TestClockCheck: a clock fault's Check, as its binding runs it, names
+// the field at fault.
+func TestClockCheck(t *testing.T) {
 	for _, c := range []struct {
-		f    plans.Fault
-		want string
+		target string
+		params ClockParams
+		want   string
 	}{
-		{plans.Fault{Kind: "clock", Target: "nodes", Spec: &ClockParams{}}, "offset"},
-		{plans.Fault{Kind: "clock", Target: "nodes", Spec: &ClockParams{Offset: plans.Duration{Duration: time.Second}, Clocks: "tai"}}, "clocks"},
-		{plans.Fault{Kind: "clock", Target: "nodes", Spec: &ClockParams{Offset: plans.Duration{Duration: time.Second}, Strobe: plans.Duration{Duration: time.Millisecond}}}, "strobe"},
-		{plans.Fault{Kind: "clock", Target: "nodes", Spec: &ClockParams{Offset: plans.Duration{Duration: time.Second}, Strobe: plans.Duration{Duration: 5 * time.Second}}}, "strobe"},
-		{plans.Fault{Kind: "clock", Target: "resource", Spec: &ClockParams{Offset: plans.Duration{Duration: time.Second}}}, "target"},
+		{"nodes", ClockParams{}, "offset"},
+		{"nodes", ClockParams{Offset: plans.Duration{Duration: time.Second}, Clocks: "tai"}, "clocks"},
+		{"nodes", ClockParams{Offset: plans.Duration{Duration: time.Second}, Strobe: plans.Duration{Duration: time.Millisecond}}, "strobe"},
+		{"nodes", ClockParams{Offset: plans.Duration{Duration: time.Second}, Strobe: plans.Duration{Duration: 5 * time.Second}}, "strobe"},
+		{"resource", ClockParams{Offset: plans.Duration{Duration: time.Second}}, "target"},
 	} {
-		c.f.Duration = plans.Duration{Duration: 5 * time.Second}
-		p := &plans.Plan{File: "p.yaml", Nemesis: []plans.Fault{c.f}}
-		err := Clock{}.CheckFault(p, 0)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %v; want an error about %s", c.f, err, c.want)
+		s := plans.Schedule{Target: c.target, Duration: plans.Duration{Duration: 5 * time.Second}}
+		_, err := bind("clock", s, &c.params, Setting{})
+		if fe, ok := errors.AsType[*plans.FieldError](err); !ok || fe.Field != c.want {
+			t.Errorf("%s %+v: %v; want an error about %s", c.target, c.params, err, c.want)
 		}
 	}
 }
@@ -164,38 +170,26 @@ func TestClockCheckFault(t *testing.T) {
 func TestVictimsAmongNodesGiven(t *testing.T) {
 	env := &procEnv{pids: map[string]int{"n1": 1, "n2": 2, "n3": 3, "n4": 4, "n5": 5}}
 	for seed := range uint64(20) {
-		vs := pickVictims(context.Background(), NewWorld(env), plans.Fault{Target: "nodes", Count: 2, Nodes: []string{"n4", "n5"}}, rand.New(rand.NewPCG(seed, 0)))
+		vs := pickVictims(context.Background(), NewWorld(env, nil), plans.Schedule{Target: "nodes", Count: 2, Nodes: []string{"n4", "n5"}}, rand.New(rand.NewPCG(seed, 0)))
 		if got := names(vs); len(got) != 2 || !slices.Contains(got, "n4") || !slices.Contains(got, "n5") {
 			t.Fatalf("seed %d: victims %v; want n4 and n5", seed, got)
 		}
 	}
 }
 
-// leaderEnv names one of its processes leader.
-type leaderEnv struct {
-	procEnv
-	leader string
-}
-
-func (e *leaderEnv) Candidates(ctx context.Context, role string) []Process {
-	if role == "leader" {
-		return []Process{{Name: e.leader}}
-	}
-	return e.procEnv.Candidates(ctx, role)
-}
-
 // TestLeaderAmongNodesGiven: a fault on the leader with nodes hits the
 // leader only while it is one of them, and nothing while another leads.
 func TestLeaderAmongNodesGiven(t *testing.T) {
-	env := &leaderEnv{procEnv: procEnv{pids: map[string]int{"n1": 1, "n2": 2, "n3": 3}}, leader: "n1"}
-	f := plans.Fault{Target: "leader", Nodes: []string{"n2", "n3"}}
+	c := newFakeCluster(3, 0)
+	c.roles["leader"] = []string{"n1"}
+	f := plans.Schedule{Target: "leader", Nodes: []string{"n2", "n3"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if vs := pickVictims(ctx, NewWorld(env), f, rand.New(rand.NewPCG(1, 0))); len(vs) != 0 {
+	if vs := pickVictims(ctx, NewWorld(c, c.target()), f, rand.New(rand.NewPCG(1, 0))); len(vs) != 0 {
 		t.Fatalf("leader n1, nodes n2 and n3: victims %v; want none", names(vs))
 	}
-	env.leader = "n3"
-	if got := names(pickVictims(context.Background(), NewWorld(env), f, rand.New(rand.NewPCG(1, 0)))); !slices.Equal(got, []string{"n3"}) {
+	c.roles["leader"] = []string{"n3"}
+	if got := names(pickVictims(context.Background(), NewWorld(c, c.target()), f, rand.New(rand.NewPCG(1, 0)))); !slices.Equal(got, []string{"n3"}) {
 		t.Fatalf("leader n3: victims %v; want [n3]", got)
 	}
 }
@@ -209,14 +203,15 @@ func TestClockHealedWhenTheRunStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	faults := []plans.Fault{
-		{Kind: "clock", Target: "nodes", Count: 1, Nodes: []string{"n1"}, Duration: plans.Duration{Duration: time.Minute}, Interval: plans.Duration{Duration: time.Minute}, Spec: &ClockParams{Offset: plans.Duration{Duration: time.Minute}, Clocks: "all"}},
-		{Kind: "clock", Target: "nodes", Count: 1, Nodes: []string{"n2"}, Duration: plans.Duration{Duration: time.Minute}, Interval: plans.Duration{Duration: time.Minute}, Spec: &ClockParams{Offset: plans.Duration{Duration: -time.Minute}, Clocks: "realtime", Strobe: plans.Duration{Duration: 10 * time.Millisecond}}},
+	on := func(node string) plans.Schedule {
+		return plans.Schedule{Target: "nodes", Count: 1, Nodes: []string{node}, Duration: plans.Duration{Duration: time.Minute}, Interval: plans.Duration{Duration: time.Minute}}
 	}
-	s, err := NewSchedule(env, h, faults, 1)
-	if err != nil {
-		t.Fatal(err)
+	set := Setting{Nodes: 2}
+	faults := []*Fault{
+		bindFault(t, "clock", on("n1"), &ClockParams{Offset: plans.Duration{Duration: time.Minute}, Clocks: "all"}, set),
+		bindFault(t, "clock", on("n2"), &ClockParams{Offset: plans.Duration{Duration: -time.Minute}, Clocks: "realtime", Strobe: plans.Duration{Duration: 10 * time.Millisecond}}, set),
 	}
+	s := NewSchedule(env, nil, h, faults, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	both := make(chan bool, 1)
@@ -260,9 +255,8 @@ func TestClockPatchesTheSuccessorOfAKilledVictim(t *testing.T) {
 	}
 	next := sleeper(t)
 	env := &procEnv{pids: map[string]int{"n1": gone.Process.Pid}, successors: map[string]int{"n1": next}}
-	f := plans.Fault{Kind: "clock", Target: "nodes", Count: 1, Spec: &ClockParams{Offset: plans.Duration{Duration: 20 * time.Second}, Clocks: "realtime"}}
-	w := NewWorld(env)
-	in, err := Clock{}.Start(context.Background(), w, f, rand.New(rand.NewPCG(1, 1)))
+	w := NewWorld(env, nil)
+	in, err := Clock{}.Start(context.Background(), w, clockOn(20*time.Second, "realtime", 0), rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -331,14 +325,17 @@ func wantSkew(t *testing.T, r *clockReader, what string, want int64) {
 	}
 }
 
-func clockOn(offset time.Duration, clocks string, strobe time.Duration) plans.Fault {
-	return plans.Fault{Kind: "clock", Target: "nodes", Count: 1, Duration: plans.Duration{Duration: time.Minute}, Spec: &ClockParams{Offset: plans.Duration{Duration: offset}, Clocks: clocks, Strobe: plans.Duration{Duration: strobe}}}
+// clockOn is a clock fault on one node, lasting a minute, as Clock.Start
+// takes it.
+func clockOn(offset time.Duration, clocks string, strobe time.Duration) Entry[ClockParams] {
+	return Entry[ClockParams]{Kind: "clock", Schedule: plans.Schedule{Target: "nodes", Count: 1, Duration: plans.Duration{Duration: time.Minute}},
+		Params: ClockParams{Offset: plans.Duration{Duration: offset}, Clocks: clocks, Strobe: plans.Duration{Duration: strobe}}}
 }
 
 // clockFaults starts clock faults on r, its one victim, in order.
-func clockFaults(t *testing.T, r *clockReader, faults ...plans.Fault) (*World, []Injected) {
+func clockFaults(t *testing.T, r *clockReader, faults ...Entry[ClockParams]) (*World, []Injected) {
 	t.Helper()
-	w := NewWorld(&procEnv{pids: map[string]int{"n1": r.pid}})
+	w := NewWorld(&procEnv{pids: map[string]int{"n1": r.pid}}, nil)
 	var ins []Injected
 	for i, f := range faults {
 		in, err := Clock{}.Start(context.Background(), w, f, plans.Rand(1, plans.FaultStream(i)))
@@ -425,13 +422,16 @@ func TestClockKeptAcrossExec(t *testing.T) {
 }
 
 func TestLateTimers(t *testing.T) {
-	faults := []plans.Fault{
-		{Kind: "clock", Target: "clients", Spec: &ClockParams{Clocks: "all", Offset: plans.Duration{Duration: 28 * time.Second}}},
-		{Kind: "clock", Target: "holder", Spec: &ClockParams{Clocks: "all", Offset: plans.Duration{Duration: 21 * time.Second}}},
-		{Kind: "clock", Target: "clients", Spec: &ClockParams{Clocks: "all", Offset: plans.Duration{Duration: -40 * time.Second}}}, // heals forward
-		{Kind: "clock", Target: "clients", Spec: &ClockParams{Clocks: "realtime", Offset: plans.Duration{Duration: time.Hour}}},    // no timer
-		{Kind: "clock", Target: "nodes", Spec: &ClockParams{Clocks: "all", Offset: plans.Duration{Duration: time.Hour}}},           // not a client
-		{Kind: "pause", Target: "clients"},
+	clock := func(role, clocks string, offset time.Duration) *Fault {
+		return bindFault(t, "clock", plans.Schedule{Target: role}, &ClockParams{Clocks: clocks, Offset: plans.Duration{Duration: offset}}, Setting{})
+	}
+	faults := []*Fault{
+		clock("clients", "all", 28*time.Second),
+		clock("holder", "all", 21*time.Second),
+		clock("clients", "all", -40*time.Second), // heals forward
+		clock("clients", "realtime", time.Hour),  // no timer
+		clock("nodes", "all", time.Hour),         // not a client
+		bindFault(t, "pause", plans.Schedule{Target: "clients"}, nil, Setting{}),
 	}
 	if got := LateTimers(faults); got != 49*time.Second {
 		t.Errorf("LateTimers = %s, want 49s", got)

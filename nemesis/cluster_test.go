@@ -2,25 +2,28 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/lazyfs"
 	"github.com/chaos-testing/chaos/nfqueue"
 )
 
-// cluster is a fake Env that keeps the state of its processes (running,
-// stopped or down) and of each node's iptables, as the kernel and Docker
-// would: a signal to a process that is down fails as it does for real, a
-// restart of a process that runs is an illegal act, and a restarted node
-// comes back with an empty network namespace and a new address. Every
-// illegal act is recorded, for the tests to assert there was none.
-type cluster struct {
+// fakeCluster is a fake Env that keeps the state of its processes
+// (running, stopped or down) and of each node's iptables, as the kernel
+// and Docker would: a signal to a process that is down fails as it does
+// for real, a restart of a process that runs is an illegal act, and a
+// restarted node comes back with an empty network namespace and a new
+// address. Every illegal act is recorded, for the tests to assert there
+// was none. What faults ask of the target itself, its fakeTarget answers,
+// on the same state.
+type fakeCluster struct {
 	mu      sync.Mutex
 	roles   map[string][]string // role → process names
 	state   map[string]string   // name → running, stopped, down
@@ -33,6 +36,9 @@ type cluster struct {
 	hook *hook
 	// restarts count each node's restarts: its process id.
 	restarts map[string]int
+	// removed are the nodes the target took out of its members and has
+	// not added back.
+	removed map[string]bool
 	// dirs are the nodes' data directories, by name (useDisks).
 	dirs map[string]string
 	drop lazyfs.Dropped
@@ -44,7 +50,7 @@ type hook struct {
 }
 
 // before has f run before the next command op ("-N") on node.
-func (c *cluster) before(node, op string, f func()) {
+func (c *fakeCluster) before(node, op string, f func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hook = &hook{node, op, f}
@@ -77,7 +83,7 @@ func (q *fakeQueue) Close() error {
 
 // Queue binds a queue in the node's namespace as it is now: one number
 // bound twice in one namespace is an illegal act, as the kernel refuses it.
-func (c *cluster) Queue(_ context.Context, p Process, num uint16) (PacketQueue, error) {
+func (c *fakeCluster) Queue(_ context.Context, p Process, num uint16) (PacketQueue, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state[p.Name] == "down" {
@@ -103,7 +109,7 @@ func (q *fakeQueue) isClosed() bool {
 
 // openQueues counts the queues bound and open in the nodes' namespaces as
 // they are now.
-func (c *cluster) openQueues() int {
+func (c *fakeCluster) openQueues() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
@@ -119,9 +125,9 @@ func (c *cluster) openQueues() int {
 
 func newNetns() *netns { return &netns{chains: map[string][]string{}, queues: map[uint16]*fakeQueue{}} }
 
-func newCluster(nodes, clients int) *cluster {
-	c := &cluster{roles: map[string][]string{}, state: map[string]string{}, addr: map[string]string{}, netns: map[string]*netns{},
-		restarts: map[string]int{}}
+func newFakeCluster(nodes, clients int) *fakeCluster {
+	c := &fakeCluster{roles: map[string][]string{}, state: map[string]string{}, addr: map[string]string{}, netns: map[string]*netns{},
+		restarts: map[string]int{}, removed: map[string]bool{}}
 	for i := 1; i <= nodes; i++ {
 		n := fmt.Sprintf("n%d", i)
 		c.roles["nodes"] = append(c.roles["nodes"], n)
@@ -135,17 +141,35 @@ func newCluster(nodes, clients int) *cluster {
 	return c
 }
 
-func (c *cluster) Candidates(_ context.Context, role string) []Process {
+// Candidates lists the processes of a role; the World asks the target
+// for the leader (fakeTarget.Leader), not the env.
+func (c *fakeCluster) Candidates(_ context.Context, role string) []Process {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var ps []Process
 	for _, n := range c.roles[role] {
-		ps = append(ps, Process{Name: n, Container: containers.Container{Name: n}})
+		// The container's ID is its name, as in Nodes: World.server
+		// matches a process to its node by ID.
+		ps = append(ps, Process{Name: n, Container: containers.Container{ID: n, Name: n}})
 	}
 	return ps
 }
 
-func (c *cluster) Signal(_ context.Context, p Process, sig string) error {
+// Nodes are the nodes, in the order of their role; up leaves out those
+// down.
+func (c *fakeCluster) Nodes(up bool) []cluster.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ns []cluster.Node
+	for _, n := range c.roles["nodes"] {
+		if !(up && c.state[n] == "down") {
+			ns = append(ns, cluster.Node{Container: containers.Container{ID: n, Name: n, IP: c.addr[n]}})
+		}
+	}
+	return ns
+}
+
+func (c *fakeCluster) Signal(_ context.Context, p Process, sig string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.acts = append(c.acts, sig+" "+p.Name)
@@ -166,18 +190,7 @@ func (c *cluster) Signal(_ context.Context, p Process, sig string) error {
 	return nil
 }
 
-// Act runs a maintenance action: a paused node does not answer.
-func (c *cluster) Act(_ context.Context, p Process, action string) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.acts = append(c.acts, strings.ToUpper(action)+" "+p.Name)
-	if c.state[p.Name] != "running" {
-		return "", fmt.Errorf("%s is %s", p.Name, c.state[p.Name])
-	}
-	return "did " + action, nil
-}
-
-func (c *cluster) Restart(_ context.Context, p Process) error {
+func (c *fakeCluster) Restart(_ context.Context, p Process) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.acts = append(c.acts, "RESTART "+p.Name)
@@ -192,7 +205,7 @@ func (c *cluster) Restart(_ context.Context, p Process) error {
 	return nil
 }
 
-func (c *cluster) Address(p Process) string {
+func (c *fakeCluster) Address(p Process) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.addr[p.Name]
@@ -206,7 +219,7 @@ func (e exitStatus) ExitCode() int { return int(e) }
 
 // NetExec runs iptables as the real one would, in the node's table; a node
 // that is down has none, and there is nothing to do (as faultEnv).
-func (c *cluster) NetExec(_ context.Context, p Process, argv ...string) error {
+func (c *fakeCluster) NetExec(_ context.Context, p Process, argv ...string) error {
 	c.mu.Lock()
 	h := c.hook
 	if h != nil && h.node == p.Name && len(argv) > 2 && argv[2] == h.op {
@@ -263,10 +276,10 @@ func (c *cluster) NetExec(_ context.Context, p Process, argv ...string) error {
 	return nil
 }
 
-// HostPID makes the cluster a ProcessEnv: a process's id changes when it
-// restarts. The ids are negative, no host process's: clock faults on the
-// cluster would fail, and the tests make none.
-func (c *cluster) HostPID(_ context.Context, p Process) (int, error) {
+// HostPID makes the fake cluster a ProcessEnv: a process's id changes
+// when it restarts. The ids are negative, no host process's: clock faults
+// on the fake cluster would fail, and the tests make none.
+func (c *fakeCluster) HostPID(_ context.Context, p Process) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state[p.Name] == "down" {
@@ -275,34 +288,8 @@ func (c *cluster) HostPID(_ context.Context, p Process) (int, error) {
 	return -1 - c.restarts[p.Name], nil
 }
 
-// RemoveMember makes the cluster a MemberEnv: a member is removed only
-// while it is down, and added back only when removed and down.
-func (c *cluster) RemoveMember(_ context.Context, p Process) (string, error) {
-	return c.member(p, "REMOVE", "down")
-}
-
-func (c *cluster) AddMember(_ context.Context, p Process) (string, error) {
-	return c.member(p, "ADD", "down")
-}
-
-// Joined is asked of a member once it runs again.
-func (c *cluster) Joined(_ context.Context, p Process) error {
-	_, err := c.member(p, "JOINED", "running")
-	return err
-}
-
-func (c *cluster) member(p Process, act, state string) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.acts = append(c.acts, act+" "+p.Name)
-	if c.state[p.Name] != state {
-		c.illegal = append(c.illegal, fmt.Sprintf("%s of %s, which is %s", act, p.Name, c.state[p.Name]))
-	}
-	return strings.ToLower(act) + "d", nil
-}
-
 // drops is what node n drops now: the union of its chains' sources.
-func (c *cluster) drops(n string) []string {
+func (c *fakeCluster) drops(n string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []string
@@ -314,7 +301,7 @@ func (c *cluster) drops(n string) []string {
 }
 
 // chains counts the chains on every node.
-func (c *cluster) chains() int {
+func (c *fakeCluster) chains() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
@@ -324,35 +311,36 @@ func (c *cluster) chains() int {
 	return n
 }
 
-func (c *cluster) stateOf(n string) string {
+func (c *fakeCluster) stateOf(n string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.state[n]
 }
 
 // actsSince are the acts from the i-th on.
-func (c *cluster) actsSince(i int) []string {
+func (c *fakeCluster) actsSince(i int) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.acts[i:])
 }
 
-func (c *cluster) illegalActs() []string {
+func (c *fakeCluster) illegalActs() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.illegal)
 }
 
-// disks gives the fake cluster's nodes a data directory each (plain
+// useDisks gives the fake cluster's nodes a data directory each (plain
 // directories: the layer itself is lazyfs's to test) and a canned drop,
-// as DiskEnv. A drop or a file listing of a node that runs is illegal.
-func (c *cluster) useDisks(dirs map[string]string, drop lazyfs.Dropped) {
+// as DiskEnv. A drop, or the data directory asked for, of a node that
+// runs is illegal.
+func (c *fakeCluster) useDisks(dirs map[string]string, drop lazyfs.Dropped) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.dirs, c.drop = dirs, drop
 }
 
-func (c *cluster) Stopped(_ context.Context, p Process) error {
+func (c *fakeCluster) Stopped(_ context.Context, p Process) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state[p.Name] != "down" {
@@ -361,7 +349,7 @@ func (c *cluster) Stopped(_ context.Context, p Process) error {
 	return nil
 }
 
-func (c *cluster) DropUnsynced(p Process) (lazyfs.Dropped, error) {
+func (c *fakeCluster) DropUnsynced(p Process) (lazyfs.Dropped, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.acts = append(c.acts, "DROP "+p.Name)
@@ -374,20 +362,111 @@ func (c *cluster) DropUnsynced(p Process) (lazyfs.Dropped, error) {
 	return c.drop, nil
 }
 
-// DataFiles has one class, log: the directory's *.log files.
-func (c *cluster) DataFiles(p Process, class string) (string, []string, error) {
+// DataDir is the node's data directory, which a fault may ask for only
+// once the node is down.
+func (c *fakeCluster) DataDir(p Process) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state[p.Name] != "down" {
 		c.illegal = append(c.illegal, "files of "+p.Name+", which is "+c.state[p.Name])
 	}
-	dir := c.dirs[p.Name]
-	if dir == "" {
-		return "", nil, ErrNoDisk
+	if c.dirs[p.Name] == "" {
+		return "", ErrNoDisk
 	}
-	m, err := filepath.Glob(filepath.Join(dir, "*."+class))
-	for i := range m {
-		m[i] = filepath.Base(m[i])
+	return c.dirs[p.Name], nil
+}
+
+// target is the fake cluster as a plan's target.
+func (c *fakeCluster) target() fakeTarget { return fakeTarget{c} }
+
+// setting is what a plan's faults on the fake cluster are bound against:
+// its target, nodes and clients.
+func (c *fakeCluster) setting() Setting {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Setting{Target: c.target(), TargetKind: "fake", Nodes: len(c.roles["nodes"]), Clients: len(c.roles["clients"])}
+}
+
+// fakeTarget is what the faults ask of the fake cluster's target itself
+// (World.Target), acting on the fake's state and recording its acts with
+// the env's: its leader is the node of role leader, it has maintenance
+// actions, members it can change and a data directory on each node.
+type fakeTarget struct{ c *fakeCluster }
+
+// Leader is the node the role leader names, among nodes; none if it
+// names none.
+func (f fakeTarget) Leader(_ context.Context, nodes []cluster.Node) (cluster.Node, error) {
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	for _, n := range nodes {
+		if slices.Contains(f.c.roles["leader"], n.Name()) {
+			return n, nil
+		}
 	}
-	return dir, m, err
+	return cluster.Node{}, errors.New("no leader")
+}
+
+func (fakeTarget) Actions() []string { return []string{"compact", "defrag"} }
+
+// Act runs a maintenance action: a paused node does not answer.
+func (f fakeTarget) Act(_ context.Context, n cluster.Node, action string) (string, error) {
+	c := f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.acts = append(c.acts, strings.ToUpper(action)+" "+n.Name())
+	if c.state[n.Name()] != "running" {
+		return "", fmt.Errorf("%s is %s", n.Name(), c.state[n.Name()])
+	}
+	return "did " + action, nil
+}
+
+func (fakeTarget) ChangesMembers() error { return nil }
+
+// RemoveMember removes a member only while it is down, and AddMember
+// adds it back only when removed and down.
+func (f fakeTarget) RemoveMember(_ context.Context, _ []cluster.Node, n cluster.Node) (string, error) {
+	return f.c.member(n.Name(), "REMOVE", "down")
+}
+
+func (f fakeTarget) AddMember(_ context.Context, _ *containers.Run, _ []cluster.Node, n cluster.Node) (string, error) {
+	return f.c.member(n.Name(), "ADD", "down")
+}
+
+// Joined is asked of a member once it runs again.
+func (f fakeTarget) Joined(_ context.Context, _ *containers.Run, _ []cluster.Node, n cluster.Node) error {
+	_, err := f.c.member(n.Name(), "JOINED", "running")
+	return err
+}
+
+// Members are the nodes not removed, by name, sorted.
+func (f fakeTarget) Members(context.Context, []cluster.Node) ([]string, error) {
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	var ms []string
+	for _, n := range f.c.roles["nodes"] {
+		if !f.c.removed[n] {
+			ms = append(ms, n)
+		}
+	}
+	slices.Sort(ms)
+	return ms, nil
+}
+
+// FileClasses has one class, log: the directory's *.log files.
+func (fakeTarget) FileClasses() map[string][]string { return map[string][]string{"log": {"*.log"}} }
+
+func (c *fakeCluster) member(name, act, state string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.acts = append(c.acts, act+" "+name)
+	if c.state[name] != state {
+		c.illegal = append(c.illegal, fmt.Sprintf("%s of %s, which is %s", act, name, c.state[name]))
+	}
+	switch act {
+	case "REMOVE":
+		c.removed[name] = true
+	case "ADD":
+		delete(c.removed, name)
+	}
+	return strings.ToLower(act) + "d", nil
 }

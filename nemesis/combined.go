@@ -10,7 +10,7 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("combined", Combined{}) }
+func init() { Register[CombinedParams]("combined", Combined{}) }
 
 // Combined is Jepsen's combined nemesis, for exploratory runs: each time
 // its schedule fires, it draws, with the run's seed, one fault of one of
@@ -25,61 +25,50 @@ type CombinedParams struct {
 	Kinds []string `yaml:"kinds"`
 }
 
-// Explorable is a fault kind that can draw a fault of its own for a
-// cluster of some nodes: its victims' role and count and its fields, all
-// valid (its CheckFault accepts them).
-type Explorable interface {
-	Explore(rng *rand.Rand, nodes int) plans.Fault
-}
-
-// Drawer is a nemesis that stands for another: the schedule asks it for
-// the fault to run each time, and runs that one.
-type Drawer interface {
-	Draw(f plans.Fault, rng *rand.Rand, nodes int) plans.Fault
-}
-
-// NewParams makes Combined a plans.Parameterized.
-func (Combined) NewParams() any { return &CombinedParams{} }
-
 // explorable lists the registered kinds that can draw their own faults.
 func explorable() []string {
 	var out []string
 	for _, k := range Nemeses.Names() {
-		n, _ := Nemeses.Lookup(k)
-		if _, ok := n.(Explorable); ok {
+		if n, _ := Nemeses.Lookup(k); n.Explorable() {
 			out = append(out, k)
 		}
 	}
 	return out
 }
 
-// CheckFault checks the kinds, and fills in every explorable one if none
-// is named.
-func (Combined) CheckFault(p *plans.Plan, i int) error {
-	cp := p.Nemesis[i].Spec.(*CombinedParams)
+// Check checks the kinds, and fills in every explorable one if none is
+// named.
+func (Combined) Check(e *Entry[CombinedParams], _ Setting) error {
+	cp := &e.Params
 	all := explorable()
 	if len(cp.Kinds) == 0 {
 		cp.Kinds = all
 	}
 	for _, k := range cp.Kinds {
 		if !slices.Contains(all, k) {
-			return p.Errorf(plans.FaultField(i, "kinds"), "%q: expected kinds among %s", k, strings.Join(all, ", "))
+			return plans.Fieldf("kinds", "%q: expected kinds among %s", k, strings.Join(all, ", "))
 		}
 	}
 	return nil
 }
 
-// Draw picks a kind and has it draw a fault, on f's schedule.
-func (Combined) Draw(f plans.Fault, rng *rand.Rand, nodes int) plans.Fault {
-	kinds := f.Spec.(*CombinedParams).Kinds
+// draw picks a kind and has it draw a fault, on e's schedule.
+func (Combined) draw(e Entry[CombinedParams], rng *rand.Rand, nodes int) *Fault {
+	kinds := e.Params.Kinds
 	n, _ := Nemeses.Lookup(kinds[rng.IntN(len(kinds))])
-	g := n.(Explorable).Explore(rng, nodes)
-	g.FirstAfter, g.Interval, g.Duration = f.FirstAfter, f.Interval, f.Duration
+	g := n.kind().explore(rng, nodes)
+	g.FirstAfter, g.Interval, g.Duration = e.FirstAfter, e.Interval, e.Duration
 	return g
 }
 
-// Start is never called: the schedule runs the fault Draw gives.
-func (Combined) Start(context.Context, *World, plans.Fault, *rand.Rand) (Injected, error) {
+// explored is a fault a kind draws (Explorable): on role, one victim,
+// with params.
+func explored[P any](role string, params P) Entry[P] {
+	return Entry[P]{Schedule: plans.Schedule{Target: role, Count: 1}, Params: params}
+}
+
+// Start is never called: the schedule runs the fault draw gives.
+func (Combined) Start(context.Context, *World, Entry[CombinedParams], *rand.Rand) (Injected, error) {
 	return Injected{}, fmt.Errorf("a combined fault runs the fault it draws")
 }
 

@@ -23,19 +23,20 @@ func TestExploredFaultsPassTheirChecks(t *testing.T) {
 		n, _ := Nemeses.Lookup(k)
 		for _, nodes := range []int{3, 5} {
 			for range 200 {
-				f := n.(Explorable).Explore(rng, nodes)
+				f := n.kind().explore(rng, nodes)
 				f.Duration = plans.Duration{Duration: 5 * time.Second}
-				p := &plans.Plan{File: "explore.yaml", TimeLimit: plans.Duration{Duration: time.Minute},
-					Target: plans.Target{Nodes: nodes}, Workload: plans.Workload{Clients: 3}, Nemesis: []plans.Fault{f}}
 				if f.Kind != k {
 					t.Fatalf("%s drew a fault of kind %s", k, f.Kind)
 				}
-				err := p.CheckFault(0)
-				if c, ok := n.(FaultChecker); ok && err == nil {
-					err = c.CheckFault(p, 0)
+				// As bind.Bind checks a plan's fault: the shared fields,
+				// then the kind's own, against a target that offers
+				// nothing (combined draws faults without asking).
+				s, err := f.Schedule.Resolve(plans.Limits{TimeLimit: time.Minute, Nodes: nodes, Clients: 3})
+				if err == nil {
+					_, err = n.Bind(s, f.params, Setting{TargetKind: "fake", Nodes: nodes, Clients: 3})
 				}
 				if err != nil {
-					t.Fatalf("%s drew %+v (spec %+v) for %d nodes: %v", k, f, f.Spec, nodes, err)
+					t.Fatalf("%s drew %+v (params %+v) for %d nodes: %v", k, f.Schedule, f.params, nodes, err)
 				}
 			}
 		}
@@ -49,9 +50,9 @@ func TestCombinedRunsWhatItDraws(t *testing.T) {
 	draws := func(seed uint64) []string {
 		rng := rand.New(rand.NewPCG(seed, seed))
 		var kinds []string
-		f := plans.Fault{Kind: "combined", Spec: &CombinedParams{Kinds: explorable()}}
+		e := Entry[CombinedParams]{Kind: "combined", Params: CombinedParams{Kinds: explorable()}}
 		for range 30 {
-			kinds = append(kinds, Combined{}.Draw(f, rng, 5).Kind)
+			kinds = append(kinds, Combined{}.draw(e, rng, 5).Kind)
 		}
 		return kinds
 	}
@@ -63,13 +64,13 @@ func TestCombinedRunsWhatItDraws(t *testing.T) {
 		t.Errorf("30 draws gave only the kinds %v", got)
 	}
 
-	c := newCluster(5, 2)
+	c := newFakeCluster(5, 2)
 	c.roles["leader"] = []string{"n2"}
 	st := newSteps(t, c)
 	kinds := []string{"partition", "loss", "kill", "delay", "pause", "duplicate"}
 	seen := map[string]bool{}
 	for i := range 12 { // each index a stream of its own, as each entry of a plan
-		st.start(i, plans.Fault{Kind: "combined", Spec: &CombinedParams{Kinds: kinds}})
+		st.start(i, st.bind("combined", plans.Schedule{}, &CombinedParams{Kinds: kinds}))
 		st.s.mu.Lock()
 		a := st.s.active[i]
 		st.s.mu.Unlock()

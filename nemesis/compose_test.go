@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -18,32 +19,47 @@ import (
 type steps struct {
 	t *testing.T
 	s *Schedule
-	c *cluster
+	c *fakeCluster
 }
 
-func newSteps(t *testing.T, c *cluster) *steps {
+func newSteps(t *testing.T, c *fakeCluster) *steps {
 	h, err := history.OpenAppender(filepath.Join(t.TempDir(), "h.jsonl"), history.NewClock(), history.Nemesis)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	s, err := NewSchedule(c, h, nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &steps{t, s, c}
+	return &steps{t, NewSchedule(c, c.target(), h, nil, 1), c}
 }
 
-// start starts fault i and returns its targets as the history has them.
-func (st *steps) start(i int, f plans.Fault) []string {
+// bind is a fault of kind on the cluster, scheduled as s (one victim if
+// s gives no count) with its own fields params (nil: none given), bound
+// as a plan's fault is.
+func (st *steps) bind(kind string, s plans.Schedule, params any) *Fault {
 	st.t.Helper()
-	if f.Count == 0 {
-		f.Count = 1
+	if s.Count == 0 {
+		s.Count = 1
 	}
-	n, _ := Nemeses.Lookup(f.Kind)
+	return bindFault(st.t, kind, s, params, st.c.setting())
+}
+
+// onNode is a fault of kind, with no fields of its own, on node.
+func (st *steps) onNode(kind, node string) *Fault {
+	st.t.Helper()
+	return st.bind(kind, onlyNode(node), nil)
+}
+
+// onlyNode is the schedule of a fault on node alone, by name.
+func onlyNode(node string) plans.Schedule {
+	return plans.Schedule{Target: "nodes", Nodes: []string{node}}
+}
+
+// start starts f as fault i and returns its targets as the history has
+// them.
+func (st *steps) start(i int, f *Fault) []string {
+	st.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	if err := st.s.start(ctx, i, n, f, plans.Rand(1, plans.FaultStream(i))); err != nil {
+	if err := st.s.start(ctx, i, f, plans.Rand(1, plans.FaultStream(i))); err != nil {
 		st.t.Fatalf("start of fault %d (%s): %v", i, f.Kind, err)
 	}
 	st.s.mu.Lock()
@@ -78,21 +94,17 @@ func (st *steps) want(what string, got, want []string) {
 	}
 }
 
-func onNode(kind, node string) plans.Fault {
-	return plans.Fault{Kind: kind, Target: "nodes", Nodes: []string{node}}
-}
-
 // A member removed while a kill holds it down too: whichever heals first,
 // the last heal adds it back (to the cluster as it is then), restarts it
 // and holds it until it has joined; with the removal alone, its own heal
 // does.
 func TestRemoveMemberComposesWithKills(t *testing.T) {
-	st := newSteps(t, newCluster(3, 0))
-	st.want("removal", st.acts(func() { st.start(0, onNode("remove-member", "n1")) }), []string{"KILL n1", "REMOVE n1"})
+	st := newSteps(t, newFakeCluster(3, 0))
+	st.want("removal", st.acts(func() { st.start(0, st.onNode("remove-member", "n1")) }), []string{"KILL n1", "REMOVE n1"})
 	st.want("heal", st.acts(func() { st.stop(0) }), []string{"ADD n1", "RESTART n1", "JOINED n1"})
 	for _, firstHealed := range []int{0, 1} {
-		st.want("removal", st.acts(func() { st.start(0, onNode("remove-member", "n2")) }), []string{"KILL n2", "REMOVE n2"})
-		st.want("kill", st.acts(func() { st.start(1, onNode("kill", "n2")) }), nil)
+		st.want("removal", st.acts(func() { st.start(0, st.onNode("remove-member", "n2")) }), []string{"KILL n2", "REMOVE n2"})
+		st.want("kill", st.acts(func() { st.start(1, st.onNode("kill", "n2")) }), nil)
 		if firstHealed == 0 {
 			st.want("removal's heal", st.acts(func() { st.stop(0) }), nil)
 			st.want("kill's heal", st.acts(func() { st.stop(1) }), []string{"ADD n2", "RESTART n2", "JOINED n2"})
@@ -102,7 +114,7 @@ func TestRemoveMemberComposesWithKills(t *testing.T) {
 		}
 	}
 	// Joined once, a node restarts as any other.
-	st.start(1, onNode("kill", "n2"))
+	st.start(1, st.onNode("kill", "n2"))
 	st.want("a later kill's heal", st.acts(func() { st.stop(1) }), []string{"RESTART n2"})
 }
 
@@ -110,8 +122,8 @@ func TestRemoveMemberComposesWithKills(t *testing.T) {
 // the last of them heals, whichever heals first.
 func TestPausesCompose(t *testing.T) {
 	for _, firstHealed := range []int{0, 1} {
-		st := newSteps(t, newCluster(0, 1))
-		pause := plans.Fault{Kind: "pause", Target: "clients"}
+		st := newSteps(t, newFakeCluster(0, 1))
+		pause := st.bind("pause", plans.Schedule{Target: "clients"}, nil)
 		var targets [2][]string
 		acts := st.acts(func() { targets[0], targets[1] = st.start(0, pause), st.start(1, pause) })
 		st.want("acts of two pauses", acts, []string{"STOP c0"})
@@ -129,9 +141,9 @@ func TestPausesCompose(t *testing.T) {
 // the same one): one SIGKILL, recorded as such; the node stays down until
 // the last kill heals, and is restarted once.
 func TestKillsCompose(t *testing.T) {
-	st := newSteps(t, newCluster(3, 0))
+	st := newSteps(t, newFakeCluster(3, 0))
 	var second []string
-	acts := st.acts(func() { st.start(0, onNode("kill", "n2")); second = st.start(1, onNode("kill", "n2")) })
+	acts := st.acts(func() { st.start(0, st.onNode("kill", "n2")); second = st.start(1, st.onNode("kill", "n2")) })
 	st.want("acts of two kills", acts, []string{"KILL n2"})
 	st.want("targets of the second", second, []string{"n2 (already down)"})
 	st.want("first heal", st.acts(func() { st.stop(0) }), nil)
@@ -145,16 +157,16 @@ func TestKillsCompose(t *testing.T) {
 // left alone, and one that cannot answer (paused) is recorded as failed:
 // the fault was the asking. Its heal does nothing.
 func TestAdminActs(t *testing.T) {
-	st := newSteps(t, newCluster(3, 0))
+	st := newSteps(t, newFakeCluster(3, 0))
 	var targets []string
-	st.want("compact", st.acts(func() { targets = st.start(0, onNode("compact", "n2")) }), []string{"COMPACT n2"})
+	st.want("compact", st.acts(func() { targets = st.start(0, st.onNode("compact", "n2")) }), []string{"COMPACT n2"})
 	st.want("its targets", targets, []string{"n2 (did compact)"})
 	st.want("its heal", st.acts(func() { st.stop(0) }), nil)
-	st.start(1, onNode("kill", "n1"))
-	st.want("defrag of a node down", st.acts(func() { targets = st.start(2, onNode("defrag", "n1")) }), nil)
+	st.start(1, st.onNode("kill", "n1"))
+	st.want("defrag of a node down", st.acts(func() { targets = st.start(2, st.onNode("defrag", "n1")) }), nil)
 	st.want("its targets", targets, []string{"n1 (down)"})
-	st.start(3, onNode("pause", "n3"))
-	if got := st.start(4, onNode("defrag", "n3")); len(got) != 1 || !strings.HasPrefix(got[0], "n3 (defrag failed: ") {
+	st.start(3, st.onNode("pause", "n3"))
+	if got := st.start(4, st.onNode("defrag", "n3")); len(got) != 1 || !strings.HasPrefix(got[0], "n3 (defrag failed: ") {
 		t.Errorf("defrag of a paused node: targets %q", got)
 	}
 }
@@ -163,11 +175,11 @@ func TestAdminActs(t *testing.T) {
 // the pause's heal sends nothing. A pause of a node that is down does
 // nothing, and says so.
 func TestKillEndsPause(t *testing.T) {
-	st := newSteps(t, newCluster(3, 0))
-	acts := st.acts(func() { st.start(0, onNode("pause", "n1")); st.start(1, onNode("kill", "n1")) })
+	st := newSteps(t, newFakeCluster(3, 0))
+	acts := st.acts(func() { st.start(0, st.onNode("pause", "n1")); st.start(1, st.onNode("kill", "n1")) })
 	st.want("pause then kill", acts, []string{"STOP n1", "KILL n1"})
 	var down []string
-	st.want("pause of a node down", st.acts(func() { down = st.start(2, onNode("pause", "n1")) }), nil)
+	st.want("pause of a node down", st.acts(func() { down = st.start(2, st.onNode("pause", "n1")) }), nil)
 	st.want("its targets", down, []string{"n1 (down)"})
 	st.want("kill heal", st.acts(func() { st.stop(1) }), []string{"RESTART n1"})
 	st.want("heals of the pauses", st.acts(func() { st.stop(0); st.stop(2) }), nil)
@@ -176,7 +188,7 @@ func TestKillEndsPause(t *testing.T) {
 	}
 	// A new pause finds it running, not "already paused".
 	var again []string
-	st.want("a new pause", st.acts(func() { again = st.start(3, onNode("pause", "n1")) }), []string{"STOP n1"})
+	st.want("a new pause", st.acts(func() { again = st.start(3, st.onNode("pause", "n1")) }), []string{"STOP n1"})
 	st.want("its targets", again, []string{"n1"})
 	st.stop(3)
 }
@@ -184,23 +196,23 @@ func TestKillEndsPause(t *testing.T) {
 // The leader is a node that is up: while a kill holds the node that the
 // others still name leader, a fault on the leader finds none.
 func TestLeaderIsUp(t *testing.T) {
-	c := newCluster(3, 0)
+	c := newFakeCluster(3, 0)
 	c.roles["leader"] = []string{"n1"} // as the survivors say, for a while
 	st := newSteps(t, c)
-	st.start(0, onNode("kill", "n1"))
+	st.start(0, st.onNode("kill", "n1"))
 	var got []string
-	st.want("pause of the leader", st.acts(func() { got = st.start(1, plans.Fault{Kind: "pause", Target: "leader"}) }), nil)
+	st.want("pause of the leader", st.acts(func() { got = st.start(1, st.bind("pause", plans.Schedule{Target: "leader"}, nil)) }), nil)
 	if len(got) != 0 {
 		t.Errorf("pause of the leader hit %q, the node down", got)
 	}
 	st.stop(0)
-	st.want("pause of the leader once up", st.acts(func() { st.start(2, plans.Fault{Kind: "pause", Target: "leader"}) }), []string{"STOP n1"})
+	st.want("pause of the leader once up", st.acts(func() { st.start(2, st.bind("pause", plans.Schedule{Target: "leader"}, nil)) }), []string{"STOP n1"})
 	st.stop(2)
 }
 
 // grudgeOf is what each node drops by a partition's targets ("n1 -x-
 // n2,n3"), addressed as the cluster addresses nodes now.
-func grudgeOf(c *cluster, targets ...[]string) map[string][]string {
+func grudgeOf(c *fakeCluster, targets ...[]string) map[string][]string {
 	g := map[string][]string{}
 	for _, ts := range targets {
 		for _, t := range ts {
@@ -217,7 +229,7 @@ func grudgeOf(c *cluster, targets ...[]string) map[string][]string {
 	return g
 }
 
-func wantDrops(t *testing.T, c *cluster, want map[string][]string) {
+func wantDrops(t *testing.T, c *fakeCluster, want map[string][]string) {
 	t.Helper()
 	for _, n := range c.roles["nodes"] {
 		if got := c.drops(n); !slices.Equal(got, want[n]) {
@@ -232,10 +244,10 @@ func wantDrops(t *testing.T, c *cluster, want map[string][]string) {
 // Partitions in force together cut the union of their cuts; healing one
 // leaves the other's in force, and healing both leaves no rule behind.
 func TestPartitionsCompose(t *testing.T) {
-	c := newCluster(5, 0)
+	c := newFakeCluster(5, 0)
 	st := newSteps(t, c)
-	a := st.start(0, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "isolate-one"}})
-	b := st.start(1, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "majorities-ring"}})
+	a := st.start(0, st.bind("partition", plans.Schedule{}, &PartitionParams{Shape: "isolate-one"}))
+	b := st.start(1, st.bind("partition", plans.Schedule{}, &PartitionParams{Shape: "majorities-ring"}))
 	wantDrops(t, c, grudgeOf(c, a, b))
 	st.stop(0)
 	wantDrops(t, c, grudgeOf(c, b))
@@ -250,15 +262,15 @@ func TestPartitionsCompose(t *testing.T) {
 // away, a restart of the lossy node puts its loss back, and the heals
 // leave no chain behind.
 func TestLossComposesWithPartitions(t *testing.T) {
-	c := newCluster(3, 0)
+	c := newFakeCluster(3, 0)
 	st := newSteps(t, c)
-	a := st.start(0, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "halves"}})
-	st.start(1, plans.Fault{Kind: "loss", Target: "nodes", Nodes: []string{"n1"}, Spec: &ShareParams{Probability: 0.25}})
+	a := st.start(0, st.bind("partition", plans.Schedule{}, &PartitionParams{Shape: "halves"}))
+	st.start(1, st.bind("loss", onlyNode("n1"), &ShareParams{Probability: 0.25}))
 	want := grudgeOf(c, a)
 	want["n1"] = append(slices.Clone(want["n1"]), "random 0.25")
 	slices.Sort(want["n1"])
 	wantDrops(t, c, want)
-	st.start(2, onNode("kill", "n1"))
+	st.start(2, st.onNode("kill", "n1"))
 	st.stop(2)
 	st.stop(0)
 	wantDrops(t, c, map[string][]string{"n1": {"random 0.25"}})
@@ -274,11 +286,11 @@ func TestLossComposesWithPartitions(t *testing.T) {
 // anew in its new namespace and puts their rules back, and the heals
 // leave no chain, no queue and no mark bit taken.
 func TestPacketFaultsComposeWithPartitions(t *testing.T) {
-	c := newCluster(3, 0)
+	c := newFakeCluster(3, 0)
 	st := newSteps(t, c)
-	a := st.start(0, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "halves"}})
-	st.start(1, plans.Fault{Kind: "delay", Target: "nodes", Nodes: []string{"n1"}, Spec: &DelayParams{Delay: plans.Duration{Duration: time.Millisecond}, Distribution: "uniform"}})
-	st.start(2, plans.Fault{Kind: "duplicate", Target: "nodes", Nodes: []string{"n1"}, Spec: &ShareParams{Probability: 0.1}})
+	a := st.start(0, st.bind("partition", plans.Schedule{}, &PartitionParams{Shape: "halves"}))
+	st.start(1, st.bind("delay", onlyNode("n1"), &DelayParams{Delay: plans.Duration{Duration: time.Millisecond}, Distribution: "uniform"}))
+	st.start(2, st.bind("duplicate", onlyNode("n1"), &ShareParams{Probability: 0.1}))
 	want := func() map[string][]string {
 		w := grudgeOf(c, a) // addressed anew after a restart
 		w["n1"] = append(slices.Clone(w["n1"]), "queue 1000", "queue 1001")
@@ -289,7 +301,7 @@ func TestPacketFaultsComposeWithPartitions(t *testing.T) {
 	if n := c.openQueues(); n != 2 {
 		t.Errorf("%d queues open, want 2", n)
 	}
-	st.start(3, onNode("kill", "n1"))
+	st.start(3, st.onNode("kill", "n1"))
 	st.stop(3)
 	wantDrops(t, c, want())
 	if n := c.openQueues(); n != 2 {
@@ -318,11 +330,11 @@ func TestPacketFaultsComposeWithPartitions(t *testing.T) {
 // without their rules and at another address: healing the kill puts every
 // partition back, addressed anew, and the heals then remove everything.
 func TestKillHealReinstallsPartitions(t *testing.T) {
-	c := newCluster(5, 0)
+	c := newFakeCluster(5, 0)
 	st := newSteps(t, c)
-	a := st.start(0, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "halves"}})
-	b := st.start(1, plans.Fault{Kind: "partition", Count: 2, Spec: &PartitionParams{Shape: "isolate-one"}})
-	st.start(2, onNode("kill", "n3"))
+	a := st.start(0, st.bind("partition", plans.Schedule{}, &PartitionParams{Shape: "halves"}))
+	b := st.start(1, st.bind("partition", plans.Schedule{Count: 2}, &PartitionParams{Shape: "isolate-one"}))
+	st.start(2, st.onNode("kill", "n3"))
 	st.stop(2)
 	if c.Address(Process{Name: "n3"}) != "ip-n3'" {
 		t.Fatal("the restarted node kept its address; the test needs a new one")
@@ -344,9 +356,9 @@ func TestKillHealReinstallsPartitions(t *testing.T) {
 // back by it: the reinstall took its list of faults in force before the
 // heal.
 func TestHealedPartitionStaysHealed(t *testing.T) {
-	c := newCluster(3, 0)
+	c := newFakeCluster(3, 0)
 	st := newSteps(t, c)
-	st.start(0, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "halves"}})
+	st.start(0, st.bind("partition", plans.Schedule{}, &PartitionParams{Shape: "halves"}))
 	st.s.mu.Lock()
 	listed := st.s.active[0] // as the reinstall lists it
 	st.s.mu.Unlock()
@@ -364,11 +376,11 @@ func TestHealedPartitionStaysHealed(t *testing.T) {
 // installed, too early for the restart's reinstall to see the partition:
 // the partition puts itself back, naming the node where it is now.
 func TestPartitionStartedDuringARestart(t *testing.T) {
-	c := newCluster(2, 0)
+	c := newFakeCluster(2, 0)
 	st := newSteps(t, c)
-	st.start(0, onNode("kill", "n2"))
+	st.start(0, st.onNode("kill", "n2"))
 	c.before("n1", "-N", func() { st.stop(0) }) // n2 restarts as n1's rules go in
-	p := st.start(1, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "halves"}})
+	p := st.start(1, st.bind("partition", plans.Schedule{}, &PartitionParams{Shape: "halves"}))
 	if c.Address(Process{Name: "n2"}) != "ip-n2'" {
 		t.Fatal("n2 was not restarted during the partition's start")
 	}
@@ -381,10 +393,10 @@ func TestPartitionStartedDuringARestart(t *testing.T) {
 // were flushed, up again in a new namespace without the chain as the jump
 // to it was to go): the heal is complete, not an error.
 func TestPartitionHealedAcrossARestart(t *testing.T) {
-	c := newCluster(2, 0)
+	c := newFakeCluster(2, 0)
 	st := newSteps(t, c)
-	st.start(0, plans.Fault{Kind: "partition", Spec: &PartitionParams{Shape: "halves"}})
-	st.start(1, onNode("kill", "n1"))
+	st.start(0, st.bind("partition", plans.Schedule{}, &PartitionParams{Shape: "halves"}))
+	st.start(1, st.onNode("kill", "n1"))
 	kill := st.s.active[1].fault.State.(*holding)
 	// The kill's heal restarts n1 (its reinstall would wait for the
 	// partition's heal to end).
@@ -407,38 +419,39 @@ func TestPartitionHealedAcrossARestart(t *testing.T) {
 func TestRandomFaultsComposeOnFakeCluster(t *testing.T) {
 	for seed := range uint64(10) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		c := newCluster(5, 2)
+		c := newFakeCluster(5, 2)
 		c.roles["leader"] = []string{"n1"}
-		var faults []plans.Fault
+		var faults []*Fault
+		var drawn []string // the faults as drawn, for the failure message
 		for range 6 {
-			f := plans.Fault{Count: 1 + rng.IntN(2),
+			f := plans.Schedule{Count: 1 + rng.IntN(2),
 				FirstAfter: plans.Duration{Duration: time.Duration(rng.IntN(20)) * time.Millisecond},
 				Duration:   plans.Duration{Duration: time.Duration(5+rng.IntN(30)) * time.Millisecond}}
 			f.Interval.Duration = f.Duration.Duration + time.Duration(rng.IntN(20))*time.Millisecond
+			var kind string
+			var params any
 			switch rng.IntN(3) {
 			case 0:
-				f.Kind, f.Target = "pause", []string{"nodes", "leader", "clients"}[rng.IntN(3)]
+				kind, f.Target = "pause", []string{"nodes", "leader", "clients"}[rng.IntN(3)]
 			case 1:
-				f.Kind, f.Target = "kill", []string{"nodes", "leader"}[rng.IntN(2)]
+				kind, f.Target = "kill", []string{"nodes", "leader"}[rng.IntN(2)]
 			case 2:
-				f.Kind, f.Spec = "partition", &PartitionParams{Shape: Shapes[rng.IntN(len(Shapes))]}
+				kind, params = "partition", &PartitionParams{Shape: Shapes[rng.IntN(len(Shapes))]}
 			}
-			faults = append(faults, f)
+			faults = append(faults, bindFault(t, kind, f, params, c.setting()))
+			drawn = append(drawn, fmt.Sprintf("%s %+v %+v", kind, f, params))
 		}
 		h, err := history.OpenAppender(filepath.Join(t.TempDir(), "h.jsonl"), history.NewClock(), history.Nemesis)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := NewSchedule(c, h, faults, int64(seed))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := NewSchedule(c, c.target(), h, faults, int64(seed))
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		err = s.Run(ctx)
 		cancel()
 		h.Close()
 		if err != nil {
-			t.Errorf("seed %d: %v\nfaults %+v", seed, err, faults)
+			t.Errorf("seed %d: %v\nfaults %q", seed, err, drawn)
 		}
 		if ill := c.illegalActs(); len(ill) > 0 {
 			t.Errorf("seed %d: illegal acts %q", seed, ill)

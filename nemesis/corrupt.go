@@ -6,10 +6,9 @@ import (
 	"math/rand/v2"
 
 	"github.com/chaos-testing/chaos/nfqueue"
-	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("corrupt", Corrupt{}) }
+func init() { Register[ShareParams]("corrupt", Corrupt{}) }
 
 // Corrupt flips one random bit in a share of the packets that reach a
 // victim, past the IP header, as netem's corrupt does on the wire: the
@@ -17,15 +16,12 @@ func init() { Nemeses.Register("corrupt", Corrupt{}) }
 // send again. (Bits flipped in a disk's files are bitflip's.)
 type Corrupt struct{ queuedNemesis }
 
-// NewParams makes Corrupt a plans.Parameterized.
-func (Corrupt) NewParams() any { return &ShareParams{} }
-
-// CheckFault checks the role and the probability.
-func (Corrupt) CheckFault(p *plans.Plan, i int) error { return checkShare(p, i) }
+// Check checks the role and the probability.
+func (Corrupt) Check(e *Entry[ShareParams], _ Setting) error { return checkShare(e) }
 
 // Start queues what reaches the victims and garbles some of it.
-func (Corrupt) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	return startQueued(ctx, w, pickVictims(ctx, w, f, rng), corruptFate(*f.Spec.(*ShareParams)), rng)
+func (Corrupt) Start(ctx context.Context, w *World, e Entry[ShareParams], rng *rand.Rand) (Injected, error) {
+	return startQueued(ctx, w, pickVictims(ctx, w, e.Schedule, rng), corruptFate(e.Params), rng)
 }
 
 type corruptFate ShareParams
@@ -52,6 +48,6 @@ func (c corruptFate) describe() string {
 }
 
 // Explore garbles 5% to 30% of what reaches one node or the leader.
-func (Corrupt) Explore(rng *rand.Rand, _ int) plans.Fault {
-	return plans.Fault{Kind: "corrupt", Target: drawRole(rng, "nodes", "leader"), Count: 1, Spec: &ShareParams{Probability: drawShare(rng, 0.3)}}
+func (Corrupt) Explore(rng *rand.Rand, _ int) Entry[ShareParams] {
+	return explored(drawRole(rng, "nodes", "leader"), ShareParams{Probability: drawShare(rng, 0.3)})
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("delay", Delay{}) }
+func init() { Register[DelayParams]("delay", Delay{}) }
 
 // Delay holds each packet that reaches a victim, from other nodes and
 // from clients, for the fault's delay give or take its jitter, drawn
@@ -40,33 +40,30 @@ var distributions = map[string]func(d, j time.Duration, rng *rand.Rand) time.Dur
 	},
 }
 
-// NewParams makes Delay a plans.Parameterized.
-func (Delay) NewParams() any { return &DelayParams{} }
-
-// CheckFault checks the role, the delay, the jitter and the distribution.
-func (Delay) CheckFault(p *plans.Plan, i int) error {
-	if err := checkRole(p, i, "nodes", "leader"); err != nil {
+// Check checks the role, the delay, the jitter and the distribution.
+func (Delay) Check(e *Entry[DelayParams], _ Setting) error {
+	if err := checkRole(e, "nodes", "leader"); err != nil {
 		return err
 	}
-	dp := p.Nemesis[i].Spec.(*DelayParams)
+	dp := &e.Params
 	if dp.Delay.Duration <= 0 {
-		return p.Errorf(plans.FaultField(i, "delay"), "%s: expected how long to hold each packet, such as 100ms", dp.Delay)
+		return plans.Fieldf("delay", "%s: expected how long to hold each packet, such as 100ms", dp.Delay)
 	}
 	if dp.Distribution == "" {
 		dp.Distribution = "uniform"
 	}
 	if distributions[dp.Distribution] == nil {
-		return p.Errorf(plans.FaultField(i, "distribution"), "%q: expected uniform or normal", dp.Distribution)
+		return plans.Fieldf("distribution", "%q: expected uniform or normal", dp.Distribution)
 	}
 	if dp.Jitter.Duration < 0 || (dp.Distribution == "uniform" && dp.Jitter.Duration > dp.Delay.Duration) {
-		return p.Errorf(plans.FaultField(i, "jitter"), "%s: expected 0 to the delay (%s)", dp.Jitter, dp.Delay)
+		return plans.Fieldf("jitter", "%s: expected 0 to the delay (%s)", dp.Jitter, dp.Delay)
 	}
 	return nil
 }
 
 // Start queues what reaches the victims and holds it.
-func (Delay) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	return startQueued(ctx, w, pickVictims(ctx, w, f, rng), delayFate(*f.Spec.(*DelayParams)), rng)
+func (Delay) Start(ctx context.Context, w *World, e Entry[DelayParams], rng *rand.Rand) (Injected, error) {
+	return startQueued(ctx, w, pickVictims(ctx, w, e.Schedule, rng), delayFate(e.Params), rng)
 }
 
 type delayFate DelayParams
@@ -84,9 +81,8 @@ func (d delayFate) describe() string {
 
 // Explore holds what reaches one node, or the leader, 10 to 200 ms, with
 // a jitter of up to half that, spread either way.
-func (Delay) Explore(rng *rand.Rand, _ int) plans.Fault {
+func (Delay) Explore(rng *rand.Rand, _ int) Entry[DelayParams] {
 	d := time.Duration(10+rng.IntN(191)) * time.Millisecond
-	return plans.Fault{Kind: "delay", Target: drawRole(rng, "nodes", "leader"), Count: 1,
-		Spec: &DelayParams{Delay: plans.Duration{Duration: d}, Jitter: plans.Duration{Duration: time.Duration(rng.Int64N(int64(d/2) + 1))},
-			Distribution: drawRole(rng, "uniform", "normal")}}
+	return explored(drawRole(rng, "nodes", "leader"), DelayParams{Delay: plans.Duration{Duration: d},
+		Jitter: plans.Duration{Duration: time.Duration(rng.Int64N(int64(d/2) + 1))}, Distribution: drawRole(rng, "uniform", "normal")})
 }

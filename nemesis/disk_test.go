@@ -21,8 +21,8 @@ var aDrop = lazyfs.Dropped{Files: []lazyfs.DroppedFile{
 }}
 
 // diskCluster is a fake cluster of n nodes with a data directory each.
-func diskCluster(t *testing.T, n int) (*cluster, map[string]string) {
-	c := newCluster(n, 0)
+func diskCluster(t *testing.T, n int) (*fakeCluster, map[string]string) {
+	c := newFakeCluster(n, 0)
 	dirs := map[string]string{}
 	for _, name := range c.roles["nodes"] {
 		dirs[name] = t.TempDir()
@@ -37,7 +37,7 @@ func TestPowerLoss(t *testing.T) {
 	c, _ := diskCluster(t, 3)
 	st := newSteps(t, c)
 	var targets []string
-	st.want("power loss", st.acts(func() { targets = st.start(0, onNode("power-loss", "n2")) }), []string{"KILL n2", "DROP n2"})
+	st.want("power loss", st.acts(func() { targets = st.start(0, st.onNode("power-loss", "n2")) }), []string{"KILL n2", "DROP n2"})
 	st.want("its targets", targets, []string{"n2 (lost wal/1.log [4096,+100) [8192,+50), 150 bytes, size 8242 to 4096; db [0,+10))"})
 	st.want("its heal", st.acts(func() { st.stop(0) }), []string{"RESTART n2"})
 }
@@ -49,7 +49,7 @@ func TestPowerLossAll(t *testing.T) {
 	delete(dirs, "n3")
 	st := newSteps(t, c)
 	var targets []string
-	acts := st.acts(func() { targets = st.start(0, plans.Fault{Kind: "power-loss", Target: "all"}) })
+	acts := st.acts(func() { targets = st.start(0, st.bind("power-loss", plans.Schedule{Target: "all"}, nil)) })
 	if len(acts) != 6 || !slices.ContainsFunc(acts[:3], func(a string) bool { return a == "KILL n3" }) ||
 		slices.ContainsFunc(acts[:3], func(a string) bool { return !strings.HasPrefix(a, "KILL ") }) ||
 		slices.ContainsFunc(acts[3:], func(a string) bool { return !strings.HasPrefix(a, "DROP ") }) {
@@ -66,9 +66,9 @@ func TestPowerLossAll(t *testing.T) {
 func TestPowerLossOfANodeDown(t *testing.T) {
 	c, _ := diskCluster(t, 3)
 	st := newSteps(t, c)
-	st.start(0, onNode("kill", "n1"))
+	st.start(0, st.onNode("kill", "n1"))
 	var targets []string
-	st.want("power loss", st.acts(func() { targets = st.start(1, onNode("power-loss", "n1")) }), []string{"DROP n1"})
+	st.want("power loss", st.acts(func() { targets = st.start(1, st.onNode("power-loss", "n1")) }), []string{"DROP n1"})
 	if len(targets) != 1 || !strings.HasPrefix(targets[0], "n1 (already down) (lost ") {
 		t.Errorf("targets %q", targets)
 	}
@@ -85,8 +85,7 @@ func TestBitflip(t *testing.T) {
 	writeFile(t, filepath.Join(dirs["n1"], "empty.log"), nil)
 	writeFile(t, filepath.Join(dirs["n1"], "other.db"), orig)
 	st := newSteps(t, c)
-	f := onNode("bitflip", "n1")
-	f.Spec = &BitflipParams{FileParams: FileParams{Class: "log", Files: 2}, Bits: 5}
+	f := st.bind("bitflip", onlyNode("n1"), &BitflipParams{FileParams: FileParams{Class: "log", Files: 2}, Bits: 5})
 	var targets []string
 	st.want("bitflip", st.acts(func() { targets = st.start(0, f) }), []string{"KILL n1"})
 	got := readFile(t, filepath.Join(dirs["n1"], "a.log"))
@@ -113,22 +112,21 @@ func TestTruncate(t *testing.T) {
 	c, dirs := diskCluster(t, 2)
 	writeFile(t, filepath.Join(dirs["n1"], "a.log"), make([]byte, 1000))
 	st := newSteps(t, c)
-	f := onNode("truncate", "n1")
-	f.Spec = &TruncateParams{FileParams: FileParams{Class: "log", Files: 1}, Bytes: 300}
-	st.want("targets", st.start(0, f), []string{"n1 (a.log: cut from 1000 to 700 bytes)"})
+	cut := func(bytes int64) *Fault {
+		return st.bind("truncate", onlyNode("n1"), &TruncateParams{FileParams: FileParams{Class: "log", Files: 1}, Bytes: bytes})
+	}
+	st.want("targets", st.start(0, cut(300)), []string{"n1 (a.log: cut from 1000 to 700 bytes)"})
 	if n := len(readFile(t, filepath.Join(dirs["n1"], "a.log"))); n != 700 {
 		t.Errorf("a.log holds %d bytes, want 700", n)
 	}
 	st.stop(0)
-	f.Spec.(*TruncateParams).Bytes = 0
-	targets := st.start(1, f)
+	targets := st.start(1, cut(0))
 	n := len(readFile(t, filepath.Join(dirs["n1"], "a.log")))
 	if n >= 700 || len(targets) != 1 || !strings.HasSuffix(targets[0], fmt.Sprintf("to %d bytes)", n)) {
 		t.Errorf("a random cut left %d bytes, targets %q", n, targets)
 	}
 	st.stop(1)
-	none := onNode("truncate", "n2")
-	none.Spec = &TruncateParams{FileParams: FileParams{Class: "log", Files: 1}}
+	none := st.bind("truncate", onlyNode("n2"), &TruncateParams{FileParams: FileParams{Class: "log", Files: 1}})
 	st.want("no file", st.start(2, none), []string{"n2 (no log file to change)"})
 }
 

@@ -14,8 +14,8 @@ import (
 )
 
 func init() {
-	Nemeses.Register("bitflip", Bitflip{})
-	Nemeses.Register("truncate", Truncate{})
+	Register[BitflipParams]("bitflip", Bitflip{})
+	Register[TruncateParams]("truncate", Truncate{})
 }
 
 // Bitflip stops nodes (SIGKILL, as Kill), flips random bits in files of a
@@ -32,7 +32,7 @@ type Truncate struct{}
 // FileParams pick the files a corruption changes on each victim.
 type FileParams struct {
 	// Class is the kind of file, as the target names its files
-	// (targets.Disked: etcd's wal, snapshot, db; ZooKeeper's txnlog,
+	// (Disked: etcd's wal, snapshot, db; ZooKeeper's txnlog,
 	// snapshot; ...).
 	Class string `yaml:"class"`
 	// Files is how many files of the class to change on each victim,
@@ -57,61 +57,52 @@ type TruncateParams struct {
 	Bytes int64 `yaml:"bytes"`
 }
 
-// NewParams makes Bitflip a plans.Parameterized.
-func (Bitflip) NewParams() any { return &BitflipParams{} }
-
-// NewParams makes Truncate a plans.Parameterized.
-func (Truncate) NewParams() any { return &TruncateParams{} }
-
-// CheckFault checks the role, the class and the counts.
-func (Bitflip) CheckFault(p *plans.Plan, i int) error {
-	bp := p.Nemesis[i].Spec.(*BitflipParams)
-	if err := checkFiles(p, i, &bp.FileParams); err != nil {
+// Check checks the role, the class and the counts.
+func (Bitflip) Check(e *Entry[BitflipParams], s Setting) error {
+	bp := &e.Params
+	if err := checkFiles(e, &bp.FileParams); err != nil {
 		return err
 	}
-	return p.Count(plans.FaultField(i, "bits"), &bp.Bits, 1, 1, 1<<20)
+	if err := plans.Count("bits", &bp.Bits, 1, 1, 1<<20); err != nil {
+		return err
+	}
+	return checkDisk(e.Kind, bp.Class, s)
 }
 
-// CheckFault checks the role, the class and the counts.
-func (Truncate) CheckFault(p *plans.Plan, i int) error {
-	tp := p.Nemesis[i].Spec.(*TruncateParams)
-	if err := checkFiles(p, i, &tp.FileParams); err != nil {
+// Check checks the role, the class and the counts.
+func (Truncate) Check(e *Entry[TruncateParams], s Setting) error {
+	tp := &e.Params
+	if err := checkFiles(e, &tp.FileParams); err != nil {
 		return err
 	}
 	if tp.Bytes < 0 {
-		return p.Errorf(plans.FaultField(i, "bytes"), "%d: expected how many bytes to cut, or 0 for a random amount", tp.Bytes)
+		return plans.Fieldf("bytes", "%d: expected how many bytes to cut, or 0 for a random amount", tp.Bytes)
 	}
-	return nil
+	return checkDisk(e.Kind, tp.Class, s)
 }
 
-// checkFiles checks the fields corruptions share; runner.Validate checks
-// that the target has the class.
-func checkFiles(p *plans.Plan, i int, fp *FileParams) error {
-	if err := checkRole(p, i, "nodes", "leader"); err != nil {
+// checkFiles checks the fields corruptions share; checkDisk, that the
+// target has the class of files.
+func checkFiles[P any](e *Entry[P], fp *FileParams) error {
+	if err := checkRole(e, "nodes", "leader"); err != nil {
 		return err
 	}
 	if fp.Class == "" {
-		return p.Errorf(plans.FaultField(i, "class"), "missing; expected the kind of file to change, as the target names them")
+		return plans.Fieldf("class", "missing; expected the kind of file to change, as the target names them")
 	}
-	return p.Count(plans.FaultField(i, "files"), &fp.Files, 1, 1, 1000)
+	return plans.Count("files", &fp.Files, 1, 1, 1000)
 }
 
-// FileClass marks Bitflip as a DiskFault.
-func (Bitflip) FileClass(f plans.Fault) string { return f.Spec.(*BitflipParams).Class }
+// Traits: a corruption acts on disks, and its heal restarts its victims.
+func (Bitflip) Traits() Traits { return Traits{Disks: true, RestartsNodes: true} }
 
-// FileClass marks Truncate as a DiskFault.
-func (Truncate) FileClass(f plans.Fault) string { return f.Spec.(*TruncateParams).Class }
-
-// RestartsNodes marks Bitflip as a NodeRestarter.
-func (Bitflip) RestartsNodes() {}
-
-// RestartsNodes marks Truncate as a NodeRestarter.
-func (Truncate) RestartsNodes() {}
+// Traits: a corruption acts on disks, and its heal restarts its victims.
+func (Truncate) Traits() Traits { return Traits{Disks: true, RestartsNodes: true} }
 
 // Start flips bits.
-func (Bitflip) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	bp := f.Spec.(*BitflipParams)
-	return corrupt(ctx, w, f, bp.FileParams, rng, func(file *os.File, size int64) (string, error) {
+func (Bitflip) Start(ctx context.Context, w *World, e Entry[BitflipParams], rng *rand.Rand) (Injected, error) {
+	bp := e.Params
+	return corrupt(ctx, w, e.Kind, e.Schedule, bp.FileParams, rng, func(file *os.File, size int64) (string, error) {
 		var flips []string
 		for range bp.Bits {
 			off, bit := rng.Int64N(size), rng.IntN(8)
@@ -130,9 +121,9 @@ func (Bitflip) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Ran
 }
 
 // Start cuts files.
-func (Truncate) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	tp := f.Spec.(*TruncateParams)
-	return corrupt(ctx, w, f, tp.FileParams, rng, func(file *os.File, size int64) (string, error) {
+func (Truncate) Start(ctx context.Context, w *World, e Entry[TruncateParams], rng *rand.Rand) (Injected, error) {
+	tp := e.Params
+	return corrupt(ctx, w, e.Kind, e.Schedule, tp.FileParams, rng, func(file *os.File, size int64) (string, error) {
 		cut := min(tp.Bytes, size)
 		if cut == 0 {
 			cut = 1 + rng.Int64N(size)
@@ -155,19 +146,19 @@ func (Truncate) Stop(ctx context.Context, w *World, in Injected) error {
 // corrupt kills the victims and, once each is gone, has change alter
 // fp.Files of its non-empty files of fp.Class, drawn with rng, and syncs
 // them. Each victim's target says what was changed, file by file.
-func corrupt(ctx context.Context, w *World, f plans.Fault, fp FileParams, rng *rand.Rand,
+func corrupt(ctx context.Context, w *World, kind string, f plans.Schedule, fp FileParams, rng *rand.Rand,
 	change func(file *os.File, size int64) (string, error)) (Injected, error) {
 	env, ok := w.Env.(DiskEnv)
 	if !ok {
-		return Injected{}, errors.New(f.Kind + ": the run's nodes have no disks")
+		return Injected{}, errors.New(kind + ": the run's nodes have no disks")
 	}
 	victims := pickVictims(ctx, w, f, rng)
 	in, err := holdAll(ctx, w, victims, w.kill)
 	errs := []error{err}
 	for i, v := range victims {
-		did, err := corruptNode(context.WithoutCancel(ctx), env, v, fp, rng, change)
+		did, err := corruptNode(context.WithoutCancel(ctx), w, env, v, fp, rng, change)
 		if err != nil {
-			did = append(did, f.Kind+" failed: "+err.Error())
+			did = append(did, kind+" failed: "+err.Error())
 			errs = append(errs, err)
 		}
 		in.Targets[i] += " (" + strings.Join(did, "; ") + ")"
@@ -176,12 +167,12 @@ func corrupt(ctx context.Context, w *World, f plans.Fault, fp FileParams, rng *r
 }
 
 // corruptNode changes the files of one victim, and says what it did.
-func corruptNode(ctx context.Context, env DiskEnv, v Process, fp FileParams, rng *rand.Rand,
+func corruptNode(ctx context.Context, w *World, env DiskEnv, v Process, fp FileParams, rng *rand.Rand,
 	change func(file *os.File, size int64) (string, error)) ([]string, error) {
 	if err := env.Stopped(ctx, v); err != nil {
 		return nil, err
 	}
-	dir, files, err := env.DataFiles(v, fp.Class)
+	dir, files, err := dataFiles(w, env, v, fp.Class)
 	if errors.Is(err, ErrNoDisk) {
 		return []string{"no disk"}, nil
 	}

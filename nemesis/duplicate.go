@@ -6,25 +6,21 @@ import (
 	"math/rand/v2"
 
 	"github.com/chaos-testing/chaos/nfqueue"
-	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("duplicate", Duplicate{}) }
+func init() { Register[ShareParams]("duplicate", Duplicate{}) }
 
 // Duplicate delivers a share of the packets that reach a victim twice, as
 // netem's duplicate does: the copy is sent into the victim's namespace by
 // the harness right after the original.
 type Duplicate struct{ queuedNemesis }
 
-// NewParams makes Duplicate a plans.Parameterized.
-func (Duplicate) NewParams() any { return &ShareParams{} }
-
-// CheckFault checks the role and the probability.
-func (Duplicate) CheckFault(p *plans.Plan, i int) error { return checkShare(p, i) }
+// Check checks the role and the probability.
+func (Duplicate) Check(e *Entry[ShareParams], _ Setting) error { return checkShare(e) }
 
 // Start queues what reaches the victims and copies some of it.
-func (Duplicate) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	return startQueued(ctx, w, pickVictims(ctx, w, f, rng), duplicateFate(*f.Spec.(*ShareParams)), rng)
+func (Duplicate) Start(ctx context.Context, w *World, e Entry[ShareParams], rng *rand.Rand) (Injected, error) {
+	return startQueued(ctx, w, pickVictims(ctx, w, e.Schedule, rng), duplicateFate(e.Params), rng)
 }
 
 type duplicateFate ShareParams
@@ -41,6 +37,6 @@ func (d duplicateFate) describe() string {
 }
 
 // Explore duplicates 5% to 30% of what reaches one node or the leader.
-func (Duplicate) Explore(rng *rand.Rand, _ int) plans.Fault {
-	return plans.Fault{Kind: "duplicate", Target: drawRole(rng, "nodes", "leader"), Count: 1, Spec: &ShareParams{Probability: drawShare(rng, 0.3)}}
+func (Duplicate) Explore(rng *rand.Rand, _ int) Entry[ShareParams] {
+	return explored(drawRole(rng, "nodes", "leader"), ShareParams{Probability: drawShare(rng, 0.3)})
 }

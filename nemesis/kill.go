@@ -3,32 +3,30 @@ package nemesis
 import (
 	"context"
 	"math/rand/v2"
-
-	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("kill", Kill{}) }
+func init() { Register[struct{}]("kill", Kill{}) }
 
 // Kill crashes nodes with SIGKILL and restarts them at heal with their data
 // directory kept, as a power loss and reboot of the process would. Kills
 // compose (see World): a node stays down while any kill holds it.
 type Kill struct{}
 
-// CheckFault allows nodes only: a client that crashed and came back would
-// be a new process reusing the old one's identity in the history.
-func (Kill) CheckFault(p *plans.Plan, i int) error { return checkRole(p, i, "nodes", "leader") }
+// Check allows nodes only: a client that crashed and came back would be
+// a new process reusing the old one's identity in the history.
+func (Kill) Check(e *Entry[struct{}], _ Setting) error { return checkRole(e, "nodes", "leader") }
 
 // Start sends SIGKILL to the victims.
-func (Kill) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	return holdAll(ctx, w, pickVictims(ctx, w, f, rng), w.kill)
+func (Kill) Start(ctx context.Context, w *World, e Entry[struct{}], rng *rand.Rand) (Injected, error) {
+	return holdAll(ctx, w, pickVictims(ctx, w, e.Schedule, rng), w.kill)
 }
 
-// RestartsNodes marks Kill as a NodeRestarter.
-func (Kill) RestartsNodes() {}
+// Traits: a kill's heal restarts its victims.
+func (Kill) Traits() Traits { return Traits{RestartsNodes: true} }
 
 // Pin kills the nodes recorded, by name.
-func (Kill) Pin(f plans.Fault, targets []string) (plans.Fault, error) {
-	return pinProcesses(f, targets)
+func (Kill) Pin(e Entry[struct{}], targets []string) (Entry[struct{}], error) {
+	return pinProcesses(e, targets)
 }
 
 // Stop releases the victims, restarting those no other kill holds down.
@@ -42,6 +40,6 @@ func restartHeld(ctx context.Context, w *World, in Injected) error {
 }
 
 // Explore kills one node or the leader.
-func (Kill) Explore(rng *rand.Rand, _ int) plans.Fault {
-	return plans.Fault{Kind: "kill", Target: drawRole(rng, "nodes", "leader"), Count: 1}
+func (Kill) Explore(rng *rand.Rand, _ int) Entry[struct{}] {
+	return explored(drawRole(rng, "nodes", "leader"), struct{}{})
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("loss", Loss{}) }
+func init() { Register[ShareParams]("loss", Loss{}) }
 
 // Loss drops a share of the packets that reach each victim, drawn packet
 // by packet: a lossy link into the node, from the other nodes and from
@@ -26,34 +26,31 @@ type ShareParams struct {
 	Probability float64 `yaml:"probability"`
 }
 
-// NewParams makes Loss a plans.Parameterized.
-func (Loss) NewParams() any { return &ShareParams{} }
-
-// CheckFault checks the role and the probability.
-func (Loss) CheckFault(p *plans.Plan, i int) error { return checkShare(p, i) }
+// Check checks the role and the probability.
+func (Loss) Check(e *Entry[ShareParams], _ Setting) error { return checkShare(e) }
 
 // percent renders a probability for the history: 0.15 as "15%", not as
 // the "15.000000000000002%" that 100*0.15 is in floating point.
 func percent(p float64) string { return fmt.Sprintf("%.4g%%", 100*p) }
 
 // checkShare checks a packet fault's role and its probability.
-func checkShare(p *plans.Plan, i int) error {
-	if err := checkRole(p, i, "nodes", "leader"); err != nil {
+func checkShare(e *Entry[ShareParams]) error {
+	if err := checkRole(e, "nodes", "leader"); err != nil {
 		return err
 	}
-	if pr := p.Nemesis[i].Spec.(*ShareParams).Probability; !(pr > 0 && pr <= 1) {
-		return p.Errorf(plans.FaultField(i, "probability"), "%g: expected the share of packets to hit, above 0 and at most 1", pr)
+	if pr := e.Params.Probability; !(pr > 0 && pr <= 1) {
+		return plans.Fieldf("probability", "%g: expected the share of packets to hit, above 0 and at most 1", pr)
 	}
 	return nil
 }
 
 // Start installs the drop on the victims.
-func (Loss) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	victims := pickVictims(ctx, w, f, rng)
+func (Loss) Start(ctx context.Context, w *World, e Entry[ShareParams], rng *rand.Rand) (Injected, error) {
+	victims := pickVictims(ctx, w, e.Schedule, rng)
 	if len(victims) == 0 {
 		return Injected{}, nil
 	}
-	pr := f.Spec.(*ShareParams).Probability
+	pr := e.Params.Probability
 	hit := map[string]bool{}
 	var targets []string
 	for _, v := range victims {
@@ -83,6 +80,6 @@ func (Loss) Stop(ctx context.Context, w *World, in Injected) error {
 }
 
 // Explore drops 5% to 50% of what reaches one node or the leader.
-func (Loss) Explore(rng *rand.Rand, _ int) plans.Fault {
-	return plans.Fault{Kind: "loss", Target: drawRole(rng, "nodes", "leader"), Count: 1, Spec: &ShareParams{Probability: drawShare(rng, 0.5)}}
+func (Loss) Explore(rng *rand.Rand, _ int) Entry[ShareParams] {
+	return explored(drawRole(rng, "nodes", "leader"), ShareParams{Probability: drawShare(rng, 0.5)})
 }

@@ -21,7 +21,7 @@ import (
 // SYN is sent again only after a second), and its heal lets every one
 // through again.
 func TestLossDropsItsShare(t *testing.T) {
-	run, nodes := testenv.Cluster(t, redis.Target{}, "", 1, "lossredis")
+	run, nodes := testenv.Cluster(t, testenv.Bind(t, redis.Kind{}, 1, ""), "lossredis")
 	env := nodeEnv{run, nodes[0]}
 	addr := net.JoinHostPort(nodes[0].Container.IP, strconv.Itoa(redis.Port))
 	ctx := context.Background()
@@ -53,8 +53,8 @@ func TestLossDropsItsShare(t *testing.T) {
 	if n := failures(200); n != 0 {
 		t.Fatalf("%d of 200 connections failed before the fault", n)
 	}
-	w := nemesis.NewWorld(env)
-	f := plans.Fault{Kind: "loss", Target: "nodes", Count: 1, Spec: &nemesis.ShareParams{Probability: 0.3}}
+	w := nemesis.NewWorld(env, nil)
+	f := nemesis.Entry[nemesis.ShareParams]{Kind: "loss", Schedule: plans.Schedule{Target: "nodes", Count: 1}, Params: nemesis.ShareParams{Probability: 0.3}}
 	in, err := nemesis.Loss{}.Start(ctx, w, f, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)

@@ -9,28 +9,37 @@ import (
 	"errors"
 	"math/rand/v2"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/lazyfs"
 	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/registry"
 )
 
 // Process is something a fault can hit: a server node or a client process.
 type Process struct {
 	Name      string // n1, c0
 	Container containers.Container
-	// Kind is a node's kind of server, as targets.Node has it ("" for the
+	// Kind is a node's kind of server, as cluster.Node has it ("" for the
 	// servers that hold the data, "sentinel", ...).
 	Kind string
 }
 
-// Env is what a nemesis acts on.
+// NodeProcess is node n as a process a fault can hit.
+func NodeProcess(n cluster.Node) Process {
+	return Process{Name: n.Name(), Container: n.Container, Kind: n.Kind}
+}
+
+// Env is what a nemesis acts on: the run's processes, as the harness
+// reaches them.
 type Env interface {
 	// Candidates lists the processes that fill a role at this moment:
-	// nodes, clients, leader (the node that leads now) or holder (a client
-	// that holds the lock by its own account).
-	// The lookup of a leader asks the cluster, within ctx.
+	// nodes, clients or holder (a client that holds the lock by its own
+	// account); the World finds the leader (Leaderer).
 	Candidates(ctx context.Context, role string) []Process
+	// Nodes are the cluster's nodes, where they are now; up leaves out
+	// those killed and not restarted since, whose addresses are stale.
+	Nodes(up bool) []cluster.Node
 	// Signal sends sig ("STOP", "CONT", "KILL") to a process.
 	Signal(ctx context.Context, p Process, sig string) error
 	// Restart starts a killed node again, with its data kept.
@@ -48,11 +57,10 @@ type ProcessEnv interface {
 	HostPID(ctx context.Context, p Process) (int, error)
 }
 
-// ActionEnv is an Env whose target has maintenance actions
-// (targets.Administered), for the faults that run them.
-type ActionEnv interface {
-	// Act runs action on node p and says in a few words what it did.
-	Act(ctx context.Context, p Process, action string) (string, error)
+// RunEnv is an Env whose processes are containers of a run, which a
+// target that changes its members writes into and runs programs in.
+type RunEnv interface {
+	Run() *containers.Run
 }
 
 // DiskEnv is an Env whose nodes keep their data on disks the harness
@@ -65,24 +73,14 @@ type DiskEnv interface {
 	// power loss would; ErrNoDisk for a node without a disk (a Redis
 	// sentinel).
 	DropUnsynced(p Process) (lazyfs.Dropped, error)
-	// DataFiles lists node p's files of a class (targets.Disked), as
-	// paths relative to dir, its data directory on the host as the node
-	// sees it: a file changed there is changed for the node. ErrNoDisk
-	// for a node without a disk.
-	DataFiles(p Process, class string) (dir string, files []string, err error)
+	// DataDir is node p's data directory on the host, as the node sees
+	// it: a file changed there is changed for the node. ErrNoDisk for a
+	// node without a disk.
+	DataDir(p Process) (string, error)
 }
 
 // ErrNoDisk is a DiskEnv's answer about a node without a disk.
 var ErrNoDisk = errors.New("no disk")
-
-// DiskFault is a nemesis that acts on nodes' disks: a run of a plan with
-// one gives its nodes disks, and its target must keep its data in a
-// directory of its own (targets.Disked).
-type DiskFault interface {
-	// FileClass is the class of files fault f changes, which the target
-	// must have; "" if it changes none in particular.
-	FileClass(f plans.Fault) string
-}
 
 // Injected is one fault in force: what the history records, and what its
 // nemesis needs to heal it.
@@ -92,48 +90,92 @@ type Injected struct {
 	State   any
 }
 
-// Nemesis is one kind of fault.
-type Nemesis interface {
-	// Start injects one fault as f asks, drawing victims with rng. ctx
+// Entry is one fault of a plan as its kind sees it: the kind's name, the
+// fields every fault has, checked and with their defaults, and the kind's
+// own, P.
+type Entry[P any] struct {
+	Kind string
+	plans.Schedule
+	Params P
+}
+
+// Setting is what a plan's fault is checked against: the cluster and the
+// workload of the plan.
+type Setting struct {
+	// Target is the plan's cluster as its kind bound it (a
+	// targets.Target). A fault that needs something of it (a capability:
+	// Administered, Membered, Disked, ...) asks by type assertion (need).
+	Target any
+	// TargetKind is its kind's name, Nodes its size, and Clients the
+	// workload's.
+	TargetKind     string
+	Nodes, Clients int
+}
+
+// Kind is one kind of fault, with fields of its own in a plan of type P
+// (struct{} for a kind without any).
+type Kind[P any] interface {
+	// Check checks a plan's fault of this kind before anything starts:
+	// its role, its own fields (filling their defaults), and what it
+	// needs of the target. A *plans.FieldError names the field at fault.
+	Check(e *Entry[P], s Setting) error
+	// Start injects one fault as e asks, drawing victims with rng. ctx
 	// ends when it is too late to start; the act itself is not cut short.
 	// No targets means there was nobody to hit this time. On error the
 	// returned Injected says what may need healing.
-	Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error)
+	Start(ctx context.Context, w *World, e Entry[P], rng *rand.Rand) (Injected, error)
 	// Stop heals a fault: it undoes what this fault did, and leaves what
 	// other faults in force hold (see World). It must be safe to repeat:
 	// it also runs on abort.
 	Stop(ctx context.Context, w *World, in Injected) error
 }
 
-// Reinstaller is a nemesis whose fault lives in a node's process or
+// Traits say what a kind of fault does beyond its victims' processes, for
+// the run to provide for: a kind with any states them (Traited).
+type Traits struct {
+	// RestartsNodes: its heal restarts nodes, which come back without the
+	// faults in force on them (Reinstaller), so the schedule puts those
+	// back.
+	RestartsNodes bool
+	// Disks: it acts on nodes' disks, so a run with it gives its nodes
+	// disks (package disks), and its target must keep its data in a
+	// directory of its own (Disked).
+	Disks bool
+}
+
+// Traited is a kind of fault with traits.
+type Traited interface{ Traits() Traits }
+
+// Reinstaller is a kind of fault whose fault lives in a node's process or
 // network namespace, which a node restarted by another fault comes back
 // without: Reinstall puts the fault back as it was.
 type Reinstaller interface {
 	Reinstall(ctx context.Context, w *World, in Injected) error
 }
 
-// NodeRestarter is a nemesis whose heal restarts nodes.
-type NodeRestarter interface {
-	RestartsNodes()
-}
-
-// Pinner is a nemesis whose faults a replay can inject again on the same
-// victims: Pin turns one fault of plan entry f, as the history recorded
+// Pinner is a kind of fault whose faults a replay can inject again on the
+// same victims: Pin turns one fault of entry e, as the history recorded
 // whom it hit (its targets), into an entry that hits those victims by
 // name, whoever leads or holds by then. ErrNobodyHit for a fault that
 // hit nobody.
-type Pinner interface {
-	Pin(f plans.Fault, targets []string) (plans.Fault, error)
+type Pinner[P any] interface {
+	Pin(e Entry[P], targets []string) (Entry[P], error)
 }
 
 // ErrNobodyHit is Pin's answer for a recorded fault that hit nobody.
 var ErrNobodyHit = errors.New("the fault hit nobody")
 
-// FaultChecker is a nemesis that checks its own fields of a plan's fault,
-// before anything starts.
-type FaultChecker interface {
-	CheckFault(p *plans.Plan, i int) error
+// Explorable is a kind of fault that can draw a fault of its own for a
+// cluster of some nodes: its victims' role and count and its fields, all
+// valid (its Check accepts them), for the combined kind.
+type Explorable[P any] interface {
+	Explore(rng *rand.Rand, nodes int) Entry[P]
 }
 
-// Nemeses is the registry of fault kinds, by the name plans use.
-var Nemeses = registry.New[Nemesis]("nemesis")
+// Finisher is a kind of fault that has something to check once the run's
+// faults are healed (the cluster's members, after members were changed):
+// it records what it finds in the history, and an error leaves the run
+// unfinished.
+type Finisher interface {
+	Finish(ctx context.Context, w *World, h *history.Appender) error
+}

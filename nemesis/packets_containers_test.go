@@ -28,21 +28,20 @@ func (e nodeEnv) Queue(ctx context.Context, p nemesis.Process, num uint16) (neme
 	return nfqueue.Open(netns, num)
 }
 
-// packetFault starts a fault of kind with spec on the node, and returns
-// its heal.
-func packetFault(t *testing.T, env nodeEnv, kind string, spec any) func() {
+// packetFault starts a fault of kind k, named kind, with params on the
+// node, and returns its heal.
+func packetFault[P any](t *testing.T, env nodeEnv, k nemesis.Kind[P], kind string, params P) func() {
 	t.Helper()
-	n, _ := nemesis.Nemeses.Lookup(kind)
-	w := nemesis.NewWorld(env)
-	f := plans.Fault{Kind: kind, Target: "nodes", Count: 1, Spec: spec}
+	w := nemesis.NewWorld(env, nil)
+	e := nemesis.Entry[P]{Kind: kind, Schedule: plans.Schedule{Target: "nodes", Count: 1}, Params: params}
 	ctx := context.Background()
-	in, err := n.Start(ctx, w, f, rand.New(rand.NewPCG(1, 1)))
+	in, err := k.Start(ctx, w, e, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s: %q", kind, in.Targets)
 	return func() {
-		if err := n.Stop(ctx, w, in); err != nil {
+		if err := k.Stop(ctx, w, in); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,7 +52,7 @@ func packetFault(t *testing.T, env nodeEnv, kind string, spec any) func() {
 // to 150 ms (the SYN is held; up to 30 ms over are a loaded machine's
 // timers), 100 ms ± 10 on average; its heal gives them back at once.
 func TestDelayHoldsWithinItsBand(t *testing.T) {
-	run, nodes := testenv.Cluster(t, redis.Target{}, "", 1, "delayredis")
+	run, nodes := testenv.Cluster(t, testenv.Bind(t, redis.Kind{}, 1, ""), "delayredis")
 	env := nodeEnv{run, nodes[0]}
 	addr := net.JoinHostPort(nodes[0].Container.IP, strconv.Itoa(redis.Port))
 	connects := func(n int) (lo, hi, mean time.Duration) {
@@ -73,7 +72,7 @@ func TestDelayHoldsWithinItsBand(t *testing.T) {
 	if _, hi, _ := connects(50); hi > 30*time.Millisecond {
 		t.Fatalf("a connection took %v before the fault", hi)
 	}
-	heal := packetFault(t, env, "delay", &nemesis.DelayParams{Delay: plans.Duration{Duration: 100 * time.Millisecond},
+	heal := packetFault(t, env, nemesis.Delay{}, "delay", nemesis.DelayParams{Delay: plans.Duration{Duration: 100 * time.Millisecond},
 		Jitter: plans.Duration{Duration: 20 * time.Millisecond}, Distribution: "uniform"})
 	lo, hi, mean := connects(200)
 	t.Logf("under the delay: connections took %v to %v, %v on average", lo, hi, mean)
@@ -157,7 +156,7 @@ func late(seq []uint32) int {
 // dropped as malformed instead). Before each fault and after each heal,
 // all 1,000 come once, in order.
 func TestPacketFaultsDoWhatTheySay(t *testing.T) {
-	run, nodes := testenv.Cluster(t, redis.Target{}, "", 1, "packetsredis")
+	run, nodes := testenv.Cluster(t, testenv.Bind(t, redis.Kind{}, 1, ""), "packetsredis")
 	env := nodeEnv{run, nodes[0]}
 	u := newUDPProbe(t, env)
 	clean := func(when string) {
@@ -173,7 +172,7 @@ func TestPacketFaultsDoWhatTheySay(t *testing.T) {
 		}
 	}
 
-	heal := packetFault(t, env, "reorder", &nemesis.ReorderParams{Probability: 0.3, Gap: plans.Duration{Duration: 20 * time.Millisecond}})
+	heal := packetFault(t, env, nemesis.Reorder{}, "reorder", nemesis.ReorderParams{Probability: 0.3, Gap: plans.Duration{Duration: 20 * time.Millisecond}})
 	seq := u.send(1000)
 	heal()
 	if len(seq) != 1000 {
@@ -182,14 +181,14 @@ func TestPacketFaultsDoWhatTheySay(t *testing.T) {
 	within("reorder: came after a later one", late(seq))
 	clean("after the reorder")
 
-	heal = packetFault(t, env, "duplicate", &nemesis.ShareParams{Probability: 0.3})
+	heal = packetFault(t, env, nemesis.Duplicate{}, "duplicate", nemesis.ShareParams{Probability: 0.3})
 	seq = u.send(1000)
 	heal()
 	within("duplicate: came twice", len(seq)-1000)
 	clean("after the duplicate")
 
 	before := testenv.UDPChecksumErrors(t, u.netns)
-	heal = packetFault(t, env, "corrupt", &nemesis.ShareParams{Probability: 0.3})
+	heal = packetFault(t, env, nemesis.Corrupt{}, "corrupt", nemesis.ShareParams{Probability: 0.3})
 	seq = u.send(1000)
 	heal()
 	lost, bad := 1000-len(seq), testenv.UDPChecksumErrors(t, u.netns)-before
@@ -205,7 +204,7 @@ func TestPacketFaultsDoWhatTheySay(t *testing.T) {
 // 5) under a second cap of 4 Mbit/s with the first still in force, in 2 s
 // again once the second heals, and at once after both heal.
 func TestBandwidthCapsWhatANodeSends(t *testing.T) {
-	run, nodes := testenv.Cluster(t, redis.Target{}, "", 1, "bandwidthredis")
+	run, nodes := testenv.Cluster(t, testenv.Bind(t, redis.Kind{}, 1, ""), "bandwidthredis")
 	env := nodeEnv{run, nodes[0]}
 	c := goredis.NewClient(&goredis.Options{Addr: net.JoinHostPort(nodes[0].Container.IP, strconv.Itoa(redis.Port)), ReadTimeout: 30 * time.Second})
 	defer c.Close()
@@ -226,9 +225,9 @@ func TestBandwidthCapsWhatANodeSends(t *testing.T) {
 		}
 	}
 	fetch("before", 0, 500*time.Millisecond)
-	w := nemesis.NewWorld(env)
+	w := nemesis.NewWorld(env, nil)
 	start := func(rate string) (func(), []string) {
-		f := plans.Fault{Kind: "bandwidth", Target: "nodes", Count: 1, Spec: &nemesis.BandwidthParams{Rate: rate}}
+		f := nemesis.Entry[nemesis.BandwidthParams]{Kind: "bandwidth", Schedule: plans.Schedule{Target: "nodes", Count: 1}, Params: nemesis.BandwidthParams{Rate: rate}}
 		in, err := nemesis.Bandwidth{}.Start(ctx, w, f, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
 			t.Fatal(err)

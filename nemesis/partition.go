@@ -15,7 +15,7 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("partition", Partition{}) }
+func init() { Register[PartitionParams]("partition", Partition{}) }
 
 // Partition cuts the network between nodes with iptables rules in the
 // nodes' own network namespaces, in Jepsen's shapes, each in a chain of
@@ -43,25 +43,21 @@ type PartitionParams struct {
 	Grudge map[string][]string `yaml:"grudge,omitempty"`
 }
 
-// NewParams makes Partition a plans.Parameterized.
-func (Partition) NewParams() any { return &PartitionParams{} }
-
 // Shapes of partition, as Jepsen names them.
 var Shapes = []string{"isolate-one", "isolate-leader", "halves", "majorities-ring", "bridge"}
 
 // grudgeShape is the shape of a partition that names its cut (Grudge).
 const grudgeShape = "grudge"
 
-// CheckFault checks the shape and that the cluster is big enough for it.
-func (Partition) CheckFault(p *plans.Plan, i int) error {
-	f := p.Nemesis[i]
-	pp := f.Spec.(*PartitionParams)
+// Check checks the shape and that the cluster is big enough for it.
+func (Partition) Check(e *Entry[PartitionParams], s Setting) error {
+	pp := e.Params
 	shape := pp.Shape
 	if shape == grudgeShape || len(pp.Grudge) > 0 {
-		return checkGrudge(p, i)
+		return checkGrudge(e, s)
 	}
 	if !slices.Contains(Shapes, shape) {
-		return p.Errorf(plans.FaultField(i, "shape"), "%q: expected one of %s, or grudge", shape, strings.Join(Shapes, ", "))
+		return plans.Fieldf("shape", "%q: expected one of %s, or grudge", shape, strings.Join(Shapes, ", "))
 	}
 	least := map[string]int{"majorities-ring": 4, "bridge": 3}[shape]
 	if least == 0 {
@@ -70,52 +66,51 @@ func (Partition) CheckFault(p *plans.Plan, i int) error {
 	if strings.HasPrefix(shape, "isolate-") {
 		// count is the size of the side cut off: the leader or a server,
 		// and count-1 servers of its kind.
-		least = f.Count + 1
+		least = e.Count + 1
 	}
-	if f.Spec.(*PartitionParams).OneWay && !strings.HasPrefix(shape, "isolate-") {
-		return p.Errorf(plans.FaultField(i, "one_way"), "a %s partition has no side cut off: only the isolate shapes cut one way", shape)
+	if pp.OneWay && !strings.HasPrefix(shape, "isolate-") {
+		return plans.Fieldf("one_way", "a %s partition has no side cut off: only the isolate shapes cut one way", shape)
 	}
-	if f.Target != "" {
-		if f.Target != "holder" || shape != "isolate-one" || f.Count > 1 {
-			return p.Errorf(plans.FaultField(i, "target"), "%q: a partition targets nodes (no target), or the holder alone with shape isolate-one", f.Target)
+	if e.Target != "" {
+		if e.Target != "holder" || shape != "isolate-one" || e.Count > 1 {
+			return plans.Fieldf("target", "%q: a partition targets nodes (no target), or the holder alone with shape isolate-one", e.Target)
 		}
 		least = 1
 	}
-	if p.Target.Nodes < least {
-		return p.Errorf(plans.FaultField(i, "shape"), "%s needs at least %d nodes; the target has %d", shape, least, p.Target.Nodes)
+	if s.Nodes < least {
+		return plans.Fieldf("shape", "%s needs at least %d nodes; the target has %d", shape, least, s.Nodes)
 	}
 	return nil
 }
 
 // Start computes the shape's grudge (which node drops traffic from which)
 // and installs it.
-func (Partition) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
+func (Partition) Start(ctx context.Context, w *World, e Entry[PartitionParams], rng *rand.Rand) (Injected, error) {
 	nodes := w.Candidates(ctx, "nodes")
 	slices.SortFunc(nodes, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
-	shape := f.Spec.(*PartitionParams).Shape
 	var isolated []string
-	switch shape {
+	switch e.Params.Shape {
 	case grudgeShape:
-		return cutGrudge(ctx, w, nodes, f.Spec.(*PartitionParams).Grudge)
+		return cutGrudge(ctx, w, nodes, e.Params.Grudge)
 	case "isolate-leader":
-		ls := pickVictims(ctx, w, plans.Fault{Target: "leader", Count: 1}, rng)
+		ls := pickVictims(ctx, w, plans.Schedule{Target: "leader", Count: 1}, rng)
 		if len(ls) == 0 {
 			return Injected{}, nil // no leader now: nothing to isolate
 		}
-		isolated = isolate(nodes, ls[0], f.Count, rng)
+		isolated = isolate(nodes, ls[0], e.Count, rng)
 	case "isolate-one":
-		if f.Target == "holder" {
-			return cutHolder(ctx, w, f, rng, nodes)
+		if e.Target == "holder" {
+			return cutHolder(ctx, w, e, rng, nodes)
 		}
 		servers := slices.DeleteFunc(slices.Clone(nodes), func(p Process) bool { return p.Kind != "" })
-		isolated = isolate(nodes, servers[rng.IntN(len(servers))], f.Count, rng)
+		isolated = isolate(nodes, servers[rng.IntN(len(servers))], e.Count, rng)
 	}
-	return cutOff(ctx, w, f, rng, nodes, isolated)
+	return cutOff(ctx, w, e.Params, rng, nodes, isolated)
 }
 
 // Pin cuts what the history recorded ("n1 -x- n2,n3" for each node that
 // dropped traffic), as a grudge: the same cut, whoever leads by then.
-func (Partition) Pin(f plans.Fault, targets []string) (plans.Fault, error) {
+func (Partition) Pin(f Entry[PartitionParams], targets []string) (Entry[PartitionParams], error) {
 	if len(targets) == 0 {
 		return f, ErrNobodyHit
 	}
@@ -128,7 +123,7 @@ func (Partition) Pin(f plans.Fault, targets []string) (plans.Fault, error) {
 		grudge[n] = strings.Split(drop, ",")
 	}
 	f.Target, f.Count, f.Nodes = "", 1, nil
-	f.Spec = &PartitionParams{Shape: grudgeShape, Grudge: grudge}
+	f.Params = PartitionParams{Shape: grudgeShape, Grudge: grudge}
 	return f, nil
 }
 
@@ -137,15 +132,15 @@ func (Partition) Pin(f plans.Fault, targets []string) (plans.Fault, error) {
 // cut lands (tens of milliseconds): once the rules are in and what it
 // wrote has been read, a cut that caught no holder is lifted at once and
 // a holder is picked again, until one is caught or ctx ends.
-func cutHolder(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand, nodes []Process) (Injected, error) {
+func cutHolder(ctx context.Context, w *World, f Entry[PartitionParams], rng *rand.Rand, nodes []Process) (Injected, error) {
 	for {
-		hs := pickVictims(ctx, w, f, rng)
+		hs := pickVictims(ctx, w, f.Schedule, rng)
 		if len(hs) == 0 {
 			return Injected{}, nil // nobody held the lock
 		}
 		all := append(slices.Clone(nodes), hs[0])
 		slices.SortFunc(all, func(a, b Process) int { return strings.Compare(a.Name, b.Name) })
-		in, err := cutOff(ctx, w, f, rng, all, []string{hs[0].Name})
+		in, err := cutOff(ctx, w, f.Params, rng, all, []string{hs[0].Name})
 		if err != nil {
 			return in, err // Stop removes what went in
 		}
@@ -159,12 +154,11 @@ func cutHolder(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand, nod
 	}
 }
 
-// cutOff installs the partition of f's shape among nodes, with isolated
+// cutOff installs the partition of pp's shape among nodes, with isolated
 // the side an isolate shape cuts off.
-func cutOff(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand, nodes []Process, isolated []string) (Injected, error) {
-	shape := f.Spec.(*PartitionParams).Shape
-	grudge := Grudge(shape, names(nodes), isolated, rng)
-	if f.Spec.(*PartitionParams).OneWay {
+func cutOff(ctx context.Context, w *World, pp PartitionParams, rng *rand.Rand, nodes []Process, isolated []string) (Injected, error) {
+	grudge := Grudge(pp.Shape, names(nodes), isolated, rng)
+	if pp.OneWay {
 		grudge = oneWay(grudge, isolated)
 	}
 	return install(ctx, w, nodes, grudge)
@@ -349,16 +343,15 @@ func iptablesSteps(ctx context.Context, w *World, n Process, steps ...[]string) 
 // checkGrudge checks a partition of shape grudge: a cut named node by
 // node, among the target's nodes and the workload's clients, and nothing
 // else that picks victims.
-func checkGrudge(p *plans.Plan, i int) error {
-	f := p.Nemesis[i]
-	pp := f.Spec.(*PartitionParams)
+func checkGrudge(e *Entry[PartitionParams], s Setting) error {
+	pp := e.Params
 	switch {
 	case pp.Shape != grudgeShape:
-		return p.Errorf(plans.FaultField(i, "grudge"), "given for shape %q; a grudge is the cut of shape grudge", pp.Shape)
+		return plans.Fieldf("grudge", "given for shape %q; a grudge is the cut of shape grudge", pp.Shape)
 	case len(pp.Grudge) == 0:
-		return p.Errorf(plans.FaultField(i, "grudge"), "missing; shape grudge names its cut, such as {n1: [n2, n3]}")
-	case pp.OneWay || f.Target != "":
-		return p.Errorf(plans.FaultField(i, "shape"), "grudge: the grudge names the cut; it takes no target and no one_way")
+		return plans.Fieldf("grudge", "missing; shape grudge names its cut, such as {n1: [n2, n3]}")
+	case pp.OneWay || e.Target != "":
+		return plans.Fieldf("shape", "grudge: the grudge names the cut; it takes no target and no one_way")
 	}
 	// Servers of other kinds than the data's (Redis's sentinels, s1, s2,
 	// ...) have names of their own, which the cut is checked against
@@ -369,16 +362,16 @@ func checkGrudge(p *plans.Plan, i int) error {
 		case err != nil || len(name) < 2 || name[0] < 'a' || name[0] > 'z':
 			return false
 		case name[0] == 'n':
-			return k >= 1 && k <= p.Target.Nodes
+			return k >= 1 && k <= s.Nodes
 		case name[0] == 'c':
-			return k >= 0 && k < p.Workload.Clients
+			return k >= 0 && k < s.Clients
 		}
 		return k >= 1
 	}
 	for _, n := range slices.Sorted(maps.Keys(pp.Grudge)) {
 		for _, m := range append([]string{n}, pp.Grudge[n]...) {
 			if !valid(m) {
-				return p.Errorf(plans.FaultField(i, "grudge"), "%q: expected node names n1 to n%d, client names c0 to c%d, or names of the target's other servers (s1, ...)", m, p.Target.Nodes, p.Workload.Clients-1)
+				return plans.Fieldf("grudge", "%q: expected node names n1 to n%d, client names c0 to c%d, or names of the target's other servers (s1, ...)", m, s.Nodes, s.Clients-1)
 			}
 		}
 	}
@@ -423,7 +416,7 @@ func Grudge(shape string, nodes []string, isolated []string, rng *rand.Rand) map
 		}
 		return g
 	}
-	panic("nemesis: unknown partition shape " + shape) // CheckFault refused it
+	panic("nemesis: unknown partition shape " + shape) // Check refused it
 }
 
 // oneWay keeps, of a grudge, what the side nodes drop: they hear nothing
@@ -465,10 +458,10 @@ func describe(g map[string][]string) []string {
 
 // Explore draws a shape the cluster is big enough for, one way or not
 // for the isolate shapes.
-func (Partition) Explore(rng *rand.Rand, nodes int) plans.Fault {
+func (Partition) Explore(rng *rand.Rand, nodes int) Entry[PartitionParams] {
 	shapes := slices.DeleteFunc(slices.Clone(Shapes), func(s string) bool {
 		return (s == "majorities-ring" && nodes < 4) || (s == "bridge" && nodes < 3)
 	})
 	shape := shapes[rng.IntN(len(shapes))]
-	return plans.Fault{Kind: "partition", Count: 1, Spec: &PartitionParams{Shape: shape, OneWay: strings.HasPrefix(shape, "isolate-") && rng.IntN(2) == 0}}
+	return explored("", PartitionParams{Shape: shape, OneWay: strings.HasPrefix(shape, "isolate-") && rng.IntN(2) == 0})
 }

@@ -124,8 +124,8 @@ func TestOneWayIsolation(t *testing.T) {
 		shape string
 		ok    bool
 	}{{"isolate-one", true}, {"isolate-leader", true}, {"halves", false}, {"majorities-ring", false}} {
-		p := &plans.Plan{File: "p.yaml", Target: plans.Target{Nodes: 5}, Nemesis: []plans.Fault{{Kind: "partition", Count: 1, Spec: &PartitionParams{Shape: c.shape, OneWay: true}}}}
-		if err := (Partition{}).CheckFault(p, 0); (err == nil) != c.ok {
+		_, err := bind("partition", plans.Schedule{Count: 1}, &PartitionParams{Shape: c.shape, OneWay: true}, Setting{Nodes: 5})
+		if (err == nil) != c.ok {
 			t.Errorf("one-way %s: %v; want accepted %v", c.shape, err, c.ok)
 		}
 	}

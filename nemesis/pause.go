@@ -10,7 +10,7 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("pause", Pause{}) }
+func init() { Register[struct{}]("pause", Pause{}) }
 
 // Pause stops processes with SIGSTOP and resumes them with SIGCONT, the way
 // a stop-the-world GC or a frozen VM stops a process: it sees nothing, and
@@ -18,22 +18,22 @@ func init() { Nemeses.Register("pause", Pause{}) }
 // process stays stopped while any pause holds it.
 type Pause struct{}
 
-// CheckFault accepts any role: nodes and clients can both be paused.
-func (Pause) CheckFault(p *plans.Plan, i int) error {
-	return checkRole(p, i, "nodes", "leader", "clients", "holder")
+// Check accepts any role: nodes and clients can both be paused.
+func (Pause) Check(e *Entry[struct{}], _ Setting) error {
+	return checkRole(e, "nodes", "leader", "clients", "holder")
 }
 
 // Start sends SIGSTOP to the victims.
-func (Pause) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	if f.Target == "holder" {
-		return pauseHolders(ctx, w, f, rng)
+func (Pause) Start(ctx context.Context, w *World, e Entry[struct{}], rng *rand.Rand) (Injected, error) {
+	if e.Target == "holder" {
+		return pauseHolders(ctx, w, e.Schedule, rng)
 	}
-	return holdAll(ctx, w, pickVictims(ctx, w, f, rng), w.pause)
+	return holdAll(ctx, w, pickVictims(ctx, w, e.Schedule, rng), w.pause)
 }
 
 // Pin pauses the processes recorded, by name.
-func (Pause) Pin(f plans.Fault, targets []string) (plans.Fault, error) {
-	return pinProcesses(f, targets)
+func (Pause) Pin(e Entry[struct{}], targets []string) (Entry[struct{}], error) {
+	return pinProcesses(e, targets)
 }
 
 // followLag bounds how late the harness learns what a client wrote to the
@@ -47,7 +47,7 @@ const followLag = 60 * time.Millisecond
 // victim that no longer holds is resumed at once, tens of milliseconds
 // later and within this fault's start, and holders are picked again until
 // one is caught or ctx ends.
-func pauseHolders(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
+func pauseHolders(ctx context.Context, w *World, f plans.Schedule, rng *rand.Rand) (Injected, error) {
 	for {
 		victims := pickVictims(ctx, w, f, rng)
 		if len(victims) == 0 {
@@ -130,6 +130,6 @@ func releaseAll(ctx context.Context, st *holding, ps []Process, release func(con
 }
 
 // Explore pauses one node, the leader or one client.
-func (Pause) Explore(rng *rand.Rand, _ int) plans.Fault {
-	return plans.Fault{Kind: "pause", Target: drawRole(rng, "nodes", "leader", "clients"), Count: 1}
+func (Pause) Explore(rng *rand.Rand, _ int) Entry[struct{}] {
+	return explored(drawRole(rng, "nodes", "leader", "clients"), struct{}{})
 }

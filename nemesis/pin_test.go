@@ -13,21 +13,20 @@ import (
 // the role it was drawn from (the leader) has moved on, and a shape's
 // random draw would differ.
 func TestPinHitsTheSameVictims(t *testing.T) {
-	c := newCluster(5, 3)
+	c := newFakeCluster(5, 3)
 	c.roles["leader"] = []string{"n4"}
 	st := newSteps(t, c)
-	for i, f := range []plans.Fault{
-		{Kind: "pause", Target: "leader"},
-		{Kind: "kill", Target: "nodes", Count: 2},
-		{Kind: "pause", Target: "clients", Count: 2},
-		{Kind: "partition", Spec: &PartitionParams{Shape: "majorities-ring"}},
-		{Kind: "partition", Spec: &PartitionParams{Shape: "isolate-leader", OneWay: true}},
+	for i, f := range []*Fault{
+		st.bind("pause", plans.Schedule{Target: "leader"}, nil),
+		st.bind("kill", plans.Schedule{Target: "nodes", Count: 2}, nil),
+		st.bind("pause", plans.Schedule{Target: "clients", Count: 2}, nil),
+		st.bind("partition", plans.Schedule{}, &PartitionParams{Shape: "majorities-ring"}),
+		st.bind("partition", plans.Schedule{}, &PartitionParams{Shape: "isolate-leader", OneWay: true}),
 	} {
 		recorded := st.start(2*i, f)
 		st.stop(2 * i)
 		c.roles["leader"] = []string{"n1"} // another leader by the replay
-		n, _ := Nemeses.Lookup(f.Kind)
-		pinned, err := n.(Pinner).Pin(f, recorded)
+		pinned, err := f.Pin(recorded)
 		if err != nil {
 			t.Fatalf("%s: Pin(%q): %v", f.Kind, recorded, err)
 		}
@@ -37,7 +36,7 @@ func TestPinHitsTheSameVictims(t *testing.T) {
 		}
 		st.stop(2*i + 1)
 		if !slices.Equal(slices.Sorted(slices.Values(again)), slices.Sorted(slices.Values(recorded))) {
-			t.Errorf("%s on %s: pinned as %+v it hit %q; the original hit %q", f.Kind, f.Target, pinned, again, recorded)
+			t.Errorf("%s on %s: pinned as %+v (params %+v) it hit %q; the original hit %q", f.Kind, f.Target, pinned.Schedule, pinned.params, again, recorded)
 		}
 		c.roles["leader"] = []string{"n4"}
 	}
@@ -47,18 +46,18 @@ func TestPinHitsTheSameVictims(t *testing.T) {
 // client's make a fault on clients, and a fault that hit nobody cannot
 // be pinned.
 func TestPinNames(t *testing.T) {
-	f, err := pinProcesses(plans.Fault{Kind: "clock", Target: "holder"}, []string{"c2 +20s (all)"})
+	f, err := pinProcesses(Entry[ClockParams]{Kind: "clock", Schedule: plans.Schedule{Target: "holder"}}, []string{"c2 +20s (all)"})
 	if err != nil || f.Target != "clients" || !slices.Equal(f.Nodes, []string{"c2"}) || f.Count != 1 {
 		t.Errorf("clock on the holder pinned as %+v, %v; want clients [c2]", f, err)
 	}
-	f, err = pinProcesses(plans.Fault{Kind: "kill", Target: "leader"}, []string{"n3", "n5 (down already)"})
-	if err != nil || f.Target != "nodes" || !slices.Equal(f.Nodes, []string{"n3", "n5"}) || f.Count != 2 {
-		t.Errorf("kill pinned as %+v, %v; want nodes [n3 n5]", f, err)
+	k, err := pinProcesses(Entry[struct{}]{Kind: "kill", Schedule: plans.Schedule{Target: "leader"}}, []string{"n3", "n5 (down already)"})
+	if err != nil || k.Target != "nodes" || !slices.Equal(k.Nodes, []string{"n3", "n5"}) || k.Count != 2 {
+		t.Errorf("kill pinned as %+v, %v; want nodes [n3 n5]", k, err)
 	}
-	if _, err := pinProcesses(plans.Fault{Kind: "pause"}, nil); !errors.Is(err, ErrNobodyHit) {
+	if _, err := pinProcesses(Entry[struct{}]{Kind: "pause"}, nil); !errors.Is(err, ErrNobodyHit) {
 		t.Errorf("nobody hit: %v; want ErrNobodyHit", err)
 	}
-	if _, err := (Partition{}).Pin(plans.Fault{Kind: "partition"}, []string{"n1 drops n2"}); err == nil {
+	if _, err := (Partition{}).Pin(Entry[PartitionParams]{Kind: "partition"}, []string{"n1 drops n2"}); err == nil {
 		t.Error("a partition target without -x-: no error")
 	}
 }

@@ -9,10 +9,9 @@ import (
 	"strings"
 
 	"github.com/chaos-testing/chaos/lazyfs"
-	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("power-loss", PowerLoss{}) }
+func init() { Register[struct{}]("power-loss", PowerLoss{}) }
 
 // PowerLoss cuts the power of nodes: their processes are killed with
 // SIGKILL and every byte they wrote and never fsynced is dropped from
@@ -24,25 +23,27 @@ func init() { Nemeses.Register("power-loss", PowerLoss{}) }
 // World); a node already down loses its un-synced bytes all the same.
 type PowerLoss struct{}
 
-// CheckFault allows nodes only, as Kill, and all.
-func (PowerLoss) CheckFault(p *plans.Plan, i int) error {
-	return checkRole(p, i, "nodes", "leader", "all")
+// Check allows nodes only, as Kill, and all, on a target with a data
+// directory.
+func (PowerLoss) Check(e *Entry[struct{}], s Setting) error {
+	if err := checkRole(e, "nodes", "leader", "all"); err != nil {
+		return err
+	}
+	return checkDisk(e.Kind, "", s)
 }
 
-// FileClass marks PowerLoss as a DiskFault; it drops whatever is un-synced.
-func (PowerLoss) FileClass(plans.Fault) string { return "" }
-
-// RestartsNodes marks PowerLoss as a NodeRestarter.
-func (PowerLoss) RestartsNodes() {}
+// Traits: a power loss acts on disks (whatever is un-synced), and its
+// heal restarts its victims.
+func (PowerLoss) Traits() Traits { return Traits{Disks: true, RestartsNodes: true} }
 
 // Start kills the victims, then drops their un-synced writes. Each
 // victim's target says what it lost, file by file.
-func (PowerLoss) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
+func (PowerLoss) Start(ctx context.Context, w *World, e Entry[struct{}], rng *rand.Rand) (Injected, error) {
 	env, ok := w.Env.(DiskEnv)
 	if !ok {
 		return Injected{}, errors.New("power-loss: the run's nodes have no disks")
 	}
-	victims := pickVictims(ctx, w, f, rng)
+	victims := pickVictims(ctx, w, e.Schedule, rng)
 	in, err := holdAll(ctx, w, victims, w.kill)
 	errs := []error{err}
 	for i, v := range victims {

@@ -10,7 +10,7 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 )
 
-func init() { Nemeses.Register("reorder", Reorder{}) }
+func init() { Register[ReorderParams]("reorder", Reorder{}) }
 
 // Reorder holds back a share of the packets that reach a victim for a
 // gap, and lets the others through at once: the packets that come during
@@ -25,23 +25,20 @@ type ReorderParams struct {
 	Gap plans.Duration `yaml:"gap"`
 }
 
-// NewParams makes Reorder a plans.Parameterized.
-func (Reorder) NewParams() any { return &ReorderParams{} }
-
-// CheckFault checks the role, the probability and the gap.
-func (Reorder) CheckFault(p *plans.Plan, i int) error {
-	if err := checkRole(p, i, "nodes", "leader"); err != nil {
+// Check checks the role, the probability and the gap.
+func (Reorder) Check(e *Entry[ReorderParams], _ Setting) error {
+	if err := checkRole(e, "nodes", "leader"); err != nil {
 		return err
 	}
-	rp := p.Nemesis[i].Spec.(*ReorderParams)
+	rp := &e.Params
 	if pr := rp.Probability; !(pr > 0 && pr < 1) {
-		return p.Errorf(plans.FaultField(i, "probability"), "%g: expected the share of packets to hold back, above 0 and below 1", pr)
+		return plans.Fieldf("probability", "%g: expected the share of packets to hold back, above 0 and below 1", pr)
 	}
 	if rp.Gap.Duration == 0 {
 		rp.Gap.Duration = defaultReorderGap
 	}
 	if rp.Gap.Duration < 0 {
-		return p.Errorf(plans.FaultField(i, "gap"), "%s: expected how long to hold a packet back, such as 20ms", rp.Gap)
+		return plans.Fieldf("gap", "%s: expected how long to hold a packet back, such as 20ms", rp.Gap)
 	}
 	return nil
 }
@@ -49,8 +46,8 @@ func (Reorder) CheckFault(p *plans.Plan, i int) error {
 const defaultReorderGap = 20 * time.Millisecond
 
 // Start queues what reaches the victims and holds some of it back.
-func (Reorder) Start(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) (Injected, error) {
-	return startQueued(ctx, w, pickVictims(ctx, w, f, rng), reorderFate(*f.Spec.(*ReorderParams)), rng)
+func (Reorder) Start(ctx context.Context, w *World, e Entry[ReorderParams], rng *rand.Rand) (Injected, error) {
+	return startQueued(ctx, w, pickVictims(ctx, w, e.Schedule, rng), reorderFate(e.Params), rng)
 }
 
 type reorderFate ReorderParams
@@ -68,7 +65,7 @@ func (r reorderFate) describe() string {
 
 // Explore holds back 5% to 50% of what reaches one node or the leader,
 // by 5 to 50 ms.
-func (Reorder) Explore(rng *rand.Rand, _ int) plans.Fault {
-	return plans.Fault{Kind: "reorder", Target: drawRole(rng, "nodes", "leader"), Count: 1,
-		Spec: &ReorderParams{Probability: drawShare(rng, 0.5), Gap: plans.Duration{Duration: time.Duration(5+rng.IntN(46)) * time.Millisecond}}}
+func (Reorder) Explore(rng *rand.Rand, _ int) Entry[ReorderParams] {
+	return explored(drawRole(rng, "nodes", "leader"),
+		ReorderParams{Probability: drawShare(rng, 0.5), Gap: plans.Duration{Duration: time.Duration(5+rng.IntN(46)) * time.Millisecond}})
 }

@@ -23,7 +23,7 @@ import (
 type Schedule struct {
 	world  *World
 	h      *history.Appender
-	faults []plans.Fault
+	faults []*Fault
 	seed   int64
 	clock  clock.Clock
 
@@ -34,22 +34,18 @@ type Schedule struct {
 // activeFault is a fault in force. Its mutex orders its heal and the
 // reinstalls that restarts of nodes ask of it: none runs after the heal.
 type activeFault struct {
-	nemesis Nemesis
-	kind    string
-	fault   Injected
+	k     kind
+	kind  string
+	fault Injected
 
 	mu     sync.Mutex
 	healed bool
 }
 
-// NewSchedule prepares the faults of a plan. Every fault kind must be registered.
-func NewSchedule(env Env, h *history.Appender, faults []plans.Fault, seed int64) (*Schedule, error) {
-	for _, f := range faults {
-		if _, ok := Nemeses.Lookup(f.Kind); !ok {
-			return nil, fmt.Errorf("unknown fault kind %q", f.Kind)
-		}
-	}
-	return &Schedule{world: NewWorld(env), h: h, faults: faults, seed: seed, clock: clock.Real, active: map[int]*activeFault{}}, nil
+// NewSchedule prepares the faults of a plan on target (the plan's
+// cluster, targets.Target, whose capabilities the faults ask for).
+func NewSchedule(env Env, target any, h *history.Appender, faults []*Fault, seed int64) *Schedule {
+	return &Schedule{world: NewWorld(env, target), h: h, faults: faults, seed: seed, clock: clock.Real, active: map[int]*activeFault{}}
 }
 
 // WithClock makes the schedule keep c's time (a test's fake clock) rather
@@ -84,7 +80,6 @@ func (s *Schedule) Run(ctx context.Context) error {
 
 func (s *Schedule) runFault(ctx context.Context, i int) error {
 	f := s.faults[i]
-	n, _ := Nemeses.Lookup(f.Kind)
 	rng := plans.Rand(s.seed, plans.FaultStream(i))
 	next := s.clock.Now().Add(f.FirstAfter.Duration)
 	for done := 0; f.Times == 0 || done < f.Times; done++ {
@@ -94,7 +89,7 @@ func (s *Schedule) runFault(ctx context.Context, i int) error {
 		next = next.Add(f.Interval.Duration)
 		// Starting later than this would run the fault into the next one.
 		startCtx, cancel := s.clock.WithDeadline(ctx, next.Add(-f.Duration.Duration))
-		err := s.start(startCtx, i, n, f, rng)
+		err := s.start(startCtx, i, f, rng)
 		cancel()
 		if err != nil {
 			return errors.Join(err, s.healOne(i))
@@ -121,28 +116,27 @@ func (s *Schedule) healOne(i int) error {
 
 // start injects one fault and records it. The invocation is written
 // before the fault is known: it names the fault kind; the completion
-// names what was hit. A combined fault (a Drawer) runs, and is recorded
-// as, the fault it draws.
-func (s *Schedule) start(ctx context.Context, i int, n Nemesis, f plans.Fault, rng *rand.Rand) error {
-	if d, ok := n.(Drawer); ok {
-		f = d.Draw(f, rng, len(s.world.Candidates(ctx, "nodes")))
-		n, _ = Nemeses.Lookup(f.Kind)
+// names what was hit. A combined fault runs, and is recorded as, the
+// fault it draws.
+func (s *Schedule) start(ctx context.Context, i int, f *Fault, rng *rand.Rand) error {
+	if g, ok := f.k.draw(f, rng, len(s.world.Candidates(ctx, "nodes"))); ok {
+		f = g
 	}
 	op := f.Kind + "-start"
 	if _, err := s.h.Invoke(op, nil); err != nil {
 		return err
 	}
 	restarts := s.world.restarts.Load()
-	in, err := n.Start(ctx, s.world, f, rng)
+	in, err := f.k.start(ctx, s.world, f, rng)
 	if len(in.Targets) > 0 || in.State != nil {
-		a := &activeFault{nemesis: n, kind: f.Kind, fault: in}
+		a := &activeFault{k: f.k, kind: f.Kind, fault: in}
 		s.mu.Lock()
 		s.active[i] = a
 		s.mu.Unlock()
 		// A node restarted while this fault was being installed (into
 		// its old namespace, or at its old address), and the restart's
 		// reinstall may have missed it: it puts itself back.
-		if _, ok := n.(Reinstaller); ok && s.world.restarts.Load() != restarts {
+		if _, ok := f.k.reinstaller(); ok && s.world.restarts.Load() != restarts {
 			err = errors.Join(err, s.reinstallOne(ctx, a))
 		}
 	}
@@ -163,13 +157,13 @@ func (s *Schedule) stop(ctx context.Context, i int) error {
 	}
 	a.mu.Lock()
 	a.healed = true
-	err := a.nemesis.Stop(ctx, s.world, a.fault)
+	err := a.k.stop(ctx, s.world, a.fault)
 	a.mu.Unlock()
 	if err := s.complete(op, a.fault.Targets, err); err != nil {
 		return err
 	}
 	// A restarted node lost the faults still in force on it.
-	if _, restarted := a.nemesis.(NodeRestarter); restarted {
+	if a.k.traits().RestartsNodes {
 		return s.reinstall(ctx)
 	}
 	return nil
@@ -181,7 +175,7 @@ func (s *Schedule) reinstall(ctx context.Context) error {
 	s.mu.Lock()
 	var rs []*activeFault
 	for _, a := range s.active {
-		if _, ok := a.nemesis.(Reinstaller); ok {
+		if _, ok := a.k.reinstaller(); ok {
 			rs = append(rs, a)
 		}
 	}
@@ -200,7 +194,8 @@ func (s *Schedule) reinstallOne(ctx context.Context, a *activeFault) error {
 	if a.healed {
 		return nil
 	}
-	return a.nemesis.(Reinstaller).Reinstall(context.WithoutCancel(ctx), s.world, a.fault)
+	ri, _ := a.k.reinstaller()
+	return ri.Reinstall(context.WithoutCancel(ctx), s.world, a.fault)
 }
 
 // complete writes a nemesis completion. It is always info, as in Jepsen:
@@ -217,6 +212,10 @@ func (s *Schedule) complete(op string, targets []string, err error) error {
 	}
 	return nil
 }
+
+// Finish, once the faults have healed, has each kind among them that
+// checks something then (Finisher) check it, and record it.
+func (s *Schedule) Finish(ctx context.Context) error { return finish(ctx, s.world, s.h, s.faults) }
 
 // Heal ends every active fault. It is idempotent.
 func (s *Schedule) Heal(ctx context.Context) error {

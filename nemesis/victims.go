@@ -18,7 +18,7 @@ import (
 // fault records what it found. A role can be empty for a moment (between
 // two lock holders, during an election), so it waits for one until ctx
 // ends, and returns none if it never fills.
-func pickVictims(ctx context.Context, w *World, f plans.Fault, rng *rand.Rand) []Process {
+func pickVictims(ctx context.Context, w *World, f plans.Schedule, rng *rand.Rand) []Process {
 	role, count := f.Target, max(f.Count, 1)
 	if role == "all" {
 		role, count = "nodes", len(w.Candidates(ctx, "nodes"))
@@ -53,10 +53,9 @@ func names(ps []Process) []string {
 }
 
 // checkRole refuses a fault whose target is not one of roles.
-func checkRole(p *plans.Plan, i int, roles ...string) error {
-	f := p.Nemesis[i]
-	if !slices.Contains(roles, f.Target) {
-		return p.Errorf(plans.FaultField(i, "target"), "%q: a %s fault targets one of %s", f.Target, f.Kind, strings.Join(roles, ", "))
+func checkRole[P any](e *Entry[P], roles ...string) error {
+	if !slices.Contains(roles, e.Target) {
+		return plans.Fieldf("target", "%q: a %s fault targets one of %s", e.Target, e.Kind, strings.Join(roles, ", "))
 	}
 	return nil
 }
@@ -64,7 +63,7 @@ func checkRole(p *plans.Plan, i int, roles ...string) error {
 // pinProcesses is Pin for the faults whose targets each begin with the
 // name of a process hit ("n3", "c2 (paused already)", "n2 +20s (all)"):
 // the same fault on those processes, nodes or clients.
-func pinProcesses(f plans.Fault, targets []string) (plans.Fault, error) {
+func pinProcesses[P any](f Entry[P], targets []string) (Entry[P], error) {
 	if len(targets) == 0 {
 		return f, ErrNobodyHit
 	}

@@ -3,10 +3,13 @@ package nemesis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 )
 
@@ -36,6 +39,9 @@ import (
 //     not down (a paused leader may still lead; a killed one does not).
 type World struct {
 	Env
+	// Target is the plan's cluster (a targets.Target), which faults ask
+	// for what they need of it (Leaderer, Administered, ...).
+	Target any
 
 	mu     sync.Mutex
 	lastID int
@@ -47,9 +53,62 @@ type World struct {
 	restarts atomic.Int64
 }
 
-// NewWorld is a world with no fault in force.
-func NewWorld(env Env) *World {
-	return &World{Env: env, procs: map[string]*holds{}, clocks: clockBook{procs: map[int]*sharedPatch{}}}
+// NewWorld is a world of env and target with no fault in force.
+func NewWorld(env Env, target any) *World {
+	return &World{Env: env, Target: target, procs: map[string]*holds{}, clocks: clockBook{procs: map[int]*sharedPatch{}}}
+}
+
+// Leaderer is a target that can tell which node leads right now, for
+// faults that target the leader.
+type Leaderer interface {
+	Leader(ctx context.Context, nodes []cluster.Node) (cluster.Node, error)
+}
+
+// leaderLimit bounds the question of who leads: a paused node must not
+// hold up a fault for long.
+const leaderLimit = 2 * time.Second
+
+// Candidates lists the processes that fill a role at this moment: the
+// Env's, and the leader, which the target names (none if it cannot).
+func (w *World) Candidates(ctx context.Context, role string) []Process {
+	if role != "leader" {
+		return w.Env.Candidates(ctx, role)
+	}
+	l, ok := w.Target.(Leaderer)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, leaderLimit)
+	defer cancel()
+	n, err := l.Leader(ctx, w.Nodes(false))
+	if err != nil {
+		return nil
+	}
+	return []Process{NodeProcess(n)}
+}
+
+// servers are the data servers (nodes of kind ""), where they are now;
+// up leaves out those killed and not restarted since.
+func (w *World) servers(up bool) []cluster.Node {
+	return slices.DeleteFunc(w.Nodes(up), func(n cluster.Node) bool { return n.Kind != "" })
+}
+
+// run is the run whose containers the processes are, if the Env has one.
+func (w *World) run() *containers.Run {
+	if r, ok := w.Env.(RunEnv); ok {
+		return r.Run()
+	}
+	return nil
+}
+
+// server is the data server that process p is, where it is now.
+func (w *World) server(p Process) (cluster.Node, error) {
+	for _, n := range w.servers(false) {
+		if n.Container.ID == p.Container.ID {
+			return n, nil
+		}
+	}
+	return cluster.Node{}, fmt.Errorf("%s is not a data server", p.Name)
 }
 
 // holds is what the faults in force hold on one process. Its mutex is held

@@ -2,7 +2,6 @@ package plans
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -10,11 +9,10 @@ import (
 // Expectations are the values of a plan's expect field ("" for none).
 var Expectations = []string{"", "valid", "invalid", "varies"}
 
-// check fills defaults and refuses what cannot run on any target. The
-// workload and the faults are checked by the runner (CheckWorkload,
-// CheckFault) once their plug-ins have decoded their own fields: a
-// misspelt shared field is then refused as unknown, rather than reported
-// missing.
+// check refuses what cannot run on any target. The sections' fields are
+// checked when the plan is bound to its plug-ins (package bind), once
+// each plug-in has decoded its own: a misspelt shared field is then
+// refused as unknown, rather than reported missing.
 func (p *Plan) check() error {
 	if err := p.checkComparison(); err != nil {
 		return err
@@ -45,74 +43,15 @@ func (p *Plan) check() error {
 	}
 	for i, f := range p.Nemesis {
 		if f.Kind == "" {
-			return p.Errorf(FaultField(i, "kind"), "missing")
+			return p.Errorf(FaultPath(i)+".kind", "missing")
 		}
-	}
-	return nil
-}
-
-// CheckWorkload checks the fields every workload shares and fills their
-// defaults.
-func (p *Plan) CheckWorkload() error {
-	w := &p.Workload
-	if w.Clients == 0 {
-		w.Clients = 3
-	}
-	if w.Clients < 1 {
-		return p.Errorf("workload.clients", "%d: expected at least 1", w.Clients)
-	}
-	return nil
-}
-
-// CheckFault checks the fields every fault shares, of the plan's i-th
-// fault, and fills their defaults.
-func (p *Plan) CheckFault(i int) error {
-	f := &p.Nemesis[i]
-	at := func(field string) string { return FaultField(i, field) }
-	if f.Count == 0 {
-		f.Count = 1
-	}
-	if f.Count < 1 {
-		return p.Errorf(at("count"), "%d: expected at least 1", f.Count)
-	}
-	if f.Target == "clients" && f.Count > p.Workload.Clients {
-		return p.Errorf(at("count"), "%d: the workload has only %d clients", f.Count, p.Workload.Clients)
-	}
-	if f.Duration.Duration <= 0 {
-		return p.Errorf(at("duration"), "missing or not positive; expected a duration such as 5s")
-	}
-	if f.Times < 0 {
-		return p.Errorf(at("times"), "%d: expected 0 (until the run ends) or more", f.Times)
-	}
-	if f.Interval.Duration == 0 {
-		f.Interval = f.Duration
-	}
-	if f.Interval.Duration < f.Duration.Duration {
-		return p.Errorf(at("interval"), "%s: shorter than the fault's duration (%s); faults of one kind do not overlap", f.Interval, f.Duration)
-	}
-	if f.FirstAfter.Duration < 0 || f.FirstAfter.Duration > p.TimeLimit.Duration-f.Duration.Duration {
-		return p.Errorf(at("first_after"), "%s: the first fault (lasting %s) must end within the time limit (%s)", f.FirstAfter, f.Duration, p.TimeLimit)
 	}
 	return nil
 }
 
 // WithTimeLimit overrides the plan's time limit (from the command line).
-// Faults that would no longer fit are refused.
+// Faults that would no longer fit are refused when the plan is bound.
 func (p *Plan) WithTimeLimit(d time.Duration) error {
 	p.TimeLimit.Duration = d
-	if err := p.check(); err != nil {
-		return err
-	}
-	for i := range p.Nemesis {
-		if err := p.CheckFault(i); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.check()
 }
-
-// FaultPath is the path of the plan's i-th fault, for Errorf.
-func FaultPath(i int) string { return "nemesis[" + strconv.Itoa(i) + "]" }
-
-// FaultField is the path of a field of the plan's i-th fault, for Errorf.
-func FaultField(i int, field string) string { return FaultPath(i) + "." + field }

@@ -49,7 +49,10 @@ func checkFields(file string, n *yaml.Node, t reflect.Type, path string, lines m
 			key, val := n.Content[i], n.Content[i+1]
 			ft, ok := fields[key.Value]
 			if !ok && hasParams(t) {
-				// The plug-in's own field: DecodeParams checks it.
+				// The plug-in's own field: DecodeParams checks it, once
+				// bound; its lines are recorded now, so that binding the
+				// plan records nothing in it.
+				recordLines(val, joinPath(path, key.Value), lines)
 				lines[joinPath(path, key.Value)] = key.Line
 				continue
 			}
@@ -67,6 +70,24 @@ func checkFields(file string, n *yaml.Node, t reflect.Type, path string, lines m
 		}
 	}
 	return nil
+}
+
+// recordLines records the line of n and of everything under it, by path,
+// as checkFields would for a Go type of the same shape.
+func recordLines(n *yaml.Node, path string, lines map[string]int) {
+	lines[path] = n.Line
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := joinPath(path, n.Content[i].Value)
+			recordLines(n.Content[i+1], key, lines)
+			lines[key] = n.Content[i].Line
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			recordLines(item, fmt.Sprintf("%s[%d]", path, i), lines)
+		}
+	}
 }
 
 // hasParams says whether t holds the fields of a plug-in (Params, inline).

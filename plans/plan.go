@@ -45,7 +45,7 @@ type Plan struct {
 
 // Target is the cluster under test: the fields every target has, and
 // Params, the fields of the target named by Kind, which it decodes into
-// its own type (DecodeParams).
+// its own type (DecodeParams). Nodes 0 is the target's default size.
 type Target struct {
 	Kind  string `yaml:"kind"`
 	Nodes int    `yaml:"nodes"`
@@ -57,49 +57,27 @@ type Target struct {
 	// Config is server settings (etcd flags, zoo.cfg lines, redis.conf
 	// directives) by name, which the target checks.
 	Config map[string]string `yaml:"config,omitempty"`
-	Params Params            `yaml:",inline" json:"-"`
-	// Spec is the target's own parameters, decoded and with its defaults,
-	// once the runner has validated the plan.
-	Spec any `yaml:"-" json:"-"`
+	Params Params            `yaml:",inline"`
 }
 
 // Workload is what the clients do: the fields every workload has, and
 // Params, the fields of the workload named by Kind, which that workload
 // decodes into its own type (DecodeParams).
 type Workload struct {
-	Kind    string `yaml:"kind"`
+	Kind string `yaml:"kind"`
+	// Clients is how many client processes run the workload (default
+	// DefaultClients).
 	Clients int    `yaml:"clients"`
-	Params  Params `yaml:",inline" json:"-"`
-	// Spec is the workload's own parameters, decoded and with its
-	// defaults, once the runner has validated the plan.
-	Spec any `yaml:"-" json:"-"`
+	Params  Params `yaml:",inline"`
 }
 
-// Fault is one kind of fault, injected on a schedule: first after
-// FirstAfter, then every Interval, each lasting Duration. Params are the
+// Fault is one kind of fault, injected on its Schedule. Params are the
 // fields of the kind of fault alone (a partition's shape, a clock's
 // offset), which it decodes into its own type.
 type Fault struct {
-	Kind string `yaml:"kind"`
-	// Target is the role whose processes are picked: nodes, leader,
-	// clients or holder (a client holding the lock); each kind of fault
-	// says which it accepts.
-	Target string `yaml:"target"`
-	Count  int    `yaml:"count"`
-	// Nodes, if given, are the only nodes (by name: n1, n2, ...) a fault
-	// on nodes may pick its victims from; a fault on the leader waits
-	// until the leader is one of them.
-	Nodes      []string `yaml:"nodes"`
-	FirstAfter Duration `yaml:"first_after"`
-	Interval   Duration `yaml:"interval"`
-	Duration   Duration `yaml:"duration"`
-	// Times is how many times the fault is injected; 0, until the run
-	// ends. A replay injects each fault it recorded once (times 1).
-	Times  int    `yaml:"times,omitempty"`
-	Params Params `yaml:",inline"`
-	// Spec is the fault's own parameters, decoded and with its defaults,
-	// once the runner has validated the plan.
-	Spec any `yaml:"-"`
+	Kind     string `yaml:"kind"`
+	Schedule `yaml:",inline"`
+	Params   Params `yaml:",inline"`
 }
 
 // Duration is a time.Duration written as "3s" or "500ms" in plans.

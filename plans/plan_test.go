@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,53 +65,94 @@ func edit(t *testing.T, pairs ...string) string {
 	return strings.Join(out, "\n") + "\n"
 }
 
-// parse is Parse that fails the test, rather than hanging it, if Parse
-// never returns.
+// inTime is f(), failing the test, rather than hanging it, if f never
+// returns; what names the call.
+func inTime[T any](t testing.TB, what string, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(2 * time.Second):
+		t.Fatalf("%s has not returned after 2s: it hangs", what)
+		var zero T
+		return zero
+	}
+}
+
+// parsed is what Parse returns.
+type parsed struct {
+	p   *Plan
+	err error
+}
+
+// parseOnly is Parse, failing the test if it never returns.
+func parseOnly(t testing.TB, file string, data []byte) (*Plan, error) {
+	t.Helper()
+	r := inTime(t, fmt.Sprintf("Parse(%q)", data), func() parsed {
+		p, err := Parse(file, data)
+		return parsed{p, err}
+	})
+	return r.p, r.err
+}
+
 // parse is Parse and the checks of the fields that workloads and faults
-// share, which the runner makes after their plug-ins' own.
+// share (resolve), which bind.Bind makes after their plug-ins' own; a
+// plan refused by either comes back nil.
 func parse(t testing.TB, file string, data []byte) (*Plan, error) {
 	t.Helper()
-	type result struct {
-		p   *Plan
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		p, err := Parse(file, data)
-		if err == nil {
-			err = p.CheckWorkload()
-			for i := range p.Nemesis {
-				if err == nil {
-					err = p.CheckFault(i)
-				}
-			}
-			if err != nil {
-				p = nil
-			}
+	p, err := parseOnly(t, file, data)
+	if err == nil {
+		if _, err = resolve(p); err != nil {
+			p = nil
 		}
-		done <- result{p, err}
-	}()
-	select {
-	case r := <-done:
-		return r.p, r.err
-	case <-time.After(2 * time.Second):
-		t.Fatalf("Parse(%q) has not returned after 2s: it hangs", data)
-		return nil, nil
 	}
+	return p, err
+}
+
+// limits are what bind.Bind checks p's faults against (plans.Limits),
+// its clients checked as Bind checks them. What only the plug-ins know
+// has a stand-in here, where there are none: 5 nodes when the plan gives
+// no number (the largest default size of chaos's targets), and a
+// workload whose clients hold something (bind's tests check role holder
+// against the workload).
+func limits(p *Plan) (Limits, error) {
+	clients, err := p.Workload.ClientCount()
+	if err != nil {
+		return Limits{}, p.Place("workload", err)
+	}
+	nodes := p.Target.Nodes
+	if nodes == 0 {
+		nodes = 5
+	}
+	return Limits{TimeLimit: p.TimeLimit.Duration, Nodes: nodes, Clients: clients, Workload: p.Workload.Kind, Holders: true}, nil
+}
+
+// resolve checks the fields every workload and every fault of p shares,
+// as bind.Bind does (Workload.ClientCount, Schedule.Resolve), each error
+// at its line (Place), and returns the faults' schedules with their
+// defaults.
+func resolve(p *Plan) ([]Schedule, error) {
+	l, err := limits(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []Schedule
+	for i, f := range p.Nemesis {
+		s, err := f.Schedule.Resolve(l)
+		if err != nil {
+			return nil, p.Place(FaultPath(i), err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // line is p.Line(path), failing the test if it never returns.
 func line(t testing.TB, p *Plan, path string) int {
 	t.Helper()
-	done := make(chan int, 1)
-	go func() { done <- p.Line(path) }()
-	select {
-	case l := <-done:
-		return l
-	case <-time.After(2 * time.Second):
-		t.Fatalf("Line(%q) has not returned after 2s: it hangs", path)
-		return 0
-	}
+	return inTime(t, fmt.Sprintf("Line(%q)", path), func() int { return p.Line(path) })
 }
 
 // lineOf is the 1-based line of base holding exactly l.
@@ -458,18 +500,35 @@ nemesis:
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Lease, hold times and resource mode are the lock workload's fields:
-	// its CheckPlan fills them (runner.Validate; see runner/validate_test.go).
-	w, f := p.Workload, p.Nemesis[0]
+	// The shared fields' defaults are filled where they are checked
+	// (bind.Bind calls these), not in the plan as written. Lease, hold
+	// times and resource mode are the lock workload's fields: its Check
+	// fills them (bind.Bind; see bind/bind_test.go).
+	clients, err := p.Workload.ClientCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := limits(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := p.Nemesis[0].Schedule.Resolve(l)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		what      string
 		got, want any
 	}{
-		{"workload.clients", w.Clients, 3},
+		{"workload.clients", clients, 3},
 		{"nemesis[0].count", f.Count, 1},
 		{"nemesis[0].interval", f.Interval.Duration, 2 * time.Second},
 		{"nemesis[0].first_after", f.FirstAfter.Duration, time.Duration(0)},
-		{"target.nodes (filled by the runner, not here)", p.Target.Nodes, 0},
+		{"target.nodes (filled by bind, not here)", p.Target.Nodes, 0},
+		// The plan as written is left as it was written.
+		{"workload.clients as written", p.Workload.Clients, 0},
+		{"nemesis[0].count as written", p.Nemesis[0].Count, 0},
+		{"nemesis[0].interval as written", p.Nemesis[0].Interval.Duration, time.Duration(0)},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
@@ -477,23 +536,33 @@ nemesis:
 	}
 }
 
+// TestWithTimeLimit: WithTimeLimit re-checks the plan's own fields, and a
+// fault that no longer fits in the new limit is refused where faults are
+// checked (Schedule.Resolve, which bind.Bind calls before a run), at its
+// line. (cmd/chaos's TestRunRefusesBadPlan sees chaos run refuse it.)
 func TestWithTimeLimit(t *testing.T) {
 	p, err := parse(t, "base.yaml", []byte(base)) // first fault ends at 1s+1s
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = p.WithTimeLimit(1500 * time.Millisecond)
+	if err := p.WithTimeLimit(1500 * time.Millisecond); err != nil {
+		t.Fatalf("WithTimeLimit(1.5s) = %v, want nil: the plan's own fields are fine", err)
+	}
+	_, err = resolve(p)
 	var pe *Error
 	if !errors.As(err, &pe) {
-		t.Fatalf("WithTimeLimit(1.5s) = %v, want a *plans.Error", err)
+		t.Fatalf("the faults under a limit of 1.5s: %v, want a *plans.Error", err)
 	}
 	if want := lineOf(t, "    first_after: 1s"); pe.Line != want || !strings.Contains(pe.Msg, "nemesis[0].first_after") || !strings.Contains(pe.Msg, "1.5s") {
-		t.Errorf("WithTimeLimit(1.5s) = %v, want the first_after line %d and the new limit", err, want)
+		t.Errorf("the faults under a limit of 1.5s: %v, want the first_after line %d and the new limit", err, want)
 	}
 
 	for _, d := range []time.Duration{2 * time.Second, time.Minute} {
 		if err := p.WithTimeLimit(d); err != nil {
-			t.Errorf("WithTimeLimit(%s) = %v, want nil: the fault fits", d, err)
+			t.Errorf("WithTimeLimit(%s) = %v, want nil", d, err)
+		}
+		if _, err := resolve(p); err != nil {
+			t.Errorf("the faults under a limit of %s: %v, want nil: the fault fits", d, err)
 		}
 		if p.TimeLimit.Duration != d {
 			t.Errorf("time limit %s after WithTimeLimit(%s)", p.TimeLimit, d)
@@ -543,7 +612,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(""))
 	f.Add([]byte("a: &x [*x]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := parse(t, "fuzz.yaml", data)
+		p, err := parseOnly(t, "fuzz.yaml", data)
 		if err != nil {
 			var pe *Error
 			if !errors.As(err, &pe) {
@@ -561,6 +630,27 @@ func FuzzParse(f *testing.F) {
 		// WithTimeLimit, which re-checks).
 		if err := p.WithTimeLimit(p.TimeLimit.Duration); err != nil {
 			t.Fatalf("accepted plan fails its own check: %v", err)
+		}
+		// The shared fields' checks that bind.Bind makes next refuse
+		// with a *plans.Error too; the schedules they accept, defaults
+		// filled, they accept again as they are (a resolved plan, as a
+		// replay writes, means what its original meant).
+		ss, err := resolve(p)
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T %v of the shared fields is not a *plans.Error", err, err)
+			}
+			return
+		}
+		l, err := limits(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range ss {
+			if again, err := s.Resolve(l); err != nil || !reflect.DeepEqual(again, s) {
+				t.Fatalf("nemesis[%d] resolved to %+v, which resolves to %+v, %v", i, s, again, err)
+			}
 		}
 	})
 }

@@ -12,20 +12,25 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/plans"
 )
 
-// Plan is the plan of a replay of a run of p (validated, so that its
-// faults have their parameters) whose history is h. Each fault the run
+// Plan is the plan of a replay of a run of b whose history is h: the
+// plan as it ran (bind.Plan.Resolved), in which each fault the run
 // recorded of an entry whose kind can be pinned (nemesis.Pinner) becomes
 // an entry of its own, injected once (times 1), as long after the
 // schedule's start as it was, and pinned to what it hit. An entry of
 // another kind (a combined one, which draws its kinds) is kept as it was,
 // at its index, so that its seeded draws repeat. Notes say what was not
 // pinned.
-func Plan(p *plans.Plan, h []history.Op) (*plans.Plan, []string, error) {
+func Plan(b *bind.Plan, h []history.Op) (*plans.Plan, []string, error) {
+	p, err := b.Resolved()
+	if err != nil {
+		return nil, nil, err
+	}
 	windows := history.FaultWindows(h)
 	start := scheduleStart(p, windows)
 	q := *p
@@ -35,16 +40,14 @@ func Plan(p *plans.Plan, h []history.Op) (*plans.Plan, []string, error) {
 	var notes []string
 	used := map[int]bool{} // windows pinned already, by From
 	for i, f := range p.Nemesis {
-		n, _ := nemesis.Nemeses.Lookup(f.Kind)
-		pinner, ok := n.(nemesis.Pinner)
-		if !ok {
+		if !b.Faults[i].Pinnable() {
 			notes = append(notes, fmt.Sprintf("nemesis[%d] (%s) runs as planned: its faults cannot be pinned to their victims", i, f.Kind))
 			continue
 		}
 		var pinned []plans.Fault
 		late := max(scheduleSlack, f.Interval.Duration/2)
 		for _, w := range occurrences(f, windows, start, p.TimeLimit.Duration, late, used) {
-			g, err := pinner.Pin(f, w.Victims)
+			g, err := pin(b.Faults[i], w.Victims)
 			if errors.Is(err, nemesis.ErrNobodyHit) {
 				notes = append(notes, fmt.Sprintf("nemesis[%d] (%s) at %.3fs hit nobody: left out", i, f.Kind, w.Start.Seconds()))
 				continue
@@ -52,7 +55,7 @@ func Plan(p *plans.Plan, h []history.Op) (*plans.Plan, []string, error) {
 			if err != nil {
 				return nil, nil, fmt.Errorf("nemesis[%d] (%s) at %.3fs: %w", i, f.Kind, w.Start.Seconds(), err)
 			}
-			if g, ok = once(g, w.Start-start, p.TimeLimit.Duration); ok {
+			if g, ok := once(g, w.Start-start, p.TimeLimit.Duration); ok {
 				pinned = append(pinned, g)
 			}
 		}
@@ -64,6 +67,15 @@ func Plan(p *plans.Plan, h []history.Op) (*plans.Plan, []string, error) {
 	}
 	q.Nemesis = append(q.Nemesis, extra...)
 	return &q, notes, nil
+}
+
+// pin is fault f pinned to victims, as a plan's fault.
+func pin(f *nemesis.Fault, victims []string) (plans.Fault, error) {
+	g, err := f.Pin(victims)
+	if err != nil {
+		return plans.Fault{}, err
+	}
+	return g.Plan()
 }
 
 // once is pinned fault g injected once, at offset from the schedule's

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/replay"
 	"github.com/chaos-testing/chaos/runfolder"
-	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/runner/runtest"
 
 	_ "github.com/chaos-testing/chaos/plugins"
 )
@@ -34,17 +35,29 @@ nemesis:
   - {kind: combined, first_after: 8s, interval: 20s, duration: 2s}
 `
 
-// load parses and validates a plan, as a run does.
-func load(t *testing.T, text string) *plans.Plan {
+// load parses and binds a plan, as a run does.
+func load(t *testing.T, text string) *bind.Plan {
 	t.Helper()
 	p, err := plans.Parse("p.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := runner.Validate(p); err != nil {
+	b, err := bind.Bind(p)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return b
+}
+
+// faultParams are the own fields of fault i of p, decoded as its kind
+// decodes them (into P).
+func faultParams[P any](t *testing.T, p *plans.Plan, i int) P {
+	t.Helper()
+	var ps P
+	if err := p.DecodeParams(plans.FaultPath(i), p.Nemesis[i].Params, p.Nemesis[i], &ps); err != nil {
+		t.Fatal(err)
+	}
+	return ps
 }
 
 // fault appends one recorded fault: its start at from (seconds), hitting
@@ -109,7 +122,7 @@ func TestPlanPinsEachFault(t *testing.T) {
 			t.Errorf("entry %d (%s): times %d", i, f.Kind, f.Times)
 		}
 	}
-	if g := q.Nemesis[4].Spec.(*nemesis.PartitionParams).Grudge; !slices.Equal(g["n2"], []string{"n3"}) || len(g) != 2 {
+	if g := faultParams[nemesis.PartitionParams](t, q, 4).Grudge; !slices.Equal(g["n2"], []string{"n3"}) || len(g) != 2 {
 		t.Errorf("second partition pinned as %v; want n2 and n3 cut from each other", g)
 	}
 	if len(notes) != 2 {
@@ -121,7 +134,7 @@ func TestPlanPinsEachFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	back := load(t, string(b))
-	for i, f := range back.Nemesis {
+	for i, f := range back.Faults {
 		if f.Kind != q.Nemesis[i].Kind || f.FirstAfter != q.Nemesis[i].FirstAfter || !slices.Equal(f.Nodes, q.Nemesis[i].Nodes) || f.Times != q.Nemesis[i].Times {
 			t.Errorf("entry %d read back as %+v; written %+v", i, f, q.Nemesis[i])
 		}
@@ -156,8 +169,8 @@ func TestSame(t *testing.T) {
 // the run's did.
 func TestReplayInjectsWhatTheRunRecorded(t *testing.T) {
 	testenv.Docker(t)
-	p := testenv.Plan(t, filepath.Join("..", "plans", "redlock-pause.yaml"), 25*time.Second)
-	rep, dir := testenv.RunPlan(t, p)
+	p := runtest.Plan(t, filepath.Join("..", "plans", "redlock-pause.yaml"), 25*time.Second)
+	rep, dir := runtest.Run(t, p)
 	h, _, err := runfolder.Folder(dir).ReadHistory()
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +179,7 @@ func TestReplayInjectsWhatTheRunRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, rdir := testenv.RunPlan(t, q)
+	again, rdir := runtest.Run(t, q)
 	rh, _, err := runfolder.Folder(rdir).ReadHistory()
 	if err != nil {
 		t.Fatal(err)

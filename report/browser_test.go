@@ -14,6 +14,7 @@ import (
 
 	"github.com/chaos-testing/chaos/compare"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/runner/runtest"
 	_ "github.com/chaos-testing/chaos/targets/redis"
 	_ "github.com/chaos-testing/chaos/workloads/lock"
 )
@@ -43,7 +44,7 @@ func TestReportInChromium(t *testing.T) {
 		t.Fatal("a page loading an image over the network made no request the proxy saw")
 	}
 
-	_, dir := testenv.RunPlan(t, testenv.Plan(t, filepath.Join("..", "plans", "redlock-pause.yaml"), 15*time.Second))
+	_, dir := runtest.Run(t, runtest.Plan(t, filepath.Join("..", "plans", "redlock-pause.yaml"), 15*time.Second))
 	out, err := filepath.Abs(filepath.Join("..", "results", "test-screenshots"))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/runner/runtest"
 )
 
 // control is a plan that must stay clean, and what clean means for it.
@@ -83,7 +84,7 @@ func TestNegativeControlTable(t *testing.T) {
 			p := loadPlan(t, c.plan, limit, int64(seed))
 			// The runs stay in results/controls: a finding must be
 			// investigated to its operations after the test has ended.
-			o := testenv.Options(t, p)
+			o := runtest.Options(t, p)
 			o.Results = filepath.Join("..", "results", "controls")
 			rep, dir, err := runner.Run(context.Background(), o)
 			if err != nil {

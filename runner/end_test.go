@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runfolder"
 )
@@ -15,8 +16,16 @@ import (
 // cleanly: without it, or with an error in it, the run is incomplete.
 func TestRecordEnd(t *testing.T) {
 	dir := t.TempDir()
-	p := &plans.Plan{Name: "end-test", Seed: 4}
-	if err := writeRunInfo(dir, "r1", p, "", time.Now()); err != nil {
+	// run.json is written for a bound plan; which plan matters not.
+	p, err := plans.Parse("end-test.yaml", []byte("name: end-test\nseed: 4\ntime_limit: 10s\ntarget: {kind: etcd}\nworkload: {kind: etcd-register}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bind.Bind(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeRunInfo(dir, "r1", b, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	incomplete := func() string {

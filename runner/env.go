@@ -4,27 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/lazyfs"
 	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/nfqueue"
-	"github.com/chaos-testing/chaos/targets"
 )
 
-// faultEnv is what the nemesis may act on in a run: its nodes and clients.
+// faultEnv is what the nemesis may act on in a run: its nodes and
+// clients, as the run's containers. What a fault needs of the target
+// itself it asks the target for (nemesis.World.Target).
 type faultEnv struct {
-	run    *containers.Run
-	target targets.Target
-	live   *live
-	disks  *disks.Set // nil unless the plan has a disk fault
+	run   *containers.Run
+	live  *live
+	disks *disks.Set // nil unless the plan has a disk fault
 
 	mu      sync.Mutex
-	nodes   []targets.Node
+	nodes   []cluster.Node
 	clients []nemesis.Process // index = history process number
 	// killed are the nodes killed and not restarted since, by container
 	// ID: their addresses may already belong to another node restarted
@@ -32,14 +33,14 @@ type faultEnv struct {
 	killed map[string]bool
 }
 
-func (e *faultEnv) Candidates(ctx context.Context, role string) []nemesis.Process {
+func (e *faultEnv) Candidates(_ context.Context, role string) []nemesis.Process {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var ps []nemesis.Process
 	switch role {
 	case "nodes":
 		for _, n := range e.nodes {
-			ps = append(ps, node(n))
+			ps = append(ps, nemesis.NodeProcess(n))
 		}
 	case "clients":
 		ps = append(ps, e.clients...)
@@ -49,34 +50,31 @@ func (e *faultEnv) Candidates(ctx context.Context, role string) []nemesis.Proces
 				ps = append(ps, e.clients[p%len(e.clients)])
 			}
 		}
-	case "leader":
-		if l, ok := e.target.(targets.Leaderer); ok {
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			defer cancel()
-			if n, err := l.Leader(ctx, e.nodes); err == nil {
-				ps = append(ps, node(n))
-			}
-		}
 	}
 	return ps
 }
 
-// servers lists the data servers (nodes of kind ""), where they are now.
-func (e *faultEnv) servers() []targets.Node { return e.dataServers(false) }
-
-// dataServers lists the data servers; up leaves out those killed and not
-// restarted since, whose addresses are stale.
-func (e *faultEnv) dataServers(up bool) []targets.Node {
+// Nodes lists the nodes, where they are now; up leaves out those killed
+// and not restarted since, whose addresses are stale.
+func (e *faultEnv) Nodes(up bool) []cluster.Node {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var ns []targets.Node
+	var ns []cluster.Node
 	for _, n := range e.nodes {
-		if n.Kind == "" && !(up && e.killed[n.Container.ID]) {
+		if !(up && e.killed[n.Container.ID]) {
 			ns = append(ns, n)
 		}
 	}
 	return ns
 }
+
+// servers lists the data servers (nodes of kind ""); up as Nodes.
+func (e *faultEnv) servers(up bool) []cluster.Node {
+	return slices.DeleteFunc(e.Nodes(up), func(n cluster.Node) bool { return n.Kind != "" })
+}
+
+// Run is the run whose containers the nodes are (nemesis.RunEnv).
+func (e *faultEnv) Run() *containers.Run { return e.run }
 
 // Signal sends sig to the process. A process that is not running (a kill
 // fault took it while a pause was on) has nothing to stop or resume.
@@ -105,72 +103,6 @@ func (e *faultEnv) NetExec(ctx context.Context, p nemesis.Process, argv ...strin
 		return nil
 	}
 	return err
-}
-
-// Act runs a maintenance action of the target on node p.
-func (e *faultEnv) Act(ctx context.Context, p nemesis.Process, action string) (string, error) {
-	a, ok := e.target.(targets.Administered)
-	if !ok {
-		return "", fmt.Errorf("the target has no maintenance actions")
-	}
-	for _, n := range e.servers() {
-		if n.Container.ID == p.Container.ID {
-			return a.Act(ctx, n, action)
-		}
-	}
-	return "", fmt.Errorf("%s is not a data server", p.Name)
-}
-
-// RemoveMember takes node p out of its cluster (targets.Membered).
-func (e *faultEnv) RemoveMember(ctx context.Context, p nemesis.Process) (string, error) {
-	m, n, err := e.membered(p)
-	if err != nil {
-		return "", err
-	}
-	return m.RemoveMember(ctx, e.dataServers(true), n)
-}
-
-// AddMember readies node p to come back to its cluster as a new member.
-func (e *faultEnv) AddMember(ctx context.Context, p nemesis.Process) (string, error) {
-	m, n, err := e.membered(p)
-	if err != nil {
-		return "", err
-	}
-	return m.AddMember(ctx, e.run, e.dataServers(true), n)
-}
-
-// Joined waits until node p, restarted after AddMember, has joined. A node
-// that exits before it has joined (containers.ErrNotRunning) is started
-// again, until ctx ends: an etcd member that asked a peer which had not
-// yet applied its MemberAdd learns a membership without itself and stops.
-func (e *faultEnv) Joined(ctx context.Context, p nemesis.Process) error {
-	for {
-		m, n, err := e.membered(p)
-		if err != nil {
-			return err
-		}
-		err = m.Joined(ctx, e.run, e.dataServers(true), n)
-		if !errors.Is(err, containers.ErrNotRunning) || ctx.Err() != nil {
-			return err
-		}
-		if err := e.Restart(ctx, p); err != nil {
-			return err
-		}
-	}
-}
-
-// membered is the target as a targets.Membered, and p as its node.
-func (e *faultEnv) membered(p nemesis.Process) (targets.Membered, targets.Node, error) {
-	m, ok := e.target.(targets.Membered)
-	if !ok {
-		return nil, targets.Node{}, fmt.Errorf("the target cannot change its members")
-	}
-	for _, n := range e.servers() {
-		if n.Container.ID == p.Container.ID {
-			return m, n, nil
-		}
-	}
-	return nil, targets.Node{}, fmt.Errorf("%s is not a data server", p.Name)
 }
 
 // HostPID is the host's process id of the process's main program.
@@ -238,31 +170,14 @@ func (e *faultEnv) DropUnsynced(p nemesis.Process) (lazyfs.Dropped, error) {
 	return e.disks.Drop(p.Name)
 }
 
-// DataFiles lists the node's files of a class, through its disk.
-func (e *faultEnv) DataFiles(p nemesis.Process, class string) (string, []string, error) {
-	d, ok := e.target.(targets.Disked)
-	if e.disks == nil || !e.disks.Has(p.Name) || !ok {
-		return "", nil, nemesis.ErrNoDisk
+// DataDir is the node's data directory on the host, through its disk.
+func (e *faultEnv) DataDir(p nemesis.Process) (string, error) {
+	if e.disks == nil || !e.disks.Has(p.Name) {
+		return "", nemesis.ErrNoDisk
 	}
-	dir := e.disks.Dir(p.Name)
-	var files []string
-	for _, pattern := range d.FileClasses()[class] {
-		m, err := filepath.Glob(filepath.Join(dir, pattern))
-		if err != nil {
-			return "", nil, fmt.Errorf("files of class %s: %w", class, err)
-		}
-		for _, path := range m {
-			rel, _ := filepath.Rel(dir, path)
-			files = append(files, rel)
-		}
-	}
-	return dir, files, nil
+	return e.disks.Dir(p.Name), nil
 }
 
 func process(c containers.Container) nemesis.Process {
 	return nemesis.Process{Name: c.Name, Container: c}
-}
-
-func node(n targets.Node) nemesis.Process {
-	return nemesis.Process{Name: n.Container.Name, Container: n.Container, Kind: n.Kind}
 }

@@ -9,8 +9,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/runner"
 )
 
 // TestNightlyWorkflow parses the nightly and weekly workflows and checks
@@ -71,7 +71,7 @@ func checkWorkflow(t *testing.T, file string) {
 				t.Errorf("job %s: plan %q: %v", name, m.Plan, err)
 				continue
 			}
-			if err := runner.Validate(p); err != nil {
+			if _, err := bind.Bind(p); err != nil {
 				t.Errorf("job %s: plan %q: %v", name, m.Plan, err)
 			}
 			want, promised := map[string]int{"valid": 0, "invalid": 1}[p.Expect]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
@@ -23,8 +24,8 @@ const (
 // network faults, and records each answer in the history as process
 // history.Observer. The questions go one at a time, so the observer has
 // one operation in flight, as every process of a history.
-func observe(env *faultEnv, histPath string, clock history.Clock) (stop func(), err error) {
-	rr, ok := env.target.(targets.RoleReporter)
+func observe(env *faultEnv, target targets.Target, histPath string, clock history.Clock) (stop func(), err error) {
+	rr, ok := target.(targets.RoleReporter)
 	if !ok {
 		return func() {}, nil
 	}
@@ -41,7 +42,7 @@ func observe(env *faultEnv, histPath string, clock history.Clock) (stop func(), 
 		for {
 			// Not a node killed and not back: a node restarted
 			// meanwhile may have its old address.
-			for _, n := range env.dataServers(true) {
+			for _, n := range env.servers(true) {
 				if poll(rr, n, h) != nil {
 					return // the history is gone: nothing more to record
 				}
@@ -61,7 +62,7 @@ func observe(env *faultEnv, histPath string, clock history.Clock) (stop func(), 
 
 // poll asks one server and records the question and its answer; one not
 // answered in time is unknown (info): nothing was learnt.
-func poll(rr targets.RoleReporter, n targets.Node, h *history.Appender) error {
+func poll(rr targets.RoleReporter, n cluster.Node, h *history.Appender) error {
 	q := history.RoleValue{Node: n.Container.Name}
 	_, err := workloads.Record(context.Background(), h, workloads.Op[history.RoleValue]{F: history.FRole, Value: q, Timeout: pollTimeout,
 		Call: func(ctx context.Context) (history.RoleValue, error) {

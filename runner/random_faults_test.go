@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/runner/runtest"
 )
 
 // TestRandomOverlappingFaults runs random plans of up to six overlapping
@@ -76,14 +78,11 @@ func runRandomPlan(t *testing.T, backend string, seed int64, limit time.Duration
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := plans.Parse(file, []byte(text))
-	if err == nil {
-		err = runner.Validate(p)
-	}
+	p, resolved, err := parseRandom(file, text)
 	if err != nil {
 		t.Fatalf("seed %d drew a plan chaos refuses: %v\n%s", seed, err, text)
 	}
-	o := testenv.Options(t, p)
+	o := runtest.Options(t, p)
 	o.Results = filepath.Join(results, "runs")
 	// Generous: a loaded machine starts clusters slowly. A run that takes
 	// longer is interrupted, which counts as a harness error.
@@ -95,10 +94,26 @@ func runRandomPlan(t *testing.T, backend string, seed int64, limit time.Duration
 		t.Errorf("seed %d: the run did not finish cleanly: %v\nplan %s (rerun: chaos run %s), results in %s:\n%s", seed, err, file, file, dir, text)
 		return "harness error", false
 	}
-	t.Logf("seed %d: %s, %s in %s (%s)", seed, rep.Verdict, p.Workload.Kind, time.Since(began).Round(time.Second), faultSummary(p))
+	t.Logf("seed %d: %s, %s in %s (%s)", seed, rep.Verdict, p.Workload.Kind, time.Since(began).Round(time.Second), faultSummary(resolved))
 	return string(rep.Verdict), true
 }
 
+// parseRandom parses text, a plan drawn, and binds it as chaos run does;
+// it returns the plan, and the plan as it runs (its faults' fields with
+// their defaults), or why chaos refuses it.
+func parseRandom(file, text string) (p, resolved *plans.Plan, err error) {
+	if p, err = plans.Parse(file, []byte(text)); err != nil {
+		return nil, nil, err
+	}
+	b, err := bind.Bind(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	resolved, err = b.Resolved()
+	return p, resolved, err
+}
+
+// faultSummary names the faults of p, a plan as it runs (parseRandom).
 func faultSummary(p *plans.Plan) string {
 	var fs []string
 	for _, f := range p.Nemesis {
@@ -107,10 +122,11 @@ func faultSummary(p *plans.Plan) string {
 	return strings.Join(fs, ", ")
 }
 
-// kindOf is a fault's kind and its target, or its shape for a partition.
+// kindOf is a fault's kind and its target, or its shape for a partition,
+// of a fault as it runs (parseRandom), whose fields all are written out.
 func kindOf(f plans.Fault) string {
-	if ps, ok := f.Spec.(*nemesis.PartitionParams); ok {
-		return f.Kind + " " + ps.Shape
+	if f.Kind == "partition" {
+		return f.Kind + " " + f.Params["shape"].Value
 	}
 	return f.Kind + " " + f.Target
 }
@@ -238,14 +254,11 @@ func TestRandomPlansAreValid(t *testing.T) {
 	for _, backend := range []string{"etcd", "zookeeper", "redis"} {
 		for seed := range int64(300) {
 			text := randomPlan(backend, seed, 20*time.Second)
-			p, err := plans.Parse("random.yaml", []byte(text))
-			if err == nil {
-				err = runner.Validate(p)
-			}
+			_, resolved, err := parseRandom("random.yaml", text)
 			if err != nil {
 				t.Fatalf("%s seed %d: %v\n%s", backend, seed, err, text)
 			}
-			for _, f := range p.Nemesis {
+			for _, f := range resolved.Nemesis {
 				kinds[kindOf(f)] = true
 			}
 		}

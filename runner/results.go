@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/progress"
-	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/report"
 	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/targets"
@@ -35,21 +35,16 @@ func recordEnd(dir string, runErr error) error {
 	return nil
 }
 
-// writeRunInfo writes the run's run.json and the plan as it runs; resource
-// is the mode of the protected resource its workload writes to ("" none).
-func writeRunInfo(dir, runID string, p *plans.Plan, resource string, started time.Time) error {
+// writeRunInfo writes the run's run.json and the plan as it runs.
+func writeRunInfo(dir, runID string, p *bind.Plan, started time.Time) error {
 	plan, err := p.YAML()
 	if err != nil {
 		return err
 	}
-	info := runfolder.Info{RunID: runID, Plan: p.Name, Target: p.Target.Kind, Nodes: p.Target.Nodes, PlanFile: p.File, Seed: p.Seed, Started: started,
-		Workload: p.Workload.Kind, Resource: resource}
-	if t, ok := targets.Targets.Lookup(p.Target.Kind); ok {
-		if c, ok := t.(targets.Configurable); ok {
-			if info.Config, err = c.Config(targetSpec(p, "")); err != nil {
-				return err
-			}
-		}
+	info := runfolder.Info{RunID: runID, Plan: p.Name, Target: p.Target.Kind, Nodes: p.Target.Nodes, PlanFile: p.Written.File, Seed: p.Seed, Started: started,
+		Workload: p.Workload.Kind, Resource: p.Workload.Needs.Resource}
+	if c, ok := p.Target.Target.(targets.Configured); ok {
+		info.Config = c.Settings()
 	}
 	f := runfolder.Folder(dir)
 	return errors.Join(os.WriteFile(f.Path(runfolder.PlanFile), plan, 0o644), f.WriteInfo(info))
@@ -114,11 +109,8 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	if st, err := os.Stat(histPath); err == nil {
 		size = st.Size()
 	}
-	in := analysis.Input{ResourceMode: info.Resource, Dir: dir,
+	in := analysis.Input{ResourceMode: info.Resource, Dir: dir, Changes: w.Changes(),
 		Progress: func(checker string, done, total int) { task.Set(int64(done), int64(total), "checking "+checker) }}
-	if c, ok := w.(workloads.Changer); ok {
-		in.Changes = c.Changes()
-	}
 	res, rtrunc, err := history.ReadResourceLog(f.Path(runfolder.ResourceFile))
 	if err != nil && !os.IsNotExist(err) {
 		return analysis.Report{}, err
@@ -127,7 +119,7 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	read := func(what string) func(int64) {
 		return func(read int64) { task.Set(read>>20, size>>20, what) }
 	}
-	names := checkers(w)
+	names := bind.Checkers(w)
 	var a analyzed
 	how := ""
 	if size >= StreamAbove && analysis.Streamable(names) {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/bind"
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/history"
@@ -56,19 +58,20 @@ const (
 // errInterrupted marks a run stopped by Ctrl-C or SIGTERM.
 var errInterrupted = errors.New("interrupted")
 
-// Run carries out the plan and returns the analysis and the run's folder.
-// The folder exists (with whatever history was written) even on error.
+// Run binds the plan, carries it out, and returns the analysis and the
+// run's folder. The folder exists (with whatever history was written)
+// even on error; a plan that does not bind has none.
 func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
-	p := o.Plan
-	if err := Validate(p); err != nil {
+	p, err := bind.Bind(o.Plan)
+	if err != nil {
 		return analysis.Report{}, "", err
 	}
-	dir, runID, err := newRunDir(o.Results, p, workloadOf(p).Needs(p.Workload).Resource)
+	dir, runID, err := newRunDir(o.Results, p)
 	if err != nil {
 		return analysis.Report{}, "", err
 	}
 	fmt.Fprintf(o.Out, "run %s: plan %s, seed %d, results in %s\n", runID, p.Name, p.Seed, dir)
-	err = execute(ctx, o, dir, runID)
+	err = execute(ctx, o, p, dir, runID)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, errInterrupted) {
 		err = fmt.Errorf("%w: %w", errInterrupted, err)
 	}
@@ -89,19 +92,18 @@ func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
 	return rep, dir, err
 }
 
-func execute(ctx context.Context, o Options, dir, runID string) (err error) {
-	p := o.Plan
+func execute(ctx context.Context, o Options, p *bind.Plan, dir, runID string) (err error) {
 	cli, err := containers.NewClient()
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	target, _ := targets.Targets.Lookup(p.Target.Kind)
-	image := p.Target.Image
+	target := p.Target.Target
+	image := p.Target.Pull
 	if image != "" {
 		err = images.Pull(ctx, cli, image, o.Out)
 	} else {
-		image, err = target.Image(ctx, cli, targetSpec(p, ""), o.Out)
+		image, err = target.Image(ctx, cli, o.Out)
 	}
 	if err != nil {
 		return err
@@ -110,7 +112,7 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	if err != nil {
 		return err
 	}
-	w, folder := workloadOf(p), runfolder.Folder(dir)
+	w, folder := p.Workload, runfolder.Folder(dir)
 	vs, err := Versions(binary, w.Libraries())
 	if err != nil {
 		return err
@@ -130,7 +132,7 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	}
 	var sched *nemesis.Schedule
 	var disk *disks.Set
-	if usesDisks(p) {
+	if p.Disks() {
 		if disk, err = disks.New(folder.Path(runfolder.DisksDir), runID); err != nil {
 			return errors.Join(err, run.Close(context.WithoutCancel(ctx)))
 		}
@@ -166,7 +168,7 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	}()
 
 	start := time.Now()
-	nodes, err := target.Start(ctx, run, targetSpec(p, image))
+	nodes, err := target.Start(ctx, run, image)
 	if err != nil {
 		return err
 	}
@@ -186,14 +188,14 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	defer h.Close()
 
 	binds := []string{dir + ":" + mountDir, binary + ":" + mountChaos + ":ro"}
-	needs := w.Needs(p.Workload)
+	needs := w.Needs
 	var res string
 	if needs.Resource != "" {
 		if res, err = startResource(ctx, run, image, binds, needs.Resource == "fenced", clock); err != nil {
 			return err
 		}
 	}
-	env := &faultEnv{run: run, target: target, live: newLive(), nodes: nodes, disks: disk}
+	env := &faultEnv{run: run, live: newLive(), nodes: nodes, disks: disk}
 	if env.clients, err = startClients(ctx, run, image, binds, p, nodes, res, clock); err != nil {
 		return err
 	}
@@ -201,32 +203,29 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	followCtx, stopFollow := context.WithCancel(context.Background())
 	defer stopFollow()
 	go history.Follow(followCtx, histPath, env.live.observe)
-	stopObserver, err := observe(env, histPath, clock)
+	stopObserver, err := observe(env, target, histPath, clock)
 	if err != nil {
 		return err
 	}
 	// The observer sees the clients' last operations, final reads included.
 	defer stopObserver()
 
-	sched, err = nemesis.NewSchedule(env, h, p.Nemesis, p.Seed)
-	if err != nil {
-		return err
-	}
+	sched = nemesis.NewSchedule(env, target, h, p.Faults, p.Seed)
 	// The time limit counts from here, when every client runs.
 	started := time.Now()
-	limitCtx, cancel := context.WithTimeout(ctx, p.TimeLimit.Duration)
+	limitCtx, cancel := context.WithTimeout(ctx, p.TimeLimit)
 	defer cancel()
-	stopStatus := showStatus(o, env, sched, started)
+	stopStatus := showStatus(o, env, sched, started, p.TimeLimit)
 	err = sched.Run(limitCtx)
-	if changesMembers(p) && ctx.Err() == nil {
-		err = errors.Join(err, checkMembers(ctx, env, h))
+	if ctx.Err() == nil {
+		err = errors.Join(err, sched.Finish(ctx))
 	}
-	if p.Recovery.Duration > 0 && ctx.Err() == nil {
+	if p.Recovery > 0 && ctx.Err() == nil {
 		// Every fault is healed; the clients go on, so that the history
 		// shows whether the system came back.
 		select {
 		case <-ctx.Done():
-		case <-time.After(p.Recovery.Duration):
+		case <-time.After(p.Recovery):
 		}
 	}
 	stopStatus()
@@ -235,24 +234,32 @@ func execute(ctx context.Context, o Options, dir, runID string) (err error) {
 	}
 	// Even after a fault failed, the clients finish their operations: an
 	// operation cut short would be one more of unknown outcome.
-	return errors.Join(err, stopClients(ctx, run, env.clients, needs.Finish+30*time.Second+nemesis.LateTimers(p.Nemesis)))
+	return errors.Join(err, stopClients(ctx, run, env.clients, needs.Finish+30*time.Second+nemesis.LateTimers(p.Faults)))
 }
 
 // startClients starts one client process per client of the plan, each in
 // its own container running this same binary, bound to the run's history.
-func startClients(ctx context.Context, run *containers.Run, image string, binds []string, p *plans.Plan,
-	nodes []targets.Node, resourceAddr string, clock history.Clock) ([]nemesis.Process, error) {
+func startClients(ctx context.Context, run *containers.Run, image string, binds []string, p *bind.Plan,
+	nodes []cluster.Node, resourceAddr string, clock history.Clock) ([]nemesis.Process, error) {
 	var addrs []string
 	for _, n := range nodes {
 		if n.Addr != "" {
 			addrs = append(addrs, n.Addr)
 		}
 	}
+	fields, err := p.Workload.Fields()
+	if err != nil {
+		return nil, err
+	}
+	service := ""
+	if d, ok := p.Target.Target.(targets.Discovered); ok {
+		service = d.Service()
+	}
 	var clients []nemesis.Process
-	params := history.MustValue(p.Workload.Spec)
 	for i := 0; i < p.Workload.Clients; i++ {
-		cfg := workloads.Config{Process: i, Seed: p.Seed, Nodes: addrs, Resource: resourceAddr, Workload: p.Workload,
-			Params: params, History: mountDir + "/" + runfolder.HistoryFile, ClockStart: clock.Start}
+		cfg := workloads.Config{Process: i, Seed: p.Seed, Nodes: addrs, Service: service, Resource: resourceAddr,
+			Workload: p.Workload.Kind, Clients: p.Workload.Clients, Fields: fields,
+			History: mountDir + "/" + runfolder.HistoryFile, ClockStart: clock.Start}
 		c, err := run.Start(ctx, containers.Spec{Name: "c" + strconv.Itoa(i), Role: "client", Image: image,
 			Cmd: []string{mountChaos, "client"}, Env: []string{workloads.ConfigEnv + "=" + encode(cfg)}, Binds: binds})
 		if err != nil {
@@ -265,10 +272,10 @@ func startClients(ctx context.Context, run *containers.Run, image string, binds 
 
 // showStatus refreshes the status line every second until the returned
 // function is called, which ends the line.
-func showStatus(o Options, env *faultEnv, sched *nemesis.Schedule, started time.Time) (stop func()) {
+func showStatus(o Options, env *faultEnv, sched *nemesis.Schedule, started time.Time, limit time.Duration) (stop func()) {
 	status := progress.NewLine(o.Out, o.Terminal, 10*time.Second, clock.Real)
 	stopRefresh := progress.Refresh(clock.Real, time.Second, func() {
-		status.Show(env.live.status(time.Since(started), o.Plan.TimeLimit.Duration, sched.Active()))
+		status.Show(env.live.status(time.Since(started), limit, sched.Active()))
 	})
 	return func() {
 		stopRefresh()
@@ -313,7 +320,7 @@ func startResource(ctx context.Context, run *containers.Run, image string, binds
 
 // serverVersions asks every node which version it runs, if the target
 // can tell; a node that does not say is recorded with why.
-func serverVersions(ctx context.Context, target targets.Target, nodes []targets.Node) map[string]string {
+func serverVersions(ctx context.Context, target targets.Target, nodes []cluster.Node) map[string]string {
 	vr, ok := target.(targets.Versioner)
 	if !ok {
 		return nil
@@ -322,7 +329,7 @@ func serverVersions(ctx context.Context, target targets.Target, nodes []targets.
 	targets.Each(len(nodes), func(i int) error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		v, err := vr.Version(ctx, nodes[i])
+		v, err := vr.ServerVersion(ctx, nodes[i])
 		if err != nil {
 			v = "unknown: " + err.Error()
 		}
@@ -340,7 +347,7 @@ func encode(v any) string { return string(history.MustValue(v)) }
 
 // newRunDir makes results/<plan>/<time>/, copies the plan there and points
 // results/latest at it.
-func newRunDir(results string, p *plans.Plan, resource string) (dir, runID string, err error) {
+func newRunDir(results string, p *bind.Plan) (dir, runID string, err error) {
 	now := time.Now()
 	results, err = filepath.Abs(results)
 	if err != nil {
@@ -351,7 +358,7 @@ func newRunDir(results string, p *plans.Plan, resource string) (dir, runID strin
 		return "", "", fmt.Errorf("results folder: %w", err)
 	}
 	runID = fmt.Sprintf("%s-%04x", now.Format("150405"), now.Nanosecond()&0xffff)
-	if err := writeRunInfo(dir, runID, p, resource, now); err != nil {
+	if err := writeRunInfo(dir, runID, p, now); err != nil {
 		return "", "", err
 	}
 	latest := filepath.Join(results, "latest")

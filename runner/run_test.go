@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/history"
@@ -24,6 +25,7 @@ import (
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/runner"
+	"github.com/chaos-testing/chaos/runner/runtest"
 
 	_ "github.com/chaos-testing/chaos/plugins" // every plug-in, as the command line has them
 )
@@ -36,16 +38,27 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // loadPlan is the plan file name, cut to limit, with seed.
 func loadPlan(t *testing.T, name string, limit time.Duration, seed int64) *plans.Plan {
 	t.Helper()
-	p := testenv.Plan(t, filepath.Join("..", "plans", name), limit)
+	p := runtest.Plan(t, filepath.Join("..", "plans", name), limit)
 	p.Seed = seed
 	return p
+}
+
+// bound is p bound as a run binds it (its defaults filled: the target's
+// size, ...), failing t if it does not bind.
+func bound(t *testing.T, p *plans.Plan) *bind.Plan {
+	t.Helper()
+	b, err := bind.Bind(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // A short version of plans/redlock-pause.yaml: one holder pause of 5 s
 // against a 2 s lease must yield a stale write accepted, with its proof.
 func TestRedlockPauseFindsStaleWrite(t *testing.T) {
 	cli := testenv.Docker(t)
-	rep, dir := testenv.RunPlan(t, loadPlan(t, "redlock-pause.yaml", 14*time.Second, 1))
+	rep, dir := runtest.Run(t, loadPlan(t, "redlock-pause.yaml", 14*time.Second, 1))
 	if rep.Verdict != analysis.Invalid {
 		t.Fatalf("verdict %s, want invalid: %+v", rep.Verdict, rep.Results)
 	}
@@ -116,7 +129,7 @@ func TestShortNegativeControls(t *testing.T) {
 	for _, plan := range []string{"etcd-register-mixed.yaml", "etcd-kv-mixed.yaml", "zookeeper-register-partition.yaml"} {
 		t.Run(plan, func(t *testing.T) {
 			p := loadPlan(t, plan, 30*time.Second, 3)
-			rep, dir := testenv.RunPlan(t, p)
+			rep, dir := runtest.Run(t, p)
 			if rep.Verdict != analysis.Valid {
 				t.Fatalf("verdict %s, want valid: %+v", rep.Verdict, rep.Results)
 			}
@@ -132,7 +145,7 @@ func TestShortNegativeControls(t *testing.T) {
 			if rep.Ops < 1000 {
 				t.Errorf("only %d history entries: the clients did little", rep.Ops)
 			}
-			assertVersions(t, dir, p.Target.Nodes, map[string]string{"etcd": "go.etcd.io/etcd/client/v3", "zookeeper": "github.com/go-zookeeper/zk"}[p.Target.Kind])
+			assertVersions(t, dir, bound(t, p).Target.Nodes, map[string]string{"etcd": "go.etcd.io/etcd/client/v3", "zookeeper": "github.com/go-zookeeper/zk"}[p.Target.Kind])
 			assertNothingLeft(t, cli, runID(t, dir), nil)
 		})
 	}
@@ -142,7 +155,7 @@ func TestShortNegativeControls(t *testing.T) {
 // or stopped process behind, and its partial history can be checked.
 func TestInterruptLeavesNothingBehind(t *testing.T) {
 	cli := testenv.Docker(t)
-	o := testenv.Options(t, loadPlan(t, "redlock-pause.yaml", 60*time.Second, 2))
+	o := runtest.Options(t, loadPlan(t, "redlock-pause.yaml", 60*time.Second, 2))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Interrupt at a random moment once clients are at work: before,

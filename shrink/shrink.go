@@ -19,8 +19,8 @@ import (
 // Oracle says whether plan p, valid, still shows the finding.
 type Oracle func(ctx context.Context, p *plans.Plan) (bool, error)
 
-// Validator checks a candidate plan, filling its defaults, as a run does:
-// a change that makes the plan illegal is not tried.
+// Validator checks a candidate plan as a run does (bind.Bind): a change
+// that makes the plan illegal is not tried.
 type Validator func(p *plans.Plan) error
 
 // Step is a change the shrinker kept.
@@ -34,7 +34,8 @@ type Step struct {
 // barely happen.
 const minDuration = 100 * time.Millisecond
 
-// Shrink reduces p until no change keeps the finding, trying changes
+// Shrink reduces p, a plan with every default written out (a replay's,
+// bind.Plan.Resolved), until no change keeps the finding, trying changes
 // biggest first: halves of the faults, then each fault, each fault on
 // clients aimed at the lock's holder instead, each fault half as long, the time limit cut to the end of the last fault, half the
 // clients or one fewer, two nodes fewer. It returns the smallest plan found and the

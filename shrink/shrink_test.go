@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/runner"
 	"github.com/chaos-testing/chaos/shrink"
 
 	_ "github.com/chaos-testing/chaos/plugins"
@@ -45,7 +45,7 @@ func TestShrink(t *testing.T) {
 		}), nil
 	}
 	var tried []string
-	got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, shows, func(what string, kept bool) { tried = append(tried, what) })
+	got, steps, err := shrink.Shrink(context.Background(), p, binds, shows, func(what string, kept bool) { tried = append(tried, what) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestShrink(t *testing.T) {
 	if len(steps) == 0 || len(tried) <= len(steps) {
 		t.Errorf("%d changes kept of %d tried", len(steps), len(tried))
 	}
-	if err := runner.Validate(got); err != nil {
+	if err := binds(got); err != nil {
 		t.Errorf("the shrunk plan is illegal: %v", err)
 	}
 }
@@ -71,7 +71,7 @@ func TestShrink(t *testing.T) {
 func TestShrinkKeepsWhatItNeeds(t *testing.T) {
 	p := validPlan(t, plan)
 	never := func(context.Context, *plans.Plan) (bool, error) { return false, nil }
-	got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, never, nil)
+	got, steps, err := shrink.Shrink(context.Background(), p, binds, never, nil)
 	if err != nil || len(steps) != 0 || len(got.Nemesis) != 6 || got.TimeLimit.Duration != time.Minute {
 		t.Errorf("%d steps, %d faults, %s, %v; want the plan unchanged", len(steps), len(got.Nemesis), got.TimeLimit, err)
 	}
@@ -102,13 +102,11 @@ nemesis:
 		if c.want == "holder" {
 			p.Target.Kind = "redis"
 		}
-		if err := runner.Validate(p); err != nil {
-			t.Fatal(err)
-		}
+		p = resolved(t, p)
 		shows := func(_ context.Context, p *plans.Plan) (bool, error) {
 			return len(p.Nemesis) == 1 && p.Nemesis[0].Duration.Duration == time.Second && p.Workload.Clients == 3 && p.Target.Nodes == 3, nil
 		}
-		got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, shows, nil)
+		got, steps, err := shrink.Shrink(context.Background(), p, binds, shows, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,21 +121,40 @@ nemesis:
 func TestShrinkToNoFault(t *testing.T) {
 	p := validPlan(t, plan)
 	always := func(context.Context, *plans.Plan) (bool, error) { return true, nil }
-	got, steps, err := shrink.Shrink(context.Background(), p, runner.Validate, always, nil)
+	got, steps, err := shrink.Shrink(context.Background(), p, binds, always, nil)
 	if err != nil || len(got.Nemesis) != 0 {
 		t.Errorf("faults %+v (steps %+v, %v); want none", got.Nemesis, steps, err)
 	}
 }
 
-// validPlan parses and validates a plan's text, as a run would.
+// validPlan parses a plan's text and resolves it (resolved).
 func validPlan(t *testing.T, text string) *plans.Plan {
 	t.Helper()
 	p, err := plans.Parse("p.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := runner.Validate(p); err != nil {
+	return resolved(t, p)
+}
+
+// resolved is p bound, as a run would bind it, and written back as a plan
+// with every default written out: Shrink takes such a plan (a replay's),
+// whose counts, intervals, clients and nodes it reduces.
+func resolved(t *testing.T, p *plans.Plan) *plans.Plan {
+	t.Helper()
+	b, err := bind.Bind(p)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	q, err := b.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// binds is Shrink's validator: a candidate must bind, as a run binds it.
+func binds(p *plans.Plan) error {
+	_, err := bind.Bind(p)
+	return err
 }

@@ -15,123 +15,87 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/registry"
 )
 
-// Spec is what a plan asks of a cluster.
-type Spec struct {
+// Spec is what a plan asks of a cluster of one kind, whose own fields in
+// a plan are P (struct{} for a kind without any).
+type Spec[P any] struct {
 	Nodes int
-	// Version of the server; "" for the target's default.
+	// Version of the server; "" for the kind's default.
 	Version string
-	Image   string // the node image to run, from Image
 	// Config is the plan's server settings (target.config).
 	Config map[string]string
-	// Params are the target's own plan fields, as it decoded them (nil
-	// for a target without any).
-	Params any
+	Params P
 }
 
-// Node is one server of a started cluster.
-type Node struct {
-	Container containers.Container
-	// Addr is host:port for clients on the run's network. It uses the
-	// node's name, which survives a restart; the harness itself reaches
-	// the node at Container.IP. It is empty for a server that clients find
-	// through another (Redis servers behind Sentinel).
-	Addr string
-	// Kind tells apart the servers of a target that runs two kinds
-	// ("sentinel"); "" is the servers that hold the data.
-	Kind string
-}
-
-// Target is a kind of cluster.
-type Target interface {
+// Kind is a kind of cluster (etcd, zookeeper, ...), which plans name.
+type Kind[P any] interface {
 	// DefaultNodes is the cluster size when a plan gives none.
 	DefaultNodes() int
-	// Image returns the node image for spec's version, building it on
-	// first use.
-	Image(ctx context.Context, cli *client.Client, spec Spec, progress io.Writer) (string, error)
-	// Start starts the servers and returns once every one of them answers.
-	Start(ctx context.Context, run *containers.Run, spec Spec) ([]Node, error)
+	// Bind checks what a plan asks of the cluster (its size, version,
+	// settings and the kind's own fields), fills the defaults of its own
+	// fields in s, and returns the cluster as it will run. A
+	// *plans.FieldError names the target's field at fault ("version",
+	// "config.tickTime"); a kind that takes no settings refuses any.
+	Bind(s *Spec[P]) (Target, error)
 }
 
-// Leaderer is a target that can tell which node leads right now, for
-// faults that target the leader.
-type Leaderer interface {
-	Leader(ctx context.Context, nodes []Node) (Node, error)
+// Target is a cluster of one kind as a plan asks for it: its size,
+// version and settings are its own. What else it can do (tell its
+// leader, change its members, ...) it says by the interfaces it
+// implements, those below and those the faults that need them state
+// (package nemesis).
+type Target interface {
+	// Image returns the node image, building it on first use.
+	Image(ctx context.Context, cli *client.Client, progress io.Writer) (string, error)
+	// Start starts the servers in run from image and returns once every
+	// one of them answers.
+	Start(ctx context.Context, run *containers.Run, image string) ([]cluster.Node, error)
 }
 
-// Administered is a target with maintenance actions that a fault runs on
-// a node as operators run them (etcd's compact and defrag).
-type Administered interface {
-	// Actions are the actions by name.
-	Actions() []string
-	// Act runs action on n and says in a few words what it did.
-	Act(ctx context.Context, n Node, action string) (string, error)
+// Registered is a kind of cluster as the registry keeps it, the type of
+// its own fields set aside: NewParams makes what a plan's fields decode
+// into, and Bind hands it back to the kind, typed, and fills its
+// defaults there.
+type Registered interface {
+	DefaultNodes() int
+	NewParams() any
+	Bind(s Spec[any]) (Target, error)
 }
 
-// Membered is a target whose cluster can lose a member and take it back
-// while it serves, as operators replace a machine.
-type Membered interface {
-	// ChangesMembers says whether a cluster of spec can change its
-	// members (a *SpecError if not).
-	ChangesMembers(s Spec) error
-	// RemoveMember takes n, which is down, out of the cluster, asking the
-	// other nodes, and says in a few words what it did.
-	RemoveMember(ctx context.Context, nodes []Node, n Node) (string, error)
-	// AddMember readies n, removed and down, to come back as a member
-	// (etcd: a new one, with no data), and says what it did; the caller
-	// then starts n.
-	AddMember(ctx context.Context, run *containers.Run, nodes []Node, n Node) (string, error)
-	// Joined waits until n, started after AddMember, serves as a member
-	// (ZooKeeper: adds it, asking the other nodes, now that it runs), and
-	// from then on has its restarts keep its data.
-	Joined(ctx context.Context, run *containers.Run, nodes []Node, n Node) error
-	// Members are the nodes, by container name, that the cluster counts
-	// as its members now.
-	Members(ctx context.Context, nodes []Node) ([]string, error)
+// Register makes kind k available to plans as name.
+func Register[P any](name string, k Kind[P]) { Targets.Register(name, registered[P]{name: name, k: k}) }
+
+// registered is the registry's view of a Kind[P].
+type registered[P any] struct {
+	plans.Own[P]
+	name string
+	k    Kind[P]
 }
 
-// RejoinDelayed is a Membered target whose removed member can come back
-// only some time after its removal (a NATS meta leader refuses a removed
-// server for 5 minutes): a removal must last at least that long.
-type RejoinDelayed interface {
-	RejoinAfter() time.Duration
+func (r registered[P]) DefaultNodes() int { return r.k.DefaultNodes() }
+
+// Bind binds the kind, and refuses settings for a target that takes none.
+func (r registered[P]) Bind(s Spec[any]) (Target, error) {
+	params := r.Of(s.Params)
+	sp := &Spec[P]{Nodes: s.Nodes, Version: s.Version, Config: s.Config, Params: *params}
+	t, err := r.k.Bind(sp)
+	*params = sp.Params
+	if _, ok := t.(Configured); err == nil && !ok && len(s.Config) > 0 {
+		return nil, plans.Fieldf("config", "target %s takes no server settings", r.name)
+	}
+	return t, err
 }
 
-// Disked is a target whose data servers keep their data in a directory of
-// their own (containers.Spec.DataDir), which disk faults act on.
-type Disked interface {
-	// FileClasses are the kinds of file in a data server's directory, by
-	// name, each with the patterns (as filepath.Glob takes them, relative
-	// to the directory) that match its files.
-	FileClasses() map[string][]string
+// Configured is a target whose servers run with settings, the kind's own
+// and the plan's over them, which a run records.
+type Configured interface {
+	Settings() map[string]string
 }
-
-// SpecChecker is a target that runs only some specs (sizes, versions):
-// the plan is refused before anything starts. A *SpecError names the
-// plan field at fault.
-type SpecChecker interface {
-	CheckSpec(s Spec) error
-}
-
-// Configurable is a target whose servers take settings from the plan.
-type Configurable interface {
-	// Config is the settings the servers run with: the target's own, with
-	// the plan's over them, which a run records. A key the target does not
-	// know, or one it sets itself, is a *SpecError.
-	Config(s Spec) (map[string]string, error)
-}
-
-// SpecError is a spec refused, with the plan field at fault under target
-// ("version", "config.tickTime").
-type SpecError struct {
-	Field string
-	Err   error
-}
-
-func (e *SpecError) Error() string { return e.Field + ": " + e.Err.Error() }
 
 // Settings checks a plan's server settings against the keys a target
 // lets plans set (allowed; one ending in "*" allows every key with that
@@ -145,9 +109,9 @@ func Settings(own, plan map[string]string, allowed, reserved []string) (map[stri
 	for _, k := range slices.Sorted(maps.Keys(plan)) {
 		switch {
 		case known(reserved, k):
-			return nil, &SpecError{"config." + k, errors.New("chaos sets this itself, for every run")}
+			return nil, plans.Fieldf("config."+k, "chaos sets this itself, for every run")
 		case !known(allowed, k):
-			return nil, &SpecError{"config." + k, fmt.Errorf("unknown setting; known: %s", strings.Join(slices.Sorted(slices.Values(allowed)), ", "))}
+			return nil, plans.Fieldf("config."+k, "unknown setting; known: %s", strings.Join(slices.Sorted(slices.Values(allowed)), ", "))
 		}
 		out[k] = plan[k]
 	}
@@ -166,21 +130,38 @@ func known(allowed []string, k string) bool {
 	return false
 }
 
+// Released is a target whose versions are releases in order, so that a
+// workload can refuse one older than the first release with a feature it
+// needs.
+type Released interface {
+	// Release is the version the servers run, as the kind names it
+	// ("v2.12.1").
+	Release() string
+	// Since reports whether that release is v or a later one.
+	Since(v string) bool
+}
+
+// Discovered is a target whose clients find the servers through others
+// (Redis Sentinel), asking them for a service by name.
+type Discovered interface {
+	Service() string
+}
+
 // RoleReporter is a target whose data servers can each be asked which
 // role they claim (primary or replica) and whether they take a write:
 // the observer polls it to see two primaries at once.
 type RoleReporter interface {
-	Role(ctx context.Context, n Node) (role string, acceptsWrites bool, err error)
+	Role(ctx context.Context, n cluster.Node) (role string, acceptsWrites bool, err error)
 }
 
 // Versioner is a target whose servers say which version they run, which
 // a run records: the version built or installed may not be the one asked.
 type Versioner interface {
-	Version(ctx context.Context, n Node) (string, error)
+	ServerVersion(ctx context.Context, n cluster.Node) (string, error)
 }
 
 // Targets is the registry of cluster kinds.
-var Targets = registry.New[Target]("target")
+var Targets = registry.New[Registered]("target")
 
 // Each runs f(0) to f(n-1) at once and joins their errors: containers
 // started one by one took Docker 1.5 s each on a busy machine.

@@ -17,16 +17,12 @@ func cmdClient([]string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	w, ok := workloads.Workloads.Lookup(cfg.Workload.Kind)
-	if !ok {
-		return exitUsage, fmt.Errorf("unknown workload %q", cfg.Workload.Kind)
-	}
-	if err := cfg.DecodeParams(w); err != nil {
-		return exitUsage, err
+	if _, ok := workloads.Workloads.Lookup(cfg.Workload); !ok {
+		return exitUsage, fmt.Errorf("unknown workload %q", cfg.Workload)
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	if err := workloads.RunClient(ctx, w, cfg); err != nil {
+	if err := workloads.RunClient(ctx, cfg); err != nil {
 		return exitCrash, err
 	}
 	return exitValid, nil

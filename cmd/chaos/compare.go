@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/compare"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runner"
@@ -63,14 +64,14 @@ func runComparison(file, results string, limit time.Duration) (int, error) {
 	if p.Compare == nil {
 		return exitUsage, usageError{fmt.Sprintf("%s has no compare section: run it with chaos run", file)}
 	}
-	variants := runner.Variants(p)
+	variants := bind.Variants(p)
 	for _, v := range variants {
 		if limit > 0 {
 			if err := v.WithTimeLimit(limit); err != nil {
 				return exitUsage, err
 			}
 		}
-		if err := runner.Validate(v); err != nil {
+		if _, err := bind.Bind(v); err != nil {
 			return exitUsage, fmt.Errorf("%s (as %s): %w", file, v.Name, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/replay"
 	"github.com/chaos-testing/chaos/runfolder"
@@ -99,14 +100,15 @@ func replayPlan(dir string) (analysis.Report, string, error) {
 		return analysis.Report{}, "", err
 	}
 	p.Seed = info.Seed
-	if err := runner.Validate(p); err != nil {
+	b, err := bind.Bind(p)
+	if err != nil {
 		return analysis.Report{}, "", err
 	}
 	h, _, err := f.ReadHistory()
 	if err != nil {
 		return analysis.Report{}, "", err
 	}
-	q, notes, err := replay.Plan(p, h)
+	q, notes, err := replay.Plan(b, h)
 	if err != nil {
 		return analysis.Report{}, "", fmt.Errorf("%s: %w", dir, err)
 	}
@@ -125,8 +127,7 @@ func replayPlan(dir string) (analysis.Report, string, error) {
 	return a.Report, path, writePlan(path, head.String(), q)
 }
 
-// writePlan writes p, as it runs (its plug-ins' fields decoded, defaults
-// included), to path, under a header of comments.
+// writePlan writes p to path, under a header of comments.
 func writePlan(path, head string, p *plans.Plan) error {
 	body, err := p.YAML()
 	if err != nil {

@@ -82,7 +82,12 @@ func cmdImages(args []string) (int, error) {
 		if !ok {
 			return exitUsage, usageError{fmt.Sprintf("unknown target %q; expected one of %s", n, strings.Join(targets.Targets.Names(), ", "))}
 		}
-		ts = append(ts, t)
+		// As a plan with nothing but the kind asks for it.
+		bt, err := t.Bind(targets.Spec[any]{Nodes: t.DefaultNodes(), Params: t.NewParams()})
+		if err != nil {
+			return exitCrash, fmt.Errorf("%s: %w", n, err)
+		}
+		ts = append(ts, bt)
 	}
 	cli, err := containers.NewClient()
 	if err != nil {
@@ -92,7 +97,7 @@ func cmdImages(args []string) (int, error) {
 	ctx, stop := interruptible()
 	defer stop()
 	for i, t := range ts {
-		tag, err := t.Image(ctx, cli, targets.Spec{}, os.Stderr)
+		tag, err := t.Image(ctx, cli, os.Stderr)
 		if err != nil {
 			return exitCrash, fmt.Errorf("%s image: %w", names[i], err)
 		}

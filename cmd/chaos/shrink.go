@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/replay"
 	"github.com/chaos-testing/chaos/runfolder"
-	"github.com/chaos-testing/chaos/runner"
 	"github.com/chaos-testing/chaos/shrink"
 )
 
@@ -52,7 +52,7 @@ func cmdShrink(args []string) (int, error) {
 	if err != nil {
 		return exitCrash, err
 	}
-	if err := runner.Validate(p); err != nil {
+	if _, err := bind.Bind(p); err != nil {
 		return exitCrash, err
 	}
 	scratch := filepath.Join(dir, "shrink-candidate.yaml")
@@ -72,7 +72,7 @@ func cmdShrink(args []string) (int, error) {
 		fmt.Println("the replay plan itself does not find it often enough to shrink")
 		return exitUndecided, err
 	}
-	small, steps, err := shrink.Shrink(ctx, p, runner.Validate, oracle, func(what string, kept bool) {
+	small, steps, err := shrink.Shrink(ctx, p, binds, oracle, func(what string, kept bool) {
 		fmt.Printf("  %s: %s\n", map[bool]string{true: "kept", false: "undone"}[kept], what)
 	})
 	if err != nil {
@@ -133,4 +133,10 @@ func countFound(file, results string, original analysis.Report, replays, need in
 		fmt.Printf("    replay: %s, %s (%s)\n", rep.Verdict, foundAgain(same, rep), dir)
 	}
 	return found, nil
+}
+
+// binds says whether plan p binds, as a run would bind it.
+func binds(p *plans.Plan) error {
+	_, err := bind.Bind(p)
+	return err
 }

@@ -1,6 +1,6 @@
 // Package testenv is what the integration tests share: a Docker Engine to
-// run on, runs of their own, clusters of a target, the chaos binary that
-// client containers run, and whole plans run end to end.
+// run on, runs of their own, clusters of a target, and the chaos binary
+// that client containers run (package runner/runtest runs whole plans).
 package testenv
 
 import (
@@ -18,13 +18,9 @@ import (
 
 	"github.com/docker/docker/client"
 
-	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
-	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/runner"
 	"github.com/chaos-testing/chaos/targets"
-	"github.com/chaos-testing/chaos/workloads"
-	"github.com/chaos-testing/chaos/workloads/register"
 )
 
 // Docker skips t under -short, or when no Docker Engine answers (fails it
@@ -66,25 +62,24 @@ func NewRun(t testing.TB, cli *client.Client, prefix string) *containers.Run {
 	return run
 }
 
-// image is one target's node image of one version, made once per test
-// binary.
+// image is one target's node image, made once per test binary.
 type image struct {
 	once sync.Once
 	tag  string
 	err  error
 }
 
-var images sync.Map // "<target type> <version>" → *image
+var images sync.Map // "<target type> <target>" → *image
 
-// Image returns target's node image of version, building it on the first
-// call of the test binary; later calls have the first one's answer.
-func Image(t testing.TB, cli *client.Client, target targets.Target, version string) string {
+// Image returns target's node image, building it on the first call of
+// the test binary; later calls have the first one's answer.
+func Image(t testing.TB, cli *client.Client, target targets.Target) string {
 	t.Helper()
-	v, _ := images.LoadOrStore(fmt.Sprintf("%T %s", target, version), &image{})
+	v, _ := images.LoadOrStore(fmt.Sprintf("%T %v", target, target), &image{})
 	img := v.(*image)
 	img.once.Do(func() {
 		began := time.Now()
-		img.tag, img.err = target.Image(context.Background(), cli, targets.Spec{Version: version}, Log(t))
+		img.tag, img.err = target.Image(context.Background(), cli, Log(t))
 		t.Logf("image %s ready in %s", img.tag, time.Since(began).Round(time.Millisecond))
 	})
 	if img.err != nil {
@@ -93,30 +88,40 @@ func Image(t testing.TB, cli *client.Client, target targets.Target, version stri
 	return img.tag
 }
 
-// Start starts n nodes of target, from its image of version, in run, and
-// returns them once ready.
-func Start(t testing.TB, cli *client.Client, run *containers.Run, target targets.Target, version string, n int) []targets.Node {
+// Bind is the cluster of kind k of n nodes at version ("" for the kind's
+// default), as a plan with no other target field asks for it.
+func Bind[P any](t testing.TB, k targets.Kind[P], n int, version string) targets.Target {
 	t.Helper()
-	img := Image(t, cli, target, version)
+	target, err := k.Bind(&targets.Spec[P]{Nodes: n, Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
+
+// Start starts target's nodes in run, from its image, and returns them
+// once ready.
+func Start(t testing.TB, cli *client.Client, run *containers.Run, target targets.Target) []cluster.Node {
+	t.Helper()
+	img := Image(t, cli, target)
 	began := time.Now()
-	nodes, err := target.Start(context.Background(), run, targets.Spec{Nodes: n, Version: version, Image: img})
+	nodes, err := target.Start(context.Background(), run, img)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Logged, not asserted: a loaded machine (CI shares it) may take long,
 	// and Start has its own limit.
-	t.Logf("%d nodes started and ready in %s", n, time.Since(began).Round(time.Millisecond))
+	t.Logf("%d nodes started and ready in %s", len(nodes), time.Since(began).Round(time.Millisecond))
 	return nodes
 }
 
-// Cluster skips as Docker does, or starts n nodes of target (version as
-// in Image) in a run of their own, named after prefix and removed when t
-// ends.
-func Cluster(t testing.TB, target targets.Target, version string, n int, prefix string) (*containers.Run, []targets.Node) {
+// Cluster skips as Docker does, or starts target in a run of its own,
+// named after prefix and removed when t ends.
+func Cluster(t testing.TB, target targets.Target, prefix string) (*containers.Run, []cluster.Node) {
 	t.Helper()
 	cli := Docker(t)
 	run := NewRun(t, cli, prefix)
-	return run, Start(t, cli, run, target, version, n)
+	return run, Start(t, cli, run, target)
 }
 
 var chaos struct {
@@ -155,55 +160,6 @@ func Main(m *testing.M) int {
 		os.RemoveAll(chaos.dir)
 	}
 	return code
-}
-
-// Plan loads the plan file at path and cuts its time limit to limit (0
-// keeps the plan's).
-func Plan(t testing.TB, path string, limit time.Duration) *plans.Plan {
-	t.Helper()
-	p, err := plans.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if limit > 0 {
-		if err := p.WithTimeLimit(limit); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return p
-}
-
-// Options are the runner's options for p: results in a directory of t's
-// own, the chaos binary, and the run's output in t's log.
-func Options(t testing.TB, p *plans.Plan) runner.Options {
-	t.Helper()
-	return runner.Options{Plan: p, Results: t.TempDir(), Binary: ChaosBinary(t), Out: Log(t)}
-}
-
-// RunPlan runs p to its end and returns the report and the run's results
-// directory; a run that fails fails t.
-func RunPlan(t testing.TB, p *plans.Plan) (analysis.Report, string) {
-	t.Helper()
-	rep, dir, err := runner.Run(context.Background(), Options(t, p))
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	return rep, dir
-}
-
-// Store is the register workload's store for a client dialling addr from
-// the host, with readMode; it is closed when t ends.
-func Store(t testing.TB, workload, addr, readMode string) register.Store {
-	t.Helper()
-	w, _ := workloads.Workloads.Lookup(workload)
-	cfg := workloads.Config{Nodes: []string{addr}}
-	cfg.Workload.Spec = &register.Params{ReadMode: readMode}
-	s, err := w.(register.Workload).Open(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 // Log is a writer to t's log, a line a write, its trailing white space

@@ -4,6 +4,7 @@
 package etcd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +19,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/nemesis"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 )
 
@@ -35,53 +39,69 @@ const dataDir = "/var/lib/etcd"
 // a few seconds.
 const readyLimit = 30 * time.Second
 
-func init() { targets.Targets.Register("etcd", Target{}) }
+func init() { targets.Register("etcd", Kind{}) }
 
-// Target is an etcd cluster of 3 or 5 members.
-type Target struct{}
+// Kind is etcd, the kind of cluster: 3 or 5 members.
+type Kind struct{}
 
 // DefaultNodes is the smallest cluster that survives losing a member.
-func (Target) DefaultNodes() int { return 3 }
+func (Kind) DefaultNodes() int { return 3 }
 
 // Params are the target's fields in a plan.
 type Params struct {
 	// Source is where etcd comes from: module (built from the Go module
-	// proxy: v3.4.13 and any release from v3.5 on) or debian (Debian's
-	// etcd-server, which has v3.3 and v3.4 too).
+	// proxy: v3.4.13 and any release from v3.5 on; the default) or debian
+	// (Debian's etcd-server, which has v3.3 and v3.4 too).
 	Source string `yaml:"source" json:"source"`
 }
 
-// NewParams are the target's plan fields.
-func (Target) NewParams() any { return &Params{} }
-
-// params are a spec's fields with their defaults; a spec without any (a
-// test's) builds from the module proxy.
-func params(s targets.Spec) Params {
-	p, _ := s.Params.(*Params)
-	if p == nil || p.Source == "" {
-		return Params{Source: "module"}
-	}
-	return *p
+// Cluster is an etcd cluster as a plan asks for it.
+type Cluster struct {
+	nodes int
+	// version is the release to build (module) or the plan's, "" for
+	// the default (debian); source is module or debian.
+	version, source string
+	// flags are the etcd flags the members run with beyond those that
+	// make the cluster (Settings).
+	flags map[string]string
 }
 
-// CheckSpec accepts 3 or 5 members of a version the source has.
-func (Target) CheckSpec(s targets.Spec) error {
+// The capabilities of an etcd cluster that runs and faults find by
+// interface, stated here so that a method renamed on one side alone
+// breaks the build rather than going unused.
+var (
+	_ targets.Configured   = Cluster{}
+	_ targets.Versioner    = Cluster{}
+	_ nemesis.Leaderer     = Cluster{}
+	_ nemesis.Administered = Cluster{}
+	_ nemesis.Membered     = Cluster{}
+	_ nemesis.Disked       = Cluster{}
+)
+
+// Bind accepts 3 or 5 members of a version the source has, and the flags
+// a plan may set.
+func (Kind) Bind(s *targets.Spec[Params]) (targets.Target, error) {
 	if s.Nodes != 3 && s.Nodes != 5 {
-		return &targets.SpecError{Field: "nodes", Err: fmt.Errorf("%d: an etcd cluster here has 3 or 5 members", s.Nodes)}
+		return nil, plans.Fieldf("nodes", "%d: an etcd cluster here has 3 or 5 members", s.Nodes)
 	}
+	s.Params.Source = cmp.Or(s.Params.Source, "module")
+	c := Cluster{nodes: s.Nodes, version: s.Version, source: s.Params.Source}
 	var err error
-	switch p := params(s); p.Source {
+	switch c.source {
 	case "module":
-		_, err = normVersion(s.Version)
+		c.version, err = normVersion(s.Version)
 	case "debian":
 		_, err = Debian.Suite(debianVersion(s.Version))
 	default:
-		return &targets.SpecError{Field: "source", Err: fmt.Errorf("%q: expected module or debian", p.Source)}
+		return nil, plans.Fieldf("source", "%q: expected module or debian", c.source)
 	}
 	if err != nil {
-		return &targets.SpecError{Field: "version", Err: err}
+		return nil, plans.Fieldf("version", "%v", err)
 	}
-	return nil
+	c.flags, err = targets.Settings(nil, s.Config, flags, []string{"name", "data-dir", "listen-client-urls",
+		"advertise-client-urls", "listen-peer-urls", "initial-advertise-peer-urls",
+		"initial-cluster", "initial-cluster-state", "initial-cluster-token"})
+	return c, err
 }
 
 // flags are the etcd flags a plan may set (without the leading "--"):
@@ -96,38 +116,27 @@ var flags = []string{
 	"grpc-keepalive-timeout", "log-level", "enable-v2", "experimental-*",
 }
 
-// Config is the flags the members run with beyond those that make the
+// Settings are the flags the members run with beyond those that make the
 // cluster: the plan's alone (etcd's defaults otherwise).
-func (Target) Config(s targets.Spec) (map[string]string, error) {
-	return targets.Settings(nil, s.Config, flags, []string{"name", "data-dir", "listen-client-urls",
-		"advertise-client-urls", "listen-peer-urls", "initial-advertise-peer-urls",
-		"initial-cluster", "initial-cluster-state", "initial-cluster-token"})
-}
+func (c Cluster) Settings() map[string]string { return c.flags }
 
 // Start runs one member per node, etcd itself as PID 1 (so a signal to the
 // container is a signal to etcd), and returns once every member answers and
 // all agree on a leader.
-func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	if err := (Target{}).CheckSpec(spec); err != nil {
-		return nil, err
-	}
-	cfg, err := Target{}.Config(spec)
-	if err != nil {
-		return nil, err
-	}
+func (c Cluster) Start(ctx context.Context, run *containers.Run, image string) ([]cluster.Node, error) {
 	// Started together: each member waits for the others anyway, and one
 	// container start takes a good fraction of a second.
-	nodes, errs := make([]targets.Node, spec.Nodes), make([]error, spec.Nodes)
+	nodes, errs := make([]cluster.Node, c.nodes), make([]error, c.nodes)
 	var wg sync.WaitGroup
 	for i := range nodes {
 		name := fmt.Sprintf("n%d", i+1)
 		wg.Go(func() {
-			c, err := run.Start(ctx, containers.Spec{
-				Name: name, Role: "node", Image: spec.Image,
-				Cmd:     command(name, spec.Nodes, "chaos-"+run.ID(), cfg),
+			ct, err := run.Start(ctx, containers.Spec{
+				Name: name, Role: "node", Image: image,
+				Cmd:     command(name, c.nodes, "chaos-"+run.ID(), c.flags),
 				DataDir: dataDir,
 			})
-			nodes[i], errs[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}, err
+			nodes[i], errs[i] = cluster.Node{Container: ct, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}, err
 		})
 	}
 	wg.Wait()
@@ -186,7 +195,7 @@ const rejoinNote = "/chaos-rejoin"
 
 // ready checks that every member answers, knows the same leader, and
 // serves a linearizable read (which goes through that leader).
-func ready(ctx context.Context, nodes []targets.Node) error {
+func ready(ctx context.Context, nodes []cluster.Node) error {
 	sts, errs := ask(ctx, nodes, func(ctx context.Context, cli *clientv3.Client) (*clientv3.StatusResponse, error) {
 		st, err := status(ctx, cli)
 		if err != nil {
@@ -213,7 +222,7 @@ func ready(ctx context.Context, nodes []targets.Node) error {
 
 // Leader is the member the freshest view (highest Raft term) names leader:
 // a deposed leader cut off from the others may still report an older term.
-func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, error) {
+func (Cluster) Leader(ctx context.Context, nodes []cluster.Node) (cluster.Node, error) {
 	sts, errs := ask(ctx, nodes, status)
 	best := -1
 	for i, st := range sts {
@@ -222,7 +231,7 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, e
 		}
 	}
 	if best < 0 {
-		return targets.Node{}, fmt.Errorf("etcd: no member knows a leader: %w", errors.Join(errs...))
+		return cluster.Node{}, fmt.Errorf("etcd: no member knows a leader: %w", errors.Join(errs...))
 	}
 	id := sts[best].Leader
 	for i, st := range sts {
@@ -236,7 +245,7 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, e
 		return cli.MemberList(ctx, clientv3.WithSerializable())
 	})
 	if errs[0] != nil {
-		return targets.Node{}, fmt.Errorf("etcd: leader %x: %w", id, errs[0])
+		return cluster.Node{}, fmt.Errorf("etcd: leader %x: %w", id, errs[0])
 	}
 	for _, m := range ml[0].Members {
 		for _, n := range nodes {
@@ -245,12 +254,12 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, e
 			}
 		}
 	}
-	return targets.Node{}, fmt.Errorf("etcd: leader %x is none of the nodes", id)
+	return cluster.Node{}, fmt.Errorf("etcd: leader %x is none of the nodes", id)
 }
 
-// Version is the server version the member reports (Status).
-func (Target) Version(ctx context.Context, n targets.Node) (string, error) {
-	sts, errs := ask(ctx, []targets.Node{n}, status)
+// ServerVersion is the server version the member reports (Status).
+func (Cluster) ServerVersion(ctx context.Context, n cluster.Node) (string, error) {
+	sts, errs := ask(ctx, []cluster.Node{n}, status)
 	if errs[0] != nil {
 		return "", errs[0]
 	}
@@ -265,7 +274,7 @@ func status(ctx context.Context, cli *clientv3.Client) (*clientv3.StatusResponse
 // ask runs f against every node at once, each through a client of its own
 // bound to that node alone and with a short deadline, so that one paused
 // member delays the answer by no more than that.
-func ask[T any](ctx context.Context, nodes []targets.Node, f func(context.Context, *clientv3.Client) (T, error)) ([]T, []error) {
+func ask[T any](ctx context.Context, nodes []cluster.Node, f func(context.Context, *clientv3.Client) (T, error)) ([]T, []error) {
 	res, errs := make([]T, len(nodes)), make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
@@ -294,7 +303,7 @@ func ask[T any](ctx context.Context, nodes []targets.Node, f func(context.Contex
 
 // FileClasses are a member's files: its write-ahead log's segments, its
 // raft snapshots and its bbolt database, which holds the keys.
-func (Target) FileClasses() map[string][]string {
+func (Cluster) FileClasses() map[string][]string {
 	return map[string][]string{
 		"wal":      {"member/wal/*.wal"},
 		"snapshot": {"member/snap/*.snap"},
@@ -303,13 +312,13 @@ func (Target) FileClasses() map[string][]string {
 }
 
 // Actions are etcd's maintenance actions a fault may run.
-func (Target) Actions() []string { return []string{"compact", "defrag"} }
+func (Cluster) Actions() []string { return []string{"compact", "defrag"} }
 
 // Act compacts the key-value history up to the member's current revision
 // (cluster-wide: the compaction goes through Raft), or defragments the
 // member's database, which blocks its reads and writes meanwhile.
-func (Target) Act(ctx context.Context, n targets.Node, action string) (string, error) {
-	res, errs := ask(ctx, []targets.Node{n}, func(ctx context.Context, cli *clientv3.Client) (string, error) {
+func (Cluster) Act(ctx context.Context, n cluster.Node, action string) (string, error) {
+	res, errs := ask(ctx, []cluster.Node{n}, func(ctx context.Context, cli *clientv3.Client) (string, error) {
 		switch action {
 		case "compact":
 			st, err := status(ctx, cli)

@@ -13,19 +13,21 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/register"
 )
 
 func TestCommand(t *testing.T) {
-	cfg, err := Target{}.Config(targets.Spec{Config: map[string]string{"snapshot-count": "100", "experimental-initial-corrupt-check": "true"}})
+	c, err := Kind{}.Bind(&targets.Spec[Params]{Nodes: 3, Config: map[string]string{"snapshot-count": "100", "experimental-initial-corrupt-check": "true"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := command("n2", 3, "tok", cfg)
+	got := command("n2", 3, "tok", c.(targets.Configured).Settings())
 	for _, want := range []string{"--snapshot-count=100", "--experimental-initial-corrupt-check=true"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("%q missing from %q", want, got)
@@ -59,50 +61,46 @@ func TestNormVersion(t *testing.T) {
 	}
 }
 
-// TestCheckSpec: versions by source, flags by name, before anything starts.
-func TestCheckSpec(t *testing.T) {
-	debian := &Params{Source: "debian"}
-	for _, s := range []targets.Spec{
+// TestBind: versions by source, flags by name, before anything starts.
+func TestBind(t *testing.T) {
+	debian := Params{Source: "debian"}
+	for _, s := range []targets.Spec[Params]{
 		{Nodes: 3}, {Nodes: 5, Version: "v3.5.21"},
 		{Nodes: 3, Version: "3.3.25", Params: debian}, {Nodes: 3, Version: "v3.4.23", Params: debian},
 	} {
-		if err := (Target{}).CheckSpec(s); err != nil {
+		if _, err := (Kind{}).Bind(&s); err != nil {
 			t.Errorf("%+v refused: %v", s, err)
 		}
 	}
 	for _, c := range []struct {
-		spec  targets.Spec
-		field string
+		spec       targets.Spec[Params]
+		field, msg string
 	}{
-		{targets.Spec{Nodes: 4}, "nodes"},
-		{targets.Spec{Nodes: 3, Version: "v3.4.23"}, "version"},
-		{targets.Spec{Nodes: 3, Version: "3.4.22", Params: debian}, "version"},
-		{targets.Spec{Nodes: 3, Params: &Params{Source: "git"}}, "source"},
+		{targets.Spec[Params]{Nodes: 4}, "nodes", "4: an etcd cluster here has 3 or 5 members"},
+		{targets.Spec[Params]{Nodes: 3, Version: "v3.4.23"}, "version", `"v3.4.23": built from the Go module proxy, etcd is v3.4.13 or a release from v3.5 on`},
+		{targets.Spec[Params]{Nodes: 3, Version: "3.4.22", Params: debian}, "version", "etcd 3.4.22 is in no Debian suite"},
+		{targets.Spec[Params]{Nodes: 3, Params: Params{Source: "git"}}, "source", `"git": expected module or debian`},
+		{targets.Spec[Params]{Nodes: 3, Config: map[string]string{"snapshot-cnt": "1"}}, "config.snapshot-cnt", "unknown setting; known: "},
+		{targets.Spec[Params]{Nodes: 3, Config: map[string]string{"data-dir": "1"}}, "config.data-dir", "chaos sets this itself"},
 	} {
-		err := (Target{}).CheckSpec(c.spec)
-		if e, ok := errors.AsType[*targets.SpecError](err); !ok || e.Field != c.field {
-			t.Errorf("%+v: %v; want an error on %s", c.spec, err, c.field)
-		}
-	}
-	for k, field := range map[string]string{"snapshot-cnt": "config.snapshot-cnt", "data-dir": "config.data-dir"} {
-		_, err := Target{}.Config(targets.Spec{Config: map[string]string{k: "1"}})
-		if e, ok := errors.AsType[*targets.SpecError](err); !ok || e.Field != field {
-			t.Errorf("config %s: %v; want an error on %s", k, err, field)
+		_, err := Kind{}.Bind(&c.spec)
+		if e, ok := errors.AsType[*plans.FieldError](err); !ok || e.Field != c.field || !strings.Contains(e.Msg, c.msg) {
+			t.Errorf("%+v: %v; want an error on %s saying %q", c.spec, err, c.field, c.msg)
 		}
 	}
 }
 
-func TestStartRefusesSizes(t *testing.T) {
-	if _, err := (Target{}).Start(context.Background(), nil, targets.Spec{Nodes: 4}); err == nil {
-		t.Error("4 members accepted")
+// The source a plan leaves out is filled in: the module proxy.
+func TestBindDefaultSource(t *testing.T) {
+	s := targets.Spec[Params]{Nodes: 3}
+	if _, err := (Kind{}).Bind(&s); err != nil || s.Params.Source != "module" {
+		t.Errorf("source %q, %v; want module", s.Params.Source, err)
 	}
 }
 
 func TestReadMode(t *testing.T) {
-	w, _ := workloads.Workloads.Lookup("etcd-register")
-	cfg := workloads.Config{Nodes: []string{"n1:2379"}}
-	cfg.Workload.Spec = &register.Params{ReadMode: "sync"}
-	if _, err := w.(register.Workload).Open(t.Context(), cfg); err == nil {
+	if s, err := register.Dial(t.Context(), "etcd-register", []string{"n1:2379"}, 0, "sync"); err == nil {
+		s.Close()
 		t.Error("read mode sync accepted")
 	}
 }
@@ -148,18 +146,24 @@ func TestClassify(t *testing.T) {
 
 // start starts an n-member cluster in a run of its own, removed at the
 // end, of the etcd version in $CHAOS_ETCD_VERSION (default: DefaultVersion).
-func start(t *testing.T, n int) (*containers.Run, []targets.Node) {
-	return testenv.Cluster(t, Target{}, os.Getenv("CHAOS_ETCD_VERSION"), n, "etcdtest")
+func start(t *testing.T, n int) (*containers.Run, []cluster.Node) {
+	return testenv.Cluster(t, testenv.Bind(t, Kind{}, n, os.Getenv("CHAOS_ETCD_VERSION")), "etcdtest")
 }
 
 // open is the register workload's store bound to n, dialled from the host.
-func open(t *testing.T, n targets.Node, readMode string) register.Store {
+func open(t *testing.T, n cluster.Node, readMode string) register.Store {
 	return openAddr(t, net.JoinHostPort(n.Container.IP, strconv.Itoa(ClientPort)), readMode)
 }
 
+// openAddr is the etcd-register store dialled at addr, closed when t ends.
 func openAddr(t *testing.T, addr, readMode string) register.Store {
 	t.Helper()
-	return testenv.Store(t, "etcd-register", addr, readMode)
+	s, err := register.Dial(t.Context(), "etcd-register", []string{addr}, 0, readMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 func TestCluster3(t *testing.T) {
@@ -169,16 +173,16 @@ func TestCluster3(t *testing.T) {
 	if err := ready(ctx, nodes); err != nil {
 		t.Fatal(err)
 	}
-	leader, err := Target{}.Leader(ctx, nodes)
+	leader, err := Cluster{}.Leader(ctx, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("leader: %s", leader.Container.Name)
-	victim := slices.IndexFunc(nodes, func(n targets.Node) bool { return n.Container.Name == leader.Container.Name })
+	victim := slices.IndexFunc(nodes, func(n cluster.Node) bool { return n.Container.Name == leader.Container.Name })
 	// A leader that does not answer us itself is found through the others.
 	hidden := slices.Clone(nodes)
 	hidden[victim].Container.IP = "192.0.2.1" // TEST-NET: nobody there
-	if l, err := (Target{}).Leader(ctx, hidden); err != nil || l.Container.Name != leader.Container.Name {
+	if l, err := (Cluster{}).Leader(ctx, hidden); err != nil || l.Container.Name != leader.Container.Name {
 		t.Errorf("leader with the leader silent: %s, %v; want %s", l.Container.Name, err, leader.Container.Name)
 	}
 
@@ -230,7 +234,7 @@ func TestCluster3(t *testing.T) {
 	if err := targets.WaitReady(ctx, "survivors", 10*time.Second, func(ctx context.Context) error { return ready(ctx, others) }); err != nil {
 		t.Fatal(err)
 	}
-	if l, err := (Target{}).Leader(ctx, others); err != nil || l.Container.Name == leader.Container.Name {
+	if l, err := (Cluster{}).Leader(ctx, others); err != nil || l.Container.Name == leader.Container.Name {
 		t.Fatalf("leader after kill: %s, %v", l.Container.Name, err)
 	}
 	// Written while the member is down: it must catch up on rejoining.
@@ -268,7 +272,7 @@ func TestCluster3(t *testing.T) {
 
 func TestReadiness5(t *testing.T) {
 	_, nodes := start(t, 5)
-	if _, err := (Target{}).Leader(context.Background(), nodes); err != nil {
+	if _, err := (Cluster{}).Leader(context.Background(), nodes); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/chaos-testing/chaos/images"
-	"github.com/chaos-testing/chaos/targets"
 )
 
 // DefaultVersion is the etcd release built when a plan names none: the
@@ -76,17 +75,13 @@ func program(version string) images.GoProgram {
 // Image returns an image with etcd version at /usr/local/bin/etcd on top of
 // chaos's node image, building etcd and the image on first use.
 // From Debian, the image is Debian's etcd-server of the version asked.
-func (Target) Image(ctx context.Context, cli *client.Client, spec targets.Spec, progress io.Writer) (string, error) {
-	if params(spec).Source == "debian" {
-		r, err := Debian.Recipe("etcd-debian", debianVersion(spec.Version), "etcd-server")
+func (c Cluster) Image(ctx context.Context, cli *client.Client, progress io.Writer) (string, error) {
+	if c.source == "debian" {
+		r, err := Debian.Recipe("etcd-debian", debianVersion(c.version), "etcd-server")
 		if err != nil {
 			return "", err
 		}
 		return images.Ensure(ctx, cli, r, progress)
 	}
-	version, err := normVersion(spec.Version)
-	if err != nil {
-		return "", err
-	}
-	return program(version).Image(ctx, cli, progress)
+	return program(c.version).Image(ctx, cli, progress)
 }

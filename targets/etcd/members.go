@@ -12,19 +12,19 @@ import (
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
-	"github.com/chaos-testing/chaos/targets"
 )
 
 // ChangesMembers accepts every etcd cluster.
-func (Target) ChangesMembers(targets.Spec) error { return nil }
+func (Cluster) ChangesMembers() error { return nil }
 
 // RemoveMember takes member n out of the cluster, asking the other
 // members in turn (etcd's MemberRemove, as Jepsen's shrink and the first
 // half of etcd's MemberReplace do). A member no longer listed is removed
 // already: an earlier try may have gone through unanswered. The removed
 // member stops by itself once it learns of it.
-func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.Node) (string, error) {
+func (Cluster) RemoveMember(ctx context.Context, nodes []cluster.Node, n cluster.Node) (string, error) {
 	return viaOthers(ctx, nodes, n, func(ctx context.Context, cli *clientv3.Client) (string, error) {
 		m, err := member(ctx, cli, n)
 		if err != nil || m == nil {
@@ -44,7 +44,7 @@ func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.
 // the running cluster, naming its members as they are now, n among them.
 // The caller then starts n. A member listed with n's address already was
 // added by an earlier try.
-func (Target) AddMember(ctx context.Context, run *containers.Run, nodes []targets.Node, n targets.Node) (string, error) {
+func (Cluster) AddMember(ctx context.Context, run *containers.Run, nodes []cluster.Node, n cluster.Node) (string, error) {
 	var cluster string
 	note, err := viaOthers(ctx, nodes, n, func(ctx context.Context, cli *clientv3.Client) (string, error) {
 		m, err := member(ctx, cli, n)
@@ -98,9 +98,9 @@ func initialCluster(members []*etcdserverpb.Member) string {
 // that joined and then lost its data would rejoin with the same identity
 // and an empty log, which Raft does not allow for. If n stops first, it
 // says so (containers.ErrNotRunning), for the caller to start it again.
-func (Target) Joined(ctx context.Context, run *containers.Run, _ []targets.Node, n targets.Node) error {
+func (Cluster) Joined(ctx context.Context, run *containers.Run, _ []cluster.Node, n cluster.Node) error {
 	for {
-		_, errs := ask(ctx, []targets.Node{n}, func(ctx context.Context, cli *clientv3.Client) (bool, error) {
+		_, errs := ask(ctx, []cluster.Node{n}, func(ctx context.Context, cli *clientv3.Client) (bool, error) {
 			m, err := member(ctx, cli, n)
 			switch {
 			case err != nil:
@@ -127,13 +127,13 @@ func (Target) Joined(ctx context.Context, run *containers.Run, _ []targets.Node,
 }
 
 // viaOthers runs f through each member but n in turn, until one answers.
-func viaOthers(ctx context.Context, nodes []targets.Node, n targets.Node, f func(context.Context, *clientv3.Client) (string, error)) (string, error) {
+func viaOthers(ctx context.Context, nodes []cluster.Node, n cluster.Node, f func(context.Context, *clientv3.Client) (string, error)) (string, error) {
 	var errs []error
 	for _, o := range nodes {
 		if o.Container.Name == n.Container.Name || o.Kind != "" {
 			continue
 		}
-		res, err := ask(ctx, []targets.Node{o}, f)
+		res, err := ask(ctx, []cluster.Node{o}, f)
 		if err[0] == nil {
 			return res[0], nil
 		}
@@ -144,7 +144,7 @@ func viaOthers(ctx context.Context, nodes []targets.Node, n targets.Node, f func
 
 // member is n's entry in the cluster's member list, by its peer address;
 // nil if it has none. The list is read through the leader.
-func member(ctx context.Context, cli *clientv3.Client, n targets.Node) (*etcdserverpb.Member, error) {
+func member(ctx context.Context, cli *clientv3.Client, n cluster.Node) (*etcdserverpb.Member, error) {
 	ml, err := cli.MemberList(ctx)
 	if err != nil {
 		return nil, err
@@ -160,8 +160,8 @@ func member(ctx context.Context, cli *clientv3.Client, n targets.Node) (*etcdser
 // Members are the members the cluster lists (MemberList), named by the
 // host of their peer address, asking each node in turn until one answers
 // (viaOthers, with no node left out).
-func (Target) Members(ctx context.Context, nodes []targets.Node) ([]string, error) {
-	list, err := viaOthers(ctx, nodes, targets.Node{}, func(ctx context.Context, cli *clientv3.Client) (string, error) {
+func (Cluster) Members(ctx context.Context, nodes []cluster.Node) ([]string, error) {
+	list, err := viaOthers(ctx, nodes, cluster.Node{}, func(ctx context.Context, cli *clientv3.Client) (string, error) {
 		ml, err := cli.MemberList(ctx)
 		if err != nil {
 			return "", err

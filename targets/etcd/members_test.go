@@ -12,8 +12,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/internal/testenv"
-	"github.com/chaos-testing/chaos/targets"
 )
 
 // A member joining names every member, by name and peer address; one
@@ -36,10 +36,10 @@ func TestInitialCluster(t *testing.T) {
 // n3, which serves a value written while it was out, and keeps its data
 // (and its ID) through a restart.
 func TestReplaceMember(t *testing.T) {
-	run, nodes := testenv.Cluster(t, Target{}, "", 3, "replaceetcd")
+	run, nodes := testenv.Cluster(t, testenv.Bind(t, Kind{}, 3, ""), "replaceetcd")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	client := func(n targets.Node) *clientv3.Client {
+	client := func(n cluster.Node) *clientv3.Client {
 		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{net.JoinHostPort(n.Container.IP, strconv.Itoa(ClientPort))},
 			DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
 		if err != nil {
@@ -69,29 +69,29 @@ func TestReplaceMember(t *testing.T) {
 	// etcd refuses a change within 5 s of a member's start or of another
 	// change (its leader must have seen the others healthy that long):
 	// the fault tries again too.
-	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.RemoveMember(ctx, nodes[:2], n3) })
+	testenv.Eventually(ctx, t, func() (string, error) { return Cluster{}.RemoveMember(ctx, nodes[:2], n3) })
 	if names, _ := members(); !slices.Equal(names, []string{"n1", "n2"}) {
 		t.Fatalf("members after the removal: %q", names)
 	}
-	if names, err := (Target{}).Members(ctx, nodes); err != nil || !slices.Equal(names, []string{"n1", "n2"}) {
+	if names, err := (Cluster{}).Members(ctx, nodes); err != nil || !slices.Equal(names, []string{"n1", "n2"}) {
 		t.Errorf("Members after the removal: %q, %v", names, err)
 	}
 	if _, err := client(nodes[0]).Put(ctx, "while-out", "v"); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.AddMember(ctx, run, nodes[:2], n3) })
+	testenv.Eventually(ctx, t, func() (string, error) { return Cluster{}.AddMember(ctx, run, nodes[:2], n3) })
 	var err error
 	if n3.Container, err = run.Restart(ctx, n3.Container); err != nil {
 		t.Fatal(err)
 	}
-	if err := (Target{}).Joined(ctx, run, nodes[:2], n3); err != nil {
+	if err := (Cluster{}).Joined(ctx, run, nodes[:2], n3); err != nil {
 		t.Fatal(err)
 	}
 	names, after := members()
 	if !slices.Equal(names, []string{"n1", "n2", "n3"}) || after["n3"] == before["n3"] {
 		t.Fatalf("members after the join: %q, n3 %x (was %x)", names, after["n3"], before["n3"])
 	}
-	if names, err := (Target{}).Members(ctx, nodes); err != nil || !slices.Equal(names, []string{"n1", "n2", "n3"}) {
+	if names, err := (Cluster{}).Members(ctx, nodes); err != nil || !slices.Equal(names, []string{"n1", "n2", "n3"}) {
 		t.Errorf("Members after the join: %q, %v", names, err)
 	}
 	get := func() {
@@ -110,7 +110,7 @@ func TestReplaceMember(t *testing.T) {
 	if n3.Container, err = run.Restart(ctx, n3.Container); err != nil {
 		t.Fatal(err)
 	}
-	if err := (Target{}).Joined(ctx, run, nodes[:2], n3); err != nil {
+	if err := (Cluster{}).Joined(ctx, run, nodes[:2], n3); err != nil {
 		t.Fatal(err)
 	}
 	if _, ids := members(); ids["n3"] != after["n3"] {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
-	"github.com/chaos-testing/chaos/targets"
-	"github.com/chaos-testing/chaos/targets/nats/release"
+	"github.com/chaos-testing/chaos/plans"
 )
 
 // The harness's own user, in the system account ($SYS): JetStream's server
@@ -27,13 +27,10 @@ const sysUser, sysPassword = "chaos", "chaos"
 // cluster comes back by itself when it starts again (nats-server #6815,
 // in v2.10.28 and v2.11.2); before them it came back only once every
 // other server had restarted.
-func (Target) ChangesMembers(s targets.Spec) error {
-	v, minor, patch, err := release.Parse(s.Version)
-	if err != nil {
-		return &targets.SpecError{Field: "version", Err: err}
-	}
+func (c Cluster) ChangesMembers() error {
+	_, minor, patch, _ := parseVersion(c.version)
 	if minor < 10 || minor == 10 && patch < 28 || minor == 11 && patch < 2 {
-		return &targets.SpecError{Field: "version", Err: fmt.Errorf("%s: a removed server rejoins by itself only from v2.10.28 and v2.11.2 on (nats-server #6815)", v)}
+		return plans.PlanFieldf("target.version", "%s: a removed server rejoins by itself only from v2.10.28 and v2.11.2 on (nats-server #6815)", c.version)
 	}
 	return nil
 }
@@ -43,14 +40,14 @@ func (Target) ChangesMembers(s targets.Spec) error {
 // passed (peerRemoveTimeout in the server's raft.go, v2.10.28 and v2.11.2
 // on); a leader elected since, that restarted after the removal, may
 // take it back sooner.
-func (Target) RejoinAfter() time.Duration { return 5 * time.Minute }
+func (Cluster) RejoinAfter() time.Duration { return 5 * time.Minute }
 
 // RemoveMember takes server n, which is down, out of JetStream's meta
 // group ($JS.API.SERVER.REMOVE, `nats server raft peer-remove`), asking
 // the other servers in turn. Its streams' replicas on n are dropped with
 // it. A server the meta leader no longer lists is removed already: an
 // earlier try may have gone through unanswered.
-func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.Node) (string, error) {
+func (Cluster) RemoveMember(ctx context.Context, nodes []cluster.Node, n cluster.Node) (string, error) {
 	rest := others(nodes, n)
 	group, err := metaGroup(ctx, rest)
 	if err != nil {
@@ -73,13 +70,13 @@ func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.
 // AddMember has nothing to do: a removed server that starts again is
 // added back to the meta group by the leader, with the data it kept,
 // once RejoinAfter has passed.
-func (Target) AddMember(context.Context, *containers.Run, []targets.Node, targets.Node) (string, error) {
+func (Cluster) AddMember(context.Context, *containers.Run, []cluster.Node, cluster.Node) (string, error) {
 	return "rejoins by itself when it starts", nil
 }
 
 // Joined waits until the meta leader lists n again as a current member,
 // or n is the leader; or until n stops (containers.ErrNotRunning).
-func (Target) Joined(ctx context.Context, run *containers.Run, nodes []targets.Node, n targets.Node) error {
+func (Cluster) Joined(ctx context.Context, run *containers.Run, nodes []cluster.Node, n cluster.Node) error {
 	for {
 		group, err := metaGroup(ctx, nodes)
 		if err == nil && group[n.Container.Name] {
@@ -102,7 +99,7 @@ func (Target) Joined(ctx context.Context, run *containers.Run, nodes []targets.N
 // metaGroup is JetStream's meta group as the meta leader, found among
 // nodes, sees it: each member's name, and whether it is current (the
 // leader is).
-func metaGroup(ctx context.Context, nodes []targets.Node) (map[string]bool, error) {
+func metaGroup(ctx context.Context, nodes []cluster.Node) (map[string]bool, error) {
 	var errs []error
 	for _, o := range nodes {
 		var j jsz
@@ -123,7 +120,7 @@ func metaGroup(ctx context.Context, nodes []targets.Node) (map[string]bool, erro
 }
 
 // removeVia asks server o, as the harness's system user, to remove peer.
-func removeVia(ctx context.Context, o targets.Node, peer string) error {
+func removeVia(ctx context.Context, o cluster.Node, peer string) error {
 	nc, err := nats.Connect("nats://"+net.JoinHostPort(o.Container.IP, strconv.Itoa(ClientPort)),
 		nats.UserInfo(sysUser, sysPassword), nats.Timeout(2*time.Second), nats.NoReconnect())
 	if err != nil {
@@ -156,13 +153,13 @@ func removeVia(ctx context.Context, o targets.Node, peer string) error {
 }
 
 // others are nodes but n.
-func others(nodes []targets.Node, n targets.Node) []targets.Node {
-	return slices.DeleteFunc(slices.Clone(nodes), func(o targets.Node) bool { return o.Container.Name == n.Container.Name })
+func others(nodes []cluster.Node, n cluster.Node) []cluster.Node {
+	return slices.DeleteFunc(slices.Clone(nodes), func(o cluster.Node) bool { return o.Container.Name == n.Container.Name })
 }
 
 // Members are the servers in JetStream's meta group, as its leader sees
 // them, current or not.
-func (Target) Members(ctx context.Context, nodes []targets.Node) ([]string, error) {
+func (Cluster) Members(ctx context.Context, nodes []cluster.Node) ([]string, error) {
 	group, err := metaGroup(ctx, nodes)
 	return slices.Sorted(maps.Keys(group)), err
 }

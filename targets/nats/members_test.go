@@ -2,10 +2,12 @@ package nats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,13 +15,23 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 )
 
 func TestChangesMembers(t *testing.T) {
 	for v, ok := range map[string]bool{"": true, "2.10.22": false, "2.10.28": true, "2.11.1": false, "2.11.2": true, "2.9.25": false} {
-		if err := (Target{}).ChangesMembers(targets.Spec{Version: v}); (err == nil) != ok {
+		c, err := bindCluster(targets.Spec[struct{}]{Nodes: 3, Version: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.ChangesMembers()
+		if (err == nil) != ok {
 			t.Errorf("version %q: %v", v, err)
+		}
+		if e, isField := errors.AsType[*plans.FieldError](err); err != nil && (!isField || e.Field != "target.version" || !e.InPlan ||
+			!strings.Contains(e.Msg, "a removed server rejoins by itself only from v2.10.28 and v2.11.2 on")) {
+			t.Errorf("version %q: %v; want it refused on target.version", v, err)
 		}
 	}
 }
@@ -30,10 +42,10 @@ func TestChangesMembers(t *testing.T) {
 // once restarted and Joined the group has all three again and the stream
 // counts n3 among its current replicas.
 func TestRemoveServer(t *testing.T) {
-	run, nodes := testenv.Cluster(t, Target{}, "", 3, "natsmember")
+	run, nodes := testenv.Cluster(t, testenv.Bind(t, Kind{}, 3, ""), "natsmember")
 	// n3 rejoins within seconds here, but may be refused for up to
 	// RejoinAfter.
-	ctx, cancel := context.WithTimeout(context.Background(), Target{}.RejoinAfter()+2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), Cluster{}.RejoinAfter()+2*time.Minute)
 	defer cancel()
 	var urls []string
 	for _, n := range nodes {
@@ -52,7 +64,7 @@ func TestRemoveServer(t *testing.T) {
 	group := func(want ...string) {
 		t.Helper()
 		testenv.Eventually(ctx, t, func() (string, error) {
-			got, err := Target{}.Members(ctx, nodes)
+			got, err := Cluster{}.Members(ctx, nodes)
 			if err == nil && !slices.Equal(got, want) {
 				err = fmt.Errorf("meta group %v, want %v", got, want)
 			}
@@ -65,21 +77,21 @@ func TestRemoveServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	run.Wait(ctx, n3.Container) // exits 137, an error
-	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.RemoveMember(ctx, nodes, n3) })
+	testenv.Eventually(ctx, t, func() (string, error) { return Cluster{}.RemoveMember(ctx, nodes, n3) })
 	group("n1", "n2")
-	if note, err := (Target{}).RemoveMember(ctx, nodes, n3); err != nil || note != "not in the meta group (removed already)" {
+	if note, err := (Cluster{}).RemoveMember(ctx, nodes, n3); err != nil || note != "not in the meta group (removed already)" {
 		t.Errorf("removing it again: %q, %v", note, err)
 	}
 	testenv.Eventually(ctx, t, func() (string, error) {
 		_, err := js.Publish(ctx, "s", []byte("while out"))
 		return "", err
 	})
-	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.AddMember(ctx, run, nodes, n3) })
+	testenv.Eventually(ctx, t, func() (string, error) { return Cluster{}.AddMember(ctx, run, nodes, n3) })
 	if n3.Container, err = run.Restart(ctx, n3.Container); err != nil {
 		t.Fatal(err)
 	}
 	nodes[2] = n3
-	if err := (Target{}).Joined(ctx, run, nodes, n3); err != nil {
+	if err := (Cluster{}).Joined(ctx, run, nodes, n3); err != nil {
 		t.Fatal(err)
 	}
 	group("n1", "n2", "n3")

@@ -20,10 +20,12 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/images"
+	"github.com/chaos-testing/chaos/nemesis"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
-	"github.com/chaos-testing/chaos/targets/nats/release"
 )
 
 // Ports every server listens on.
@@ -40,25 +42,58 @@ const storeDir = "/srv/nats"
 // leader known to every server.
 const readyLimit = 60 * time.Second
 
-// DefaultVersion is the release built when a plan names none.
-const DefaultVersion = release.Default
-
 // recipeVersion is hashed into image tags (images.GoProgram.Recipe).
 const recipeVersion = 1
 
-func init() { targets.Targets.Register("nats", Target{}) }
+func init() { targets.Register("nats", Kind{}) }
 
-// Target is a NATS JetStream cluster of 3 or 5 servers.
-type Target struct{}
+// Kind is NATS JetStream, the kind of cluster: 3 or 5 servers.
+type Kind struct{}
 
 // DefaultNodes is the smallest cluster whose R3 streams survive losing a
 // server.
-func (Target) DefaultNodes() int { return 3 }
+func (Kind) DefaultNodes() int { return 3 }
+
+// Cluster is a NATS JetStream cluster as a plan asks for it.
+type Cluster struct {
+	nodes   int
+	version string // normalized: v2.MINOR.PATCH
+	// settings are the server settings the servers run with (Settings).
+	settings map[string]string
+}
+
+// The capabilities of a NATS cluster that runs and faults find by
+// interface, stated here so that a method renamed on one side alone
+// breaks the build rather than going unused.
+var (
+	_ targets.Configured    = Cluster{}
+	_ targets.Versioner     = Cluster{}
+	_ targets.Released      = Cluster{}
+	_ nemesis.Leaderer      = Cluster{}
+	_ nemesis.Membered      = Cluster{}
+	_ nemesis.RejoinDelayed = Cluster{}
+	_ nemesis.Disked        = Cluster{}
+)
+
+// Bind accepts 3 or 5 servers of a v2 version, and the settings a plan
+// may set.
+func (Kind) Bind(s *targets.Spec[struct{}]) (targets.Target, error) {
+	if s.Nodes != 3 && s.Nodes != 5 {
+		return nil, plans.Fieldf("nodes", "%d: a JetStream cluster here has 3 or 5 servers", s.Nodes)
+	}
+	v, err := normVersion(s.Version)
+	if err != nil {
+		return nil, plans.Fieldf("version", "%v", err)
+	}
+	cfg, err := targets.Settings(nil, s.Config, slices.Sorted(maps.Keys(settings)),
+		[]string{"server_name", "listen", "http", "store_dir", "cluster", "routes", "jetstream", "accounts", "system_account"})
+	return Cluster{nodes: s.Nodes, version: v, settings: cfg}, err
+}
 
 // FileClasses are a server's JetStream files: the message blocks of its
 // streams, and the log blocks and snapshots of its Raft groups (the
 // meta group's and each replicated stream's).
-func (Target) FileClasses() map[string][]string {
+func (Cluster) FileClasses() map[string][]string {
 	return map[string][]string{
 		"blocks":    {"jetstream/*/streams/*/msgs/*.blk"},
 		"raft":      {"jetstream/$SYS/_js_/*/msgs/*.blk"},
@@ -73,23 +108,8 @@ func program(version string) images.GoProgram {
 }
 
 // Image is chaos's node image with nats-server version.
-func (Target) Image(ctx context.Context, cli *client.Client, spec targets.Spec, progress io.Writer) (string, error) {
-	version, err := release.Norm(spec.Version)
-	if err != nil {
-		return "", err
-	}
-	return program(version).Image(ctx, cli, progress)
-}
-
-// CheckSpec accepts 3 or 5 servers of a v2 version.
-func (Target) CheckSpec(s targets.Spec) error {
-	if s.Nodes != 3 && s.Nodes != 5 {
-		return &targets.SpecError{Field: "nodes", Err: fmt.Errorf("%d: a JetStream cluster here has 3 or 5 servers", s.Nodes)}
-	}
-	if _, err := release.Norm(s.Version); err != nil {
-		return &targets.SpecError{Field: "version", Err: err}
-	}
-	return nil
+func (c Cluster) Image(ctx context.Context, cli *client.Client, progress io.Writer) (string, error) {
+	return program(c.version).Image(ctx, cli, progress)
 }
 
 // settings are the server settings a plan may set, each with the block of
@@ -102,31 +122,21 @@ var settings = map[string]string{
 	"lame_duck_duration": "",
 }
 
-// Config is the settings the servers run with: the plan's, over none of
-// the target's own (NATS's defaults).
-func (Target) Config(s targets.Spec) (map[string]string, error) {
-	return targets.Settings(nil, s.Config, slices.Sorted(maps.Keys(settings)),
-		[]string{"server_name", "listen", "http", "store_dir", "cluster", "routes", "jetstream", "accounts", "system_account"})
-}
+// Settings are the settings the servers run with: the plan's, over none
+// of the target's own (NATS's defaults).
+func (c Cluster) Settings() map[string]string { return c.settings }
 
 // Start runs one server per node and returns once every one of them has
 // JetStream ready and knows the meta leader.
-func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	if err := (Target{}).CheckSpec(spec); err != nil {
-		return nil, err
-	}
-	cfg, err := Target{}.Config(spec)
-	if err != nil {
-		return nil, err
-	}
-	nodes := make([]targets.Node, spec.Nodes)
-	err = targets.Each(len(nodes), func(i int) error {
+func (c Cluster) Start(ctx context.Context, run *containers.Run, image string) ([]cluster.Node, error) {
+	nodes := make([]cluster.Node, c.nodes)
+	err := targets.Each(len(nodes), func(i int) error {
 		name := fmt.Sprintf("n%d", i+1)
-		c, err := run.Start(ctx, containers.Spec{
-			Name: name, Role: "node", Image: spec.Image, Cmd: command, DataDir: storeDir,
-			Env: []string{"NATS_CFG=" + config(name, spec.Nodes, cfg)},
+		ct, err := run.Start(ctx, containers.Spec{
+			Name: name, Role: "node", Image: image, Cmd: command, DataDir: storeDir,
+			Env: []string{"NATS_CFG=" + config(name, c.nodes, c.settings)},
 		})
-		nodes[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}
+		nodes[i] = cluster.Node{Container: ct, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}
 		return err
 	})
 	if err != nil {
@@ -202,7 +212,7 @@ type jsz struct {
 
 // ready checks that every server is healthy with JetStream and that all
 // name one meta leader.
-func ready(ctx context.Context, nodes []targets.Node) error {
+func ready(ctx context.Context, nodes []cluster.Node) error {
 	var errs []error
 	leaders := map[string]bool{}
 	for _, n := range nodes {
@@ -243,7 +253,7 @@ func ready(ctx context.Context, nodes []targets.Node) error {
 // before there is one, JetStream's meta leader. A server cut off from the
 // others may still name the old leader, and a paused one does not answer:
 // without a majority for one name, the leader is not known.
-func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, error) {
+func (Cluster) Leader(ctx context.Context, nodes []cluster.Node) (cluster.Node, error) {
 	answers := make([]jsz, len(nodes))
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
@@ -279,14 +289,14 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, e
 		}
 	}
 	if 2*most <= len(nodes) {
-		return targets.Node{}, fmt.Errorf("nats: no leader named by a majority of the servers: %v (%v)", votes, errors.Join(errs...))
+		return cluster.Node{}, fmt.Errorf("nats: no leader named by a majority of the servers: %v (%v)", votes, errors.Join(errs...))
 	}
 	for _, n := range nodes {
 		if n.Container.Name == best {
 			return n, nil
 		}
 	}
-	return targets.Node{}, fmt.Errorf("nats: the servers name %q as leader, not one of those asked", best)
+	return cluster.Node{}, fmt.Errorf("nats: the servers name %q as leader, not one of those asked", best)
 }
 
 // streamLeader is the leader of the one replicated stream j lists, "" if
@@ -307,8 +317,8 @@ func (j jsz) streamLeader() string {
 	return leader
 }
 
-// Version is the server version the node reports (/varz).
-func (Target) Version(ctx context.Context, n targets.Node) (string, error) {
+// ServerVersion is the server version the node reports (/varz).
+func (Cluster) ServerVersion(ctx context.Context, n cluster.Node) (string, error) {
 	var v struct {
 		Version string `json:"version"`
 	}
@@ -318,7 +328,7 @@ func (Target) Version(ctx context.Context, n targets.Node) (string, error) {
 
 // get asks n's monitoring endpoint for path and decodes the JSON answer
 // into v, within a second: a paused server delays it by no more.
-func get(ctx context.Context, n targets.Node, path string, v any) error {
+func get(ctx context.Context, n cluster.Node, path string, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	url := "http://" + net.JoinHostPort(n.Container.IP, strconv.Itoa(MonitorPort)) + path

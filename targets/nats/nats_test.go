@@ -10,19 +10,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/register"
 )
 
-func TestCheckSpec(t *testing.T) {
-	if err := (Target{}).CheckSpec(targets.Spec{Nodes: 3}); err != nil {
+// bindCluster is the cluster spec asks for, as its kind binds it.
+func bindCluster(s targets.Spec[struct{}]) (Cluster, error) {
+	c, err := Kind{}.Bind(&s)
+	cl, _ := c.(Cluster)
+	return cl, err
+}
+
+func TestBind(t *testing.T) {
+	if _, err := bindCluster(targets.Spec[struct{}]{Nodes: 3}); err != nil {
 		t.Error(err)
 	}
-	for _, s := range []targets.Spec{{Nodes: 4}, {Nodes: 3, Version: "2"}} {
-		if err := (Target{}).CheckSpec(s); err == nil {
-			t.Errorf("%+v accepted", s)
+	for _, c := range []struct {
+		spec       targets.Spec[struct{}]
+		field, msg string
+	}{
+		{targets.Spec[struct{}]{Nodes: 4}, "nodes", "4: a JetStream cluster here has 3 or 5 servers"},
+		{targets.Spec[struct{}]{Nodes: 3, Version: "2"}, "version", `"v2": expected a NATS server v2 release`},
+	} {
+		_, err := bindCluster(c.spec)
+		if e, ok := errors.AsType[*plans.FieldError](err); !ok || e.Field != c.field || !strings.Contains(e.Msg, c.msg) {
+			t.Errorf("%+v: %v; want an error on %s saying %q", c.spec, err, c.field, c.msg)
 		}
 	}
 }
@@ -30,11 +46,11 @@ func TestCheckSpec(t *testing.T) {
 // A plan's settings land in their block; those chaos sets, and unknown
 // ones, are refused by name.
 func TestConfig(t *testing.T) {
-	cfg, err := Target{}.Config(targets.Spec{Config: map[string]string{"sync_interval": "always", "write_deadline": `"2s"`}})
+	c, err := bindCluster(targets.Spec[struct{}]{Nodes: 3, Config: map[string]string{"sync_interval": "always", "write_deadline": `"2s"`}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := config("n2", 3, cfg)
+	got := config("n2", 3, c.Settings())
 	for _, want := range []string{
 		"server_name: n2\n", "listen: 0.0.0.0:4222\n", "write_deadline: \"2s\"\njetstream {\n",
 		"  store_dir: /srv/nats\n  sync_interval: always\n}\n",
@@ -45,7 +61,7 @@ func TestConfig(t *testing.T) {
 		}
 	}
 	for k, field := range map[string]string{"store_dir": "config.store_dir", "sync_intervall": "config.sync_intervall"} {
-		if _, err := (Target{}).Config(targets.Spec{Config: map[string]string{k: "x"}}); err == nil || !strings.Contains(err.Error(), field) {
+		if _, err := bindCluster(targets.Spec[struct{}]{Nodes: 3, Config: map[string]string{k: "x"}}); err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("config %s: %v; want an error on %s", k, err, field)
 		}
 	}
@@ -54,19 +70,19 @@ func TestConfig(t *testing.T) {
 // A cluster comes up with one meta leader; the leader killed, the others
 // elect another, and it rejoins when restarted.
 func TestCluster3(t *testing.T) {
-	run, nodes := testenv.Cluster(t, Target{}, "", 3, "nats")
+	run, nodes := testenv.Cluster(t, testenv.Bind(t, Kind{}, 3, ""), "nats")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	leader, err := Target{}.Leader(ctx, nodes)
+	leader, err := Cluster{}.Leader(ctx, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	registers(t, nodes)
-	v, err := Target{}.Version(ctx, nodes[0])
+	v, err := Cluster{}.ServerVersion(ctx, nodes[0])
 	if err != nil || "v"+v != DefaultVersion {
 		t.Errorf("version %q, %v; want %s", v, err, DefaultVersion)
 	}
-	victim := slices.IndexFunc(nodes, func(n targets.Node) bool { return n.Container.Name == leader.Container.Name })
+	victim := slices.IndexFunc(nodes, func(n cluster.Node) bool { return n.Container.Name == leader.Container.Name })
 	if err := run.Signal(ctx, leader.Container, "KILL"); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +91,7 @@ func TestCluster3(t *testing.T) {
 	others := slices.Delete(slices.Clone(nodes), victim, victim+1)
 	began := time.Now()
 	if err := targets.WaitReady(ctx, "a new leader", 30*time.Second, func(ctx context.Context) error {
-		_, err := Target{}.Leader(ctx, others)
+		_, err := Cluster{}.Leader(ctx, others)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -95,9 +111,8 @@ func TestCluster3(t *testing.T) {
 // server, in every read mode, reads see writes and a cas on a stale value
 // is certainly not applied; with the bucket made, the leader is its
 // stream's.
-func registers(t *testing.T, nodes []targets.Node) {
+func registers(t *testing.T, nodes []cluster.Node) {
 	t.Helper()
-	w, _ := workloads.Workloads.Lookup("nats-register")
 	var addrs []string
 	for _, n := range nodes {
 		addrs = append(addrs, net.JoinHostPort(n.Container.IP, strconv.Itoa(ClientPort)))
@@ -107,10 +122,10 @@ func registers(t *testing.T, nodes []targets.Node) {
 		defer cancel()
 		return f(ctx)
 	}
+	// Each store is a client process of the cluster, as in a run: bound
+	// to one server, and making the bucket replicated on every one.
 	for i, mode := range []string{"leader", "direct", "checked", "leader"} {
-		cfg := workloads.Config{Nodes: addrs, Process: i}
-		cfg.Workload.Spec = &register.Params{ReadMode: mode}
-		s, err := w.(register.Workload).Open(t.Context(), cfg)
+		s, err := register.Dial(t.Context(), "nats-register", addrs, i, mode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +168,7 @@ func registers(t *testing.T, nodes []targets.Node) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := (Target{}).Leader(ctx, nodes); err != nil {
+	if _, err := (Cluster{}).Leader(ctx, nodes); err != nil {
 		t.Errorf("the bucket's leader: %v", err)
 	}
 }

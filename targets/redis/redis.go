@@ -7,7 +7,6 @@ package redis
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"slices"
@@ -15,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/client"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/targets"
 )
@@ -25,58 +24,54 @@ import (
 // Port Redis listens on in each node.
 const Port = 6379
 
-// ClientModule is the Redis client library's module, which the harness and
-// the Redis workloads use.
-const ClientModule = "github.com/redis/go-redis/v9"
+func init() { targets.Register("redis", Kind{}) }
 
-func init() { targets.Targets.Register("redis", Target{}) }
-
-// Target is N independent Redis masters.
-type Target struct{}
+// Kind is Redis as Redlock has it: N independent masters.
+type Kind struct{}
 
 // DefaultNodes is Redlock's usual five masters.
-func (Target) DefaultNodes() int { return 5 }
+func (Kind) DefaultNodes() int { return 5 }
 
-// NewParams are the target's plan fields: the server (redis or valkey).
-func (Target) NewParams() any { return &Params{} }
+// Masters are N independent Redis (or Valkey) masters, as a plan asks for
+// them.
+type Masters struct{ servers }
 
-// Image is the node image: Debian's redis-server (or valkey-server) of the
-// version asked.
-func (Target) Image(ctx context.Context, cli *client.Client, spec targets.Spec, progress io.Writer) (string, error) {
-	return image(ctx, cli, spec, progress)
+// The capabilities of independent masters that runs and faults find by
+// interface, stated here so that a method renamed on one side alone
+// breaks the build rather than going unused.
+var (
+	_ targets.Configured = Masters{}
+	_ targets.Versioner  = Masters{}
+)
+
+// Bind accepts a server and version a Debian suite carries, and the
+// redis.conf directives a plan may set.
+func (Kind) Bind(s *targets.Spec[Params]) (targets.Target, error) {
+	srv, err := bind(s, nil)
+	return Masters{srv}, err
 }
-
-// CheckSpec accepts a server and version a Debian suite carries.
-func (Target) CheckSpec(s targets.Spec) error { return checkSpec(s) }
-
-// Config is the redis.conf directives every master runs with.
-func (Target) Config(s targets.Spec) (map[string]string, error) { return config(s, nil) }
 
 // Start runs the server as PID 1 of each node, with its settings on the
 // command line. Without persistence by default: Redlock's safety argument
 // assumes a restarted master comes back empty (and waits a lease before
 // serving), so no data directory is kept.
-func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	cfg, err := config(spec, nil)
-	if err != nil {
-		return nil, err
+func (m Masters) Start(ctx context.Context, run *containers.Run, image string) ([]cluster.Node, error) {
+	cmd := []string{m.program(false), "--port", strconv.Itoa(Port), "--bind", "0.0.0.0", "--protected-mode", "no"}
+	for _, k := range slices.Sorted(maps.Keys(m.settings)) {
+		cmd = append(cmd, "--"+k, m.settings[k])
 	}
-	cmd := []string{program(spec, false), "--port", strconv.Itoa(Port), "--bind", "0.0.0.0", "--protected-mode", "no"}
-	for _, k := range slices.Sorted(maps.Keys(cfg)) {
-		cmd = append(cmd, "--"+k, cfg[k])
-	}
-	var nodes []targets.Node
-	for i := 1; i <= spec.Nodes; i++ {
+	var nodes []cluster.Node
+	for i := 1; i <= m.nodes; i++ {
 		c, err := run.Start(ctx, containers.Spec{
 			Name:  fmt.Sprintf("n%d", i),
 			Role:  "node",
-			Image: spec.Image,
+			Image: image,
 			Cmd:   cmd,
 		})
 		if err != nil {
 			return nil, err
 		}
-		nodes = append(nodes, targets.Node{Container: c, Addr: net.JoinHostPort(c.Name, strconv.Itoa(Port))})
+		nodes = append(nodes, cluster.Node{Container: c, Addr: net.JoinHostPort(c.Name, strconv.Itoa(Port))})
 	}
 	for _, n := range nodes {
 		addr := net.JoinHostPort(n.Container.IP, strconv.Itoa(Port))
@@ -87,15 +82,15 @@ func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec)
 	return nodes, nil
 }
 
-// Version is the server version the node reports (INFO server).
-func (Target) Version(ctx context.Context, n targets.Node) (string, error) {
+// ServerVersion is the server version the node reports (INFO server).
+func (Masters) ServerVersion(ctx context.Context, n cluster.Node) (string, error) {
 	return version(ctx, n, Port)
 }
 
 // version asks the server at n's port its version: Valkey's valkey_version
 // ("valkey 8.1.1": its redis_version is the Redis it is compatible with),
 // or redis_version.
-func version(ctx context.Context, n targets.Node, port int) (string, error) {
+func version(ctx context.Context, n cluster.Node, port int) (string, error) {
 	c := goredis.NewClient(&goredis.Options{Addr: net.JoinHostPort(n.Container.IP, strconv.Itoa(port)), MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
 	info, err := c.Info(ctx, "server").Result()

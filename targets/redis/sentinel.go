@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"slices"
@@ -13,10 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/client"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/nemesis"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 )
 
@@ -33,39 +34,61 @@ const (
 	probeKey = "chaos:probe"
 )
 
-func init() { targets.Targets.Register("redis-sentinel", Sentinel{}) }
+func init() { targets.Register("redis-sentinel", SentinelKind{}) }
 
-// Sentinel is Redis with asynchronous replication and automatic failover:
-// a primary (n1 at start), replicas (n2, ...) and three sentinels (s1-s3),
-// each in its own container. Clients find the primary through the
-// sentinels, so only the sentinels have a client address.
-type Sentinel struct{}
+// SentinelKind is Redis with asynchronous replication and automatic
+// failover: a primary (n1 at start), replicas (n2, ...) and three
+// sentinels (s1-s3), each in its own container. Clients find the primary
+// through the sentinels, so only the sentinels have a client address.
+type SentinelKind struct{}
 
 // DefaultNodes is one primary and two replicas.
-func (Sentinel) DefaultNodes() int { return 3 }
+func (SentinelKind) DefaultNodes() int { return 3 }
 
-// NewParams are the target's plan fields: the server (redis or valkey).
-func (Sentinel) NewParams() any { return &Params{} }
+// Sentinel is a primary, its replicas and their sentinels, as a plan asks
+// for them.
+type Sentinel struct{ servers }
 
-// Image is the node image, which has the server and its sentinel.
-func (Sentinel) Image(ctx context.Context, cli *client.Client, spec targets.Spec, progress io.Writer) (string, error) {
-	return image(ctx, cli, spec, progress)
-}
+// The capabilities of a primary, its replicas and their sentinels that
+// runs and faults find by interface, stated here so that a method
+// renamed on one side alone breaks the build rather than going unused.
+var (
+	_ targets.Configured   = Sentinel{}
+	_ targets.Versioner    = Sentinel{}
+	_ targets.Discovered   = Sentinel{}
+	_ targets.RoleReporter = Sentinel{}
+	_ nemesis.Leaderer     = Sentinel{}
+	_ nemesis.Disked       = Sentinel{}
+)
 
-// CheckSpec accepts a primary and at least one replica, of a server and
-// version a Debian suite carries.
-func (Sentinel) CheckSpec(s targets.Spec) error {
+// Bind accepts a primary and at least one replica, of a server and
+// version a Debian suite carries, and the directives a plan may set: the
+// data servers', and the sentinels' own, as "sentinel.NAME". A primary
+// unheard for 2 s is down, so a failover takes seconds.
+// min-replicas-to-write is 0, Redis's default: nothing stops a primary
+// cut off from its replicas from taking writes, which is what the
+// Sentinel plans put to the test.
+func (SentinelKind) Bind(s *targets.Spec[Params]) (targets.Target, error) {
 	if s.Nodes < 2 {
-		return &targets.SpecError{Field: "nodes", Err: fmt.Errorf("%d: a primary needs at least one replica", s.Nodes)}
+		return nil, plans.Fieldf("nodes", "%d: a primary needs at least one replica", s.Nodes)
 	}
-	if err := checkSpec(s); err != nil {
-		return err
+	srv, err := bind(s, map[string]string{
+		"sentinel.down-after-milliseconds": "2000",
+		"sentinel.failover-timeout":        "10000",
+		"sentinel.parallel-syncs":          "1",
+	})
+	if err != nil {
+		return nil, err
 	}
-	if v := cmp.Or(s.Version, servers[params(s).Server].releases.Default); params(s).Server == "redis" && before62(v) {
-		return &targets.SpecError{Field: "version", Err: fmt.Errorf("redis %s: the sentinels here find the servers by name, which Sentinel does from Redis 6.2 on (resolve-hostnames); %s runs as the redis target", v, v)}
+	if v := cmp.Or(s.Version, distributions[srv.server].releases.Default); srv.server == "redis" && before62(v) {
+		return nil, plans.Fieldf("version", "redis %s: the sentinels here find the servers by name, which Sentinel does from Redis 6.2 on (resolve-hostnames); %s runs as the redis target", v, v)
 	}
-	return nil
+	return Sentinel{srv}, nil
 }
+
+// Service is the name the sentinels know the primary by, which clients
+// ask them for (targets.Discovered).
+func (Sentinel) Service() string { return MasterName }
 
 // before62 says whether Redis version v ("6.0.16") is older than 6.2.
 func before62(v string) bool {
@@ -87,47 +110,27 @@ func (Sentinel) FileClasses() map[string][]string {
 	}
 }
 
-// Config is the directives the data servers run with, and the sentinels'
-// own, which a plan sets as "sentinel.NAME". A primary unheard for 2 s is
-// down, so a failover takes seconds. min-replicas-to-write is 0, Redis's
-// default: nothing stops a primary cut off from its replicas from taking
-// writes, which is what the Sentinel plans put to the test.
-func (Sentinel) Config(s targets.Spec) (map[string]string, error) {
-	return config(s, map[string]string{
-		"sentinel.down-after-milliseconds": "2000",
-		"sentinel.failover-timeout":        "10000",
-		"sentinel.parallel-syncs":          "1",
-	})
-}
-
 // Start runs the servers, then the sentinels (a sentinel refuses to start
 // when the primary's name does not resolve yet), and returns once every
 // replica is in sync and every sentinel sees the others and every replica.
-func (Sentinel) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	if err := (Sentinel{}).CheckSpec(spec); err != nil {
-		return nil, err
-	}
-	cfg, err := Sentinel{}.Config(spec)
-	if err != nil {
-		return nil, err
-	}
-	servers := make([]targets.Node, spec.Nodes)
-	err = targets.Each(spec.Nodes, func(i int) error {
+func (s Sentinel) Start(ctx context.Context, run *containers.Run, image string) ([]cluster.Node, error) {
+	servers := make([]cluster.Node, s.nodes)
+	err := targets.Each(s.nodes, func(i int) error {
 		name := fmt.Sprintf("n%d", i+1)
-		c, err := run.Start(ctx, containers.Spec{Name: name, Role: "node", Image: spec.Image,
-			Cmd: configured(program(spec, false), "server.conf"), DataDir: dataDir, Env: []string{"CHAOS_CONF=" + serverConfig(name, i == 0, cfg)}})
-		servers[i] = targets.Node{Container: c}
+		c, err := run.Start(ctx, containers.Spec{Name: name, Role: "node", Image: image,
+			Cmd: configured(s.program(false), "server.conf"), DataDir: dataDir, Env: []string{"CHAOS_CONF=" + serverConfig(name, i == 0, s.settings)}})
+		servers[i] = cluster.Node{Container: c}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	watchers := make([]targets.Node, sentinels)
+	watchers := make([]cluster.Node, sentinels)
 	err = targets.Each(sentinels, func(i int) error {
 		name := fmt.Sprintf("s%d", i+1)
-		c, err := run.Start(ctx, containers.Spec{Name: name, Role: "node", Image: spec.Image,
-			Cmd: configured(program(spec, true), "sentinel.conf"), Env: []string{"CHAOS_CONF=" + sentinelConfig(name, cfg)}})
-		watchers[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(SentinelPort)), Kind: "sentinel"}
+		c, err := run.Start(ctx, containers.Spec{Name: name, Role: "node", Image: image,
+			Cmd: configured(s.program(true), "sentinel.conf"), Env: []string{"CHAOS_CONF=" + sentinelConfig(name, s.settings)}})
+		watchers[i] = cluster.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(SentinelPort)), Kind: "sentinel"}
 		return err
 	})
 	nodes := append(servers, watchers...)
@@ -187,7 +190,7 @@ func sentinelConfig(name string, cfg map[string]string) string {
 // settled checks that every replica's link to the primary is up and that
 // every sentinel knows every replica and the other sentinels: before that,
 // a failover could not happen the way the plan expects.
-func settled(ctx context.Context, servers, watchers []targets.Node) error {
+func settled(ctx context.Context, servers, watchers []cluster.Node) error {
 	for _, n := range servers[1:] {
 		c := dial(n)
 		info, err := c.Info(ctx, "replication").Result()
@@ -214,7 +217,7 @@ func settled(ctx context.Context, servers, watchers []targets.Node) error {
 }
 
 // Leader is the server that a majority of the sentinels name as primary.
-func (Sentinel) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, error) {
+func (Sentinel) Leader(ctx context.Context, nodes []cluster.Node) (cluster.Node, error) {
 	votes := map[string]int{}
 	var errs []error
 	for _, w := range nodes {
@@ -235,12 +238,12 @@ func (Sentinel) Leader(ctx context.Context, nodes []targets.Node) (targets.Node,
 			return n, nil
 		}
 	}
-	return targets.Node{}, fmt.Errorf("redis-sentinel: no primary named by a majority of sentinels (%v): %w", votes, errors.Join(errs...))
+	return cluster.Node{}, fmt.Errorf("redis-sentinel: no primary named by a majority of sentinels (%v): %w", votes, errors.Join(errs...))
 }
 
 // Role asks a data server which role it claims (ROLE) and, if it claims to
 // be the primary, whether it takes a write to probeKey.
-func (Sentinel) Role(ctx context.Context, n targets.Node) (string, bool, error) {
+func (Sentinel) Role(ctx context.Context, n cluster.Node) (string, bool, error) {
 	c := dial(n)
 	defer c.Close()
 	r, err := c.Do(ctx, "ROLE").Slice()
@@ -257,8 +260,9 @@ func (Sentinel) Role(ctx context.Context, n targets.Node) (string, bool, error) 
 	return role, c.Set(ctx, probeKey, time.Now().UnixNano(), 0).Err() == nil, nil
 }
 
-// Version is the version a data server or a sentinel reports (INFO server).
-func (Sentinel) Version(ctx context.Context, n targets.Node) (string, error) {
+// ServerVersion is the version a data server or a sentinel reports (INFO
+// server).
+func (Sentinel) ServerVersion(ctx context.Context, n cluster.Node) (string, error) {
 	if n.Kind == "sentinel" {
 		return version(ctx, n, SentinelPort)
 	}
@@ -267,12 +271,12 @@ func (Sentinel) Version(ctx context.Context, n targets.Node) (string, error) {
 
 // dial reaches a server from the harness, at its current address; one
 // attempt, so that a silent server costs one timeout.
-func dial(n targets.Node) *goredis.Client {
+func dial(n cluster.Node) *goredis.Client {
 	return goredis.NewClient(&goredis.Options{Addr: net.JoinHostPort(n.Container.IP, strconv.Itoa(Port)),
 		MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
 }
 
-func dialSentinel(n targets.Node) *goredis.SentinelClient {
+func dialSentinel(n cluster.Node) *goredis.SentinelClient {
 	return goredis.NewSentinelClient(&goredis.Options{Addr: net.JoinHostPort(n.Container.IP, strconv.Itoa(SentinelPort)),
 		MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
 }

@@ -7,15 +7,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 )
 
 func TestSentinelConfig(t *testing.T) {
-	cfg, err := Sentinel{}.Config(targets.Spec{Config: map[string]string{"min-replicas-to-write": "1", "sentinel.down-after-milliseconds": "5000"}})
+	tg, err := SentinelKind{}.Bind(&targets.Spec[Params]{Nodes: 3, Config: map[string]string{"min-replicas-to-write": "1", "sentinel.down-after-milliseconds": "5000"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := tg.(targets.Configured).Settings()
 	if c := serverConfig("n1", true, cfg); strings.Contains(c, "replicaof") || !strings.Contains(c, "replica-announce-ip n1\n") ||
 		!strings.Contains(c, "min-replicas-to-write 1\n") || !strings.Contains(c, `save ""`) || strings.Contains(c, "sentinel") {
 		t.Errorf("primary's config:\n%s", c)
@@ -35,39 +38,39 @@ func TestSentinelConfig(t *testing.T) {
 	}
 }
 
-// TestCheckSpec: a server and version some Debian suite carries, and
+// TestBind: a server and version some Debian suite carries, and
 // settings by name; Sentinel's own only for the Sentinel target.
-func TestCheckSpec(t *testing.T) {
-	valkey := &Params{Server: "valkey"}
-	if err := (Target{}).CheckSpec(targets.Spec{Nodes: 5, Version: "6.0.16"}); err != nil {
+func TestBind(t *testing.T) {
+	valkey := Params{Server: "valkey"}
+	if _, err := (Kind{}).Bind(&targets.Spec[Params]{Nodes: 5, Version: "6.0.16"}); err != nil {
 		t.Errorf("redis 6.0.16 refused: %v", err)
 	}
-	for _, s := range []targets.Spec{{Nodes: 3}, {Nodes: 3, Version: "8.0.2"}, {Nodes: 3, Version: "8.1.1", Params: valkey}} {
-		if err := (Sentinel{}).CheckSpec(s); err != nil {
+	for _, s := range []targets.Spec[Params]{{Nodes: 3}, {Nodes: 3, Version: "8.0.2"}, {Nodes: 3, Version: "8.1.1", Params: valkey}} {
+		if _, err := (SentinelKind{}).Bind(&s); err != nil {
 			t.Errorf("%+v refused: %v", s, err)
 		}
 	}
 	for _, c := range []struct {
-		spec  targets.Spec
-		field string
+		spec       targets.Spec[Params]
+		field, msg string
 	}{
-		{targets.Spec{Nodes: 1}, "nodes"},
-		{targets.Spec{Nodes: 3, Version: "8.1.1"}, "version"},
+		{targets.Spec[Params]{Nodes: 1}, "nodes", "1: a primary needs at least one replica"},
+		{targets.Spec[Params]{Nodes: 3, Version: "8.1.1"}, "version", "redis 8.1.1 is in no Debian suite"},
 		// Sentinel 6.0 resolves no host names (measured: "Unrecognized
 		// sentinel configuration statement" on resolve-hostnames).
-		{targets.Spec{Nodes: 3, Version: "6.0.16"}, "version"},
-		{targets.Spec{Nodes: 3, Version: "7.0.15", Params: valkey}, "version"},
-		{targets.Spec{Nodes: 3, Params: &Params{Server: "keydb"}}, "server"},
+		{targets.Spec[Params]{Nodes: 3, Version: "6.0.16"}, "version", "which Sentinel does from Redis 6.2 on (resolve-hostnames)"},
+		{targets.Spec[Params]{Nodes: 3, Version: "7.0.15", Params: valkey}, "version", "valkey 7.0.15 is in no Debian suite"},
+		{targets.Spec[Params]{Nodes: 3, Params: Params{Server: "keydb"}}, "server", `"keydb": expected redis or valkey`},
 	} {
-		err := (Sentinel{}).CheckSpec(c.spec)
-		if e, ok := errors.AsType[*targets.SpecError](err); !ok || e.Field != c.field {
-			t.Errorf("%+v: %v; want an error on %s", c.spec, err, c.field)
+		_, err := (SentinelKind{}).Bind(&c.spec)
+		if e, ok := errors.AsType[*plans.FieldError](err); !ok || e.Field != c.field || !strings.Contains(e.Msg, c.msg) {
+			t.Errorf("%+v: %v; want an error on %s saying %q", c.spec, err, c.field, c.msg)
 		}
 	}
-	if _, err := (Target{}).Config(targets.Spec{Config: map[string]string{"sentinel.parallel-syncs": "2"}}); err == nil {
+	if _, err := (Kind{}).Bind(&targets.Spec[Params]{Nodes: 5, Config: map[string]string{"sentinel.parallel-syncs": "2"}}); err == nil {
 		t.Error("redis (no sentinels) took a sentinel setting")
 	}
-	if _, err := (Sentinel{}).Config(targets.Spec{Config: map[string]string{"replicaof": "n2 6379"}}); err == nil {
+	if _, err := (SentinelKind{}).Bind(&targets.Spec[Params]{Nodes: 3, Config: map[string]string{"replicaof": "n2 6379"}}); err == nil {
 		t.Error("a plan set replicaof, which chaos sets")
 	}
 }
@@ -76,7 +79,7 @@ func TestCheckSpec(t *testing.T) {
 // sentinels promote a replica that takes writes, while the paused primary,
 // resumed, still claims to be primary until Sentinel demotes it.
 func TestSentinelFailover(t *testing.T) {
-	run, nodes := testenv.Cluster(t, Sentinel{}, "", 3, "sentinel")
+	run, nodes := testenv.Cluster(t, testenv.Bind(t, SentinelKind{}, 3, ""), "sentinel")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	first, err := Sentinel{}.Leader(ctx, nodes)
@@ -89,7 +92,7 @@ func TestSentinelFailover(t *testing.T) {
 	if err := run.Signal(ctx, first.Container, "STOP"); err != nil {
 		t.Fatal(err)
 	}
-	var next targets.Node
+	var next cluster.Node
 	err = targets.WaitReady(ctx, "failover", 30*time.Second, func(ctx context.Context) error {
 		next, err = Sentinel{}.Leader(ctx, nodes)
 		if err == nil && next.Container.Name == first.Container.Name {

@@ -1,8 +1,8 @@
 package redis
 
 import (
+	"cmp"
 	"context"
-	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -10,6 +10,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/chaos-testing/chaos/images"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 )
 
@@ -21,9 +22,9 @@ type Params struct {
 	Server string `yaml:"server" json:"server"`
 }
 
-// servers are the servers a plan may pick, with the Debian releases that
-// carry them and the programs their packages install.
-var servers = map[string]struct {
+// distributions are the servers a plan may pick, with the Debian releases
+// that carry them and the programs their packages install.
+var distributions = map[string]struct {
 	releases         images.Releases
 	server, sentinel string // program, and package of the same name
 }{
@@ -35,50 +36,52 @@ var servers = map[string]struct {
 	}}, "valkey-server", "valkey-sentinel"},
 }
 
-// params are the plan's fields with their defaults; a spec without any
-// (a test's) is Redis.
-func params(s targets.Spec) Params {
-	p, _ := s.Params.(*Params)
-	if p == nil || p.Server == "" {
-		return Params{Server: "redis"}
-	}
-	return *p
+// servers is what both Redis targets are made of: the server (redis or
+// valkey) at a version, on some nodes, with the settings they run with.
+type servers struct {
+	nodes           int
+	server, version string
+	settings        map[string]string
 }
 
-// checkSpec accepts a server and version that a Debian suite carries.
-func checkSpec(s targets.Spec) error {
-	p := params(s)
-	srv, ok := servers[p.Server]
+// bind accepts a server and version that a Debian suite carries, and the
+// settings a plan may set: Redis's, and more, a target's own.
+func bind(s *targets.Spec[Params], more map[string]string) (servers, error) {
+	s.Params.Server = cmp.Or(s.Params.Server, "redis")
+	srv := servers{nodes: s.Nodes, server: s.Params.Server, version: s.Version}
+	d, ok := distributions[srv.server]
 	if !ok {
-		return &targets.SpecError{Field: "server", Err: fmt.Errorf("%q: expected redis or valkey", p.Server)}
+		return srv, plans.Fieldf("server", "%q: expected redis or valkey", srv.server)
 	}
-	if _, err := srv.releases.Suite(s.Version); err != nil {
-		return &targets.SpecError{Field: "version", Err: err}
+	if _, err := d.releases.Suite(s.Version); err != nil {
+		return srv, plans.Fieldf("version", "%v", err)
 	}
-	return nil
+	var err error
+	srv.settings, err = config(s.Config, more)
+	return srv, err
 }
 
-// image is the node image with the server and its sentinel, from the
+// Image is the node image with the server and its sentinel, from the
 // suite that carries the version asked.
-func image(ctx context.Context, cli *client.Client, s targets.Spec, progress io.Writer) (string, error) {
-	if err := checkSpec(s); err != nil {
-		return "", err
-	}
-	srv := servers[params(s).Server]
-	r, err := srv.releases.Recipe(params(s).Server, s.Version, srv.server, srv.sentinel)
+func (s servers) Image(ctx context.Context, cli *client.Client, progress io.Writer) (string, error) {
+	d := distributions[s.server]
+	r, err := d.releases.Recipe(s.server, s.version, d.server, d.sentinel)
 	if err != nil {
 		return "", err
 	}
 	return images.Ensure(ctx, cli, r, progress)
 }
 
+// Settings are the redis.conf directives the servers run with.
+func (s servers) Settings() map[string]string { return s.settings }
+
 // program is the server's program: redis-server, or valkey-sentinel.
-func program(s targets.Spec, sentinel bool) string {
-	srv := servers[params(s).Server]
+func (s servers) program(sentinel bool) string {
+	d := distributions[s.server]
 	if sentinel {
-		return srv.sentinel
+		return d.sentinel
 	}
-	return srv.server
+	return d.server
 }
 
 // settings are the redis.conf directives a plan may set: persistence,
@@ -103,10 +106,10 @@ var own = map[string]string{"save": "", "appendonly": "no"}
 
 // config is the directives the servers run with: own and more (a
 // target's own settings, which a plan may set too), then the plan's.
-func config(s targets.Spec, more map[string]string) (map[string]string, error) {
+func config(plan, more map[string]string) (map[string]string, error) {
 	all := maps.Clone(own)
 	maps.Copy(all, more)
-	return targets.Settings(all, s.Config, slices.Concat(settings, slices.Collect(maps.Keys(more))), reserved)
+	return targets.Settings(all, plan, slices.Concat(settings, slices.Collect(maps.Keys(more))), reserved)
 }
 
 // line is a directive as a configuration file has it: an empty value

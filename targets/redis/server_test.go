@@ -14,21 +14,23 @@ import (
 // plan's settings.
 func TestValkeyFromTrixie(t *testing.T) {
 	cli := testenv.Docker(t)
-	spec := targets.Spec{Nodes: 1, Version: "8.1.1", Params: &Params{Server: "valkey"},
-		Config: map[string]string{"appendonly": "yes", "appendfsync": "always"}}
+	tg, err := Kind{}.Bind(&targets.Spec[Params]{Nodes: 1, Version: "8.1.1", Params: Params{Server: "valkey"},
+		Config: map[string]string{"appendonly": "yes", "appendfsync": "always"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	img, err := Target{}.Image(ctx, cli, spec, testenv.Log(t))
+	img, err := tg.Image(ctx, cli, testenv.Log(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec.Image = img
 	run := testenv.NewRun(t, cli, "valkey")
-	nodes, err := Target{}.Start(ctx, run, spec)
+	nodes, err := tg.Start(ctx, run, img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := (Target{}).Version(ctx, nodes[0]); v != "valkey 8.1.1" || err != nil {
+	if v, err := tg.(targets.Versioner).ServerVersion(ctx, nodes[0]); v != "valkey 8.1.1" || err != nil {
 		t.Errorf("version %q, %v; want valkey 8.1.1", v, err)
 	}
 	c := dial(nodes[0])

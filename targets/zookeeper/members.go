@@ -14,15 +14,15 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
-	"github.com/chaos-testing/chaos/targets"
 )
 
 // RemoveMember takes server n out of the ensemble by dynamic
 // reconfiguration (ZooKeeper 3.5 and later, `reconfigEnabled`), asking
 // the other servers in turn: an incremental reconfig that leaves n. A
 // server the configuration no longer lists is removed already.
-func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.Node) (string, error) {
+func (Ensemble) RemoveMember(ctx context.Context, nodes []cluster.Node, n cluster.Node) (string, error) {
 	id := serverID(n)
 	return viaOthers(ctx, nodes, n, func(c *zk.Conn) (string, error) {
 		if listed, err := inConfig(c, id); err != nil || !listed {
@@ -39,7 +39,7 @@ func (Target) RemoveMember(ctx context.Context, nodes []targets.Node, n targets.
 // that runs, which a reconfig proposing it brings into the ensemble
 // (Joined). Proposed while it is down, the new configuration would need
 // a quorum of its own that counts n, and wait for it.
-func (Target) AddMember(context.Context, *containers.Run, []targets.Node, targets.Node) (string, error) {
+func (Ensemble) AddMember(context.Context, *containers.Run, []cluster.Node, cluster.Node) (string, error) {
 	return "to be added once it runs", nil
 }
 
@@ -47,7 +47,7 @@ func (Target) AddMember(context.Context, *containers.Run, []targets.Node, target
 // incremental reconfig that joins it as a participant, asking the other
 // servers in turn, and waits until it serves as leader or follower. Its
 // data is kept: the leader brings it up to date.
-func (Target) Joined(ctx context.Context, _ *containers.Run, nodes []targets.Node, n targets.Node) error {
+func (Ensemble) Joined(ctx context.Context, _ *containers.Run, nodes []cluster.Node, n cluster.Node) error {
 	id := serverID(n)
 	for {
 		_, err := viaOthers(ctx, nodes, n, func(c *zk.Conn) (string, error) {
@@ -60,7 +60,7 @@ func (Target) Joined(ctx context.Context, _ *containers.Run, nodes []targets.Nod
 		if err == nil {
 			var sts []status
 			var errs []error
-			if sts, errs = ask(ctx, []targets.Node{n}); errs[0] == nil && (sts[0].mode == "leader" || sts[0].mode == "follower") {
+			if sts, errs = ask(ctx, []cluster.Node{n}); errs[0] == nil && (sts[0].mode == "leader" || sts[0].mode == "follower") {
 				return nil
 			}
 			err = errs[0]
@@ -77,7 +77,7 @@ func (Target) Joined(ctx context.Context, _ *containers.Run, nodes []targets.Nod
 }
 
 // serverID is the server's id in the configuration: n3 is server.3.
-func serverID(n targets.Node) int {
+func serverID(n cluster.Node) int {
 	id, _ := strconv.Atoi(strings.TrimPrefix(n.Container.Name, "n"))
 	return id
 }
@@ -116,7 +116,7 @@ func configServers(c *zk.Conn) ([]string, error) {
 
 // viaOthers runs f with a session on each server but n in turn, until one
 // answers, each within a few seconds.
-func viaOthers(ctx context.Context, nodes []targets.Node, n targets.Node, f func(*zk.Conn) (string, error)) (string, error) {
+func viaOthers(ctx context.Context, nodes []cluster.Node, n cluster.Node, f func(*zk.Conn) (string, error)) (string, error) {
 	var errs []error
 	for _, o := range nodes {
 		if o.Container.Name == n.Container.Name {
@@ -132,7 +132,7 @@ func viaOthers(ctx context.Context, nodes []targets.Node, n targets.Node, f func
 }
 
 // withSession runs f with a session on node o, giving up after 3 s.
-func withSession(ctx context.Context, o targets.Node, f func(*zk.Conn) (string, error)) (string, error) {
+func withSession(ctx context.Context, o cluster.Node, f func(*zk.Conn) (string, error)) (string, error) {
 	c, _, err := zk.Connect([]string{net.JoinHostPort(o.Container.IP, strconv.Itoa(ClientPort))}, 4*time.Second,
 		zk.WithLogger(log.New(io.Discard, "", 0)))
 	if err != nil {
@@ -161,8 +161,8 @@ func withSession(ctx context.Context, o targets.Node, f func(*zk.Conn) (string, 
 // Members are the servers the ensemble's configuration lists, as of its
 // leader, asking each server in turn until one answers (viaOthers, with
 // no server left out).
-func (Target) Members(ctx context.Context, nodes []targets.Node) ([]string, error) {
-	list, err := viaOthers(ctx, nodes, targets.Node{}, func(c *zk.Conn) (string, error) {
+func (Ensemble) Members(ctx context.Context, nodes []cluster.Node) ([]string, error) {
+	list, err := viaOthers(ctx, nodes, cluster.Node{}, func(c *zk.Conn) (string, error) {
 		names, err := configServers(c)
 		return strings.Join(names, ","), err
 	})

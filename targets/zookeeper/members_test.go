@@ -24,19 +24,19 @@ import (
 func TestReconfigureMember(t *testing.T) {
 	cli := testenv.Docker(t)
 	run := testenv.NewRun(t, cli, "reconfigzk")
-	spec := targets.Spec{Nodes: 3, Image: testenv.Image(t, cli, Target{}, ""), Config: map[string]string{"reconfigEnabled": "true"}}
-	if err := (Target{}).ChangesMembers(spec); err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := Target{}.Start(context.Background(), run, spec)
+	e, err := bindEnsemble(targets.Spec[struct{}]{Nodes: 3, Config: map[string]string{"reconfigEnabled": "true"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := e.ChangesMembers(); err != nil {
+		t.Fatal(err)
+	}
+	nodes := testenv.Start(t, cli, run, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	servers := func() string {
 		t.Helper()
-		names, err := Target{}.Members(ctx, nodes[:2])
+		names, err := e.Members(ctx, nodes[:2])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestReconfigureMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	run.Wait(ctx, n3.Container) // exits 137, an error
-	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.RemoveMember(ctx, nodes[:2], n3) })
+	testenv.Eventually(ctx, t, func() (string, error) { return e.RemoveMember(ctx, nodes[:2], n3) })
 	if got := servers(); got != "n1,n2" {
 		t.Fatalf("servers after the removal: %s", got)
 	}
@@ -59,11 +59,11 @@ func TestReconfigureMember(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(ctx, t, func() (string, error) { return Target{}.AddMember(ctx, run, nodes[:2], n3) })
+	testenv.Eventually(ctx, t, func() (string, error) { return e.AddMember(ctx, run, nodes[:2], n3) })
 	if n3.Container, err = run.Restart(ctx, n3.Container); err != nil {
 		t.Fatal(err)
 	}
-	if err := (Target{}).Joined(ctx, run, nodes[:2], n3); err != nil {
+	if err := (e).Joined(ctx, run, nodes[:2], n3); err != nil {
 		t.Fatal(err)
 	}
 	if got := servers(); got != "n1,n2,n3" {

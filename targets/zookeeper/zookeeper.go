@@ -19,8 +19,11 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/images"
+	"github.com/chaos-testing/chaos/nemesis"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 )
 
@@ -39,16 +42,54 @@ const dataDir = "/srv/zookeeper"
 // usually, but up to 19 s was seen with the machine's two cores loaded.
 const readyLimit = 60 * time.Second
 
-func init() { targets.Targets.Register("zookeeper", Target{}) }
+func init() { targets.Register("zookeeper", Kind{}) }
 
-// Target is a ZooKeeper ensemble of 3 or 5 servers.
-type Target struct{}
+// Kind is ZooKeeper, the kind of cluster: an ensemble of 3 or 5 servers.
+type Kind struct{}
 
 // DefaultNodes is the smallest ensemble that survives losing a server.
-func (Target) DefaultNodes() int { return 3 }
+func (Kind) DefaultNodes() int { return 3 }
+
+// Ensemble is a ZooKeeper ensemble as a plan asks for it.
+type Ensemble struct {
+	nodes   int
+	version string // the plan's, "" for the default
+	// settings are the zoo.cfg settings the servers run with.
+	settings map[string]string
+}
+
+// The capabilities of an ensemble that runs and faults find by
+// interface, stated here so that a method renamed on one side alone
+// breaks the build rather than going unused.
+var (
+	_ targets.Configured = Ensemble{}
+	_ targets.Versioner  = Ensemble{}
+	_ nemesis.Leaderer   = Ensemble{}
+	_ nemesis.Membered   = Ensemble{}
+	_ nemesis.Disked     = Ensemble{}
+)
+
+// Bind accepts 3 or 5 servers of a version a suite carries, and the
+// zoo.cfg settings a plan may set.
+func (Kind) Bind(s *targets.Spec[struct{}]) (targets.Target, error) {
+	if s.Nodes != 3 && s.Nodes != 5 {
+		return nil, plans.Fieldf("nodes", "%d: an ensemble here has 3 or 5 servers", s.Nodes)
+	}
+	if _, err := Releases.Suite(s.Version); err != nil {
+		return nil, plans.Fieldf("version", "%v", err)
+	}
+	if s.Config["reconfigEnabled"] == "true" && strings.HasPrefix(s.Version, "3.4.") {
+		return nil, plans.Fieldf("config.reconfigEnabled", "ZooKeeper %s has no dynamic reconfiguration (3.5 and later)", s.Version)
+	}
+	// Short ticks make elections and failure detection take seconds: a
+	// follower unheard for syncLimit ticks (2.5 s) is dropped.
+	cfg, err := targets.Settings(map[string]string{"tickTime": "500", "initLimit": "10", "syncLimit": "5"},
+		s.Config, settings, []string{"dataDir", "dataLogDir", "clientPort", "server.*", "4lw.commands.whitelist", "admin.enableServer", "quorumListenOnAllIPs"})
+	return Ensemble{nodes: s.Nodes, version: s.Version, settings: cfg}, err
+}
 
 // FileClasses are a server's transaction logs and snapshots.
-func (Target) FileClasses() map[string][]string {
+func (Ensemble) FileClasses() map[string][]string {
 	return map[string][]string{
 		"txnlog":   {"version-2/log.*"},
 		"snapshot": {"version-2/snapshot.*"},
@@ -63,33 +104,19 @@ var Releases = images.Releases{Server: "zookeeper", Default: "3.8.0", Suites: ma
 }}
 
 // Image is Debian's zookeeper of the version asked.
-func (Target) Image(ctx context.Context, cli *client.Client, spec targets.Spec, progress io.Writer) (string, error) {
-	r, err := Releases.Recipe("zookeeper", spec.Version, "zookeeper")
+func (e Ensemble) Image(ctx context.Context, cli *client.Client, progress io.Writer) (string, error) {
+	r, err := Releases.Recipe("zookeeper", e.version, "zookeeper")
 	if err != nil {
 		return "", err
 	}
 	return images.Ensure(ctx, cli, r, progress)
 }
 
-// CheckSpec accepts 3 or 5 servers of a version a suite carries.
-func (Target) CheckSpec(s targets.Spec) error {
-	if s.Nodes != 3 && s.Nodes != 5 {
-		return &targets.SpecError{Field: "nodes", Err: fmt.Errorf("%d: an ensemble here has 3 or 5 servers", s.Nodes)}
-	}
-	if _, err := Releases.Suite(s.Version); err != nil {
-		return &targets.SpecError{Field: "version", Err: err}
-	}
-	if s.Config["reconfigEnabled"] == "true" && strings.HasPrefix(s.Version, "3.4.") {
-		return &targets.SpecError{Field: "config.reconfigEnabled", Err: fmt.Errorf("ZooKeeper %s has no dynamic reconfiguration (3.5 and later)", s.Version)}
-	}
-	return nil
-}
-
 // ChangesMembers refuses a membership change unless the servers run with
 // dynamic reconfiguration, which a plan turns on.
-func (Target) ChangesMembers(s targets.Spec) error {
-	if s.Config["reconfigEnabled"] != "true" {
-		return &targets.SpecError{Field: "config.reconfigEnabled", Err: errors.New(`membership changes need "true": ZooKeeper's dynamic reconfiguration`)}
+func (e Ensemble) ChangesMembers() error {
+	if e.settings["reconfigEnabled"] != "true" {
+		return plans.PlanFieldf("target.config.reconfigEnabled", `membership changes need "true": ZooKeeper's dynamic reconfiguration`)
 	}
 	return nil
 }
@@ -106,35 +133,23 @@ var settings = []string{
 	"reconfigEnabled",
 }
 
-// Config is the zoo.cfg settings the servers run with. Short ticks make
-// elections and failure detection take seconds: a follower unheard for
-// syncLimit ticks (2.5 s) is dropped.
-func (Target) Config(s targets.Spec) (map[string]string, error) {
-	return targets.Settings(map[string]string{"tickTime": "500", "initLimit": "10", "syncLimit": "5"},
-		s.Config, settings, []string{"dataDir", "dataLogDir", "clientPort", "server.*", "4lw.commands.whitelist", "admin.enableServer", "quorumListenOnAllIPs"})
-}
+// Settings are the zoo.cfg settings the servers run with.
+func (e Ensemble) Settings() map[string]string { return e.settings }
 
 // Start runs one server per node and returns once every one of them is
 // serving as leader or follower.
-func (Target) Start(ctx context.Context, run *containers.Run, spec targets.Spec) ([]targets.Node, error) {
-	if err := (Target{}).CheckSpec(spec); err != nil {
-		return nil, err
-	}
-	cfg, err := Target{}.Config(spec)
-	if err != nil {
-		return nil, err
-	}
+func (e Ensemble) Start(ctx context.Context, run *containers.Run, image string) ([]cluster.Node, error) {
 	// Containers are started at once: one by one, Docker took 1.5 s each
 	// on a busy machine.
-	nodes := make([]targets.Node, spec.Nodes)
-	err = targets.Each(len(nodes), func(i int) error {
+	nodes := make([]cluster.Node, e.nodes)
+	err := targets.Each(len(nodes), func(i int) error {
 		name := fmt.Sprintf("n%d", i+1)
 		c, err := run.Start(ctx, containers.Spec{
-			Name: name, Role: "node", Image: spec.Image,
+			Name: name, Role: "node", Image: image,
 			Cmd: command, DataDir: dataDir,
-			Env: []string{"ZK_MYID=" + strconv.Itoa(i+1), "ZK_CFG=" + config(spec.Nodes, cfg), "ZK_JVMFLAGS=" + jvmFlags(cfg)},
+			Env: []string{"ZK_MYID=" + strconv.Itoa(i+1), "ZK_CFG=" + config(e.nodes, e.settings), "ZK_JVMFLAGS=" + jvmFlags(e.settings)},
 		})
-		nodes[i] = targets.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}
+		nodes[i] = cluster.Node{Container: c, Addr: net.JoinHostPort(name, strconv.Itoa(ClientPort))}
 		return err
 	})
 	if err != nil {
@@ -218,7 +233,7 @@ func jvmFlags(cfg map[string]string) string {
 
 // ready checks that every server serves, as leader or follower (not
 // standalone), and that exactly one of them leads.
-func ready(ctx context.Context, nodes []targets.Node) error {
+func ready(ctx context.Context, nodes []cluster.Node) error {
 	sts, errs := ask(ctx, nodes)
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -244,7 +259,7 @@ func ready(ctx context.Context, nodes []targets.Node) error {
 // syncLimit ticks): of two, the current one has applied the higher zxid,
 // whose top 32 bits are the epoch. Before the new leader has applied any
 // transaction of its epoch the two tie, and which leads is unknown.
-func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, error) {
+func (Ensemble) Leader(ctx context.Context, nodes []cluster.Node) (cluster.Node, error) {
 	sts, errs := ask(ctx, nodes)
 	best, tie := -1, false
 	for i, st := range sts {
@@ -257,10 +272,10 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (targets.Node, e
 		}
 	}
 	if best < 0 {
-		return targets.Node{}, fmt.Errorf("zookeeper: no server reports leading: %w", errors.Join(errs...))
+		return cluster.Node{}, fmt.Errorf("zookeeper: no server reports leading: %w", errors.Join(errs...))
 	}
 	if tie {
-		return targets.Node{}, fmt.Errorf("zookeeper: several servers report leading at zxid %#x", sts[best].zxid)
+		return cluster.Node{}, fmt.Errorf("zookeeper: several servers report leading at zxid %#x", sts[best].zxid)
 	}
 	return nodes[best], nil
 }
@@ -272,15 +287,15 @@ type status struct {
 	version string // the server's own, with its build
 }
 
-// Version is the server version the node reports (srvr).
-func (Target) Version(ctx context.Context, n targets.Node) (string, error) {
-	sts, errs := ask(ctx, []targets.Node{n})
+// ServerVersion is the server version the node reports (srvr).
+func (Ensemble) ServerVersion(ctx context.Context, n cluster.Node) (string, error) {
+	sts, errs := ask(ctx, []cluster.Node{n})
 	return sts[0].version, errs[0]
 }
 
 // ask runs srvr on every node at once, each with a short deadline, so that a
 // paused server delays the answer by no more than that.
-func ask(ctx context.Context, nodes []targets.Node) ([]status, []error) {
+func ask(ctx context.Context, nodes []cluster.Node) ([]status, []error) {
 	sts, errs := make([]status, len(nodes)), make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {

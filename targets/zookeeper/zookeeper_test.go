@@ -12,18 +12,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/register"
 )
 
+// bindEnsemble is the ensemble spec asks for, as its kind binds it.
+func bindEnsemble(s targets.Spec[struct{}]) (Ensemble, error) {
+	e, err := Kind{}.Bind(&s)
+	ens, _ := e.(Ensemble)
+	return ens, err
+}
+
 func TestConfig(t *testing.T) {
-	settings, err := Target{}.Config(targets.Spec{Config: map[string]string{"forceSync": "no", "tickTime": "2000"}})
+	e, err := bindEnsemble(targets.Spec[struct{}]{Nodes: 3, Config: map[string]string{"forceSync": "no", "tickTime": "2000"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	settings := e.Settings()
 	cfg := config(5, settings)
 	for _, want := range []string{"tickTime=2000\n", "forceSync=no\n", "syncLimit=5\n", "server.1=n1:2888:3888\n", "server.5=n5:2888:3888\n",
 		"dataDir=/srv/zookeeper\n", "4lw.commands.whitelist=srvr,"} {
@@ -34,36 +44,35 @@ func TestConfig(t *testing.T) {
 	if strings.Contains(config(3, settings), "server.4") {
 		t.Error("3-server config names a fourth")
 	}
-	for _, k := range []string{"tikTime", "server.4", "clientPort"} {
-		_, err := Target{}.Config(targets.Spec{Config: map[string]string{k: "1"}})
-		if e, ok := errors.AsType[*targets.SpecError](err); !ok || e.Field != "config."+k {
-			t.Errorf("setting %s: %v; want it refused", k, err)
+	for k, msg := range map[string]string{"tikTime": "unknown setting; known: ", "server.4": "chaos sets this itself", "clientPort": "chaos sets this itself"} {
+		_, err := bindEnsemble(targets.Spec[struct{}]{Nodes: 3, Config: map[string]string{k: "1"}})
+		if e, ok := errors.AsType[*plans.FieldError](err); !ok || e.Field != "config."+k || !strings.Contains(e.Msg, msg) {
+			t.Errorf("setting %s: %v; want it refused: %s", k, err, msg)
 		}
 	}
 	for _, v := range []string{"3.4.13", "3.9.3", ""} {
-		if err := (Target{}).CheckSpec(targets.Spec{Nodes: 3, Version: v}); err != nil {
+		if _, err := bindEnsemble(targets.Spec[struct{}]{Nodes: 3, Version: v}); err != nil {
 			t.Errorf("version %q: %v", v, err)
 		}
 	}
-	err = Target{}.CheckSpec(targets.Spec{Nodes: 3, Version: "3.5.9"})
-	if e, ok := errors.AsType[*targets.SpecError](err); !ok || e.Field != "version" || !strings.Contains(err.Error(), "3.4.13 (bullseye)") {
+	_, err = bindEnsemble(targets.Spec[struct{}]{Nodes: 3, Version: "3.5.9"})
+	if e, ok := errors.AsType[*plans.FieldError](err); !ok || e.Field != "version" || !strings.Contains(err.Error(), "3.4.13 (bullseye)") {
 		t.Errorf("version 3.5.9: %v; want it refused, naming those there are", err)
 	}
 }
 
-func TestStartRefusesSizes(t *testing.T) {
+func TestBindRefusesSizes(t *testing.T) {
 	for _, n := range []int{1, 2, 4, 7} {
-		if _, err := (Target{}).Start(context.Background(), nil, targets.Spec{Nodes: n}); err == nil {
-			t.Errorf("%d servers accepted", n)
+		_, err := bindEnsemble(targets.Spec[struct{}]{Nodes: n})
+		if e, ok := errors.AsType[*plans.FieldError](err); !ok || e.Field != "nodes" {
+			t.Errorf("%d servers: %v; want them refused", n, err)
 		}
 	}
 }
 
 func TestReadMode(t *testing.T) {
-	w, _ := workloads.Workloads.Lookup("zookeeper-register")
-	cfg := workloads.Config{Nodes: []string{"n1:2181"}}
-	cfg.Workload.Spec = &register.Params{ReadMode: "linearizable"}
-	if _, err := w.(register.Workload).Open(t.Context(), cfg); err == nil {
+	if s, err := register.Dial(t.Context(), "zookeeper-register", []string{"n1:2181"}, 0, "linearizable"); err == nil {
+		s.Close()
 		t.Error("read mode linearizable accepted")
 	}
 }
@@ -77,7 +86,7 @@ func srvrAnswer(mode string, zxid uint64) string {
 
 // fakeServer answers every connection to ip:2181 with answer, as a server
 // answers srvr. ip is a loopback address, so that several fit on the host.
-func fakeServer(t *testing.T, ip, answer string) targets.Node {
+func fakeServer(t *testing.T, ip, answer string) cluster.Node {
 	t.Helper()
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(ClientPort)))
 	if err != nil {
@@ -95,20 +104,20 @@ func fakeServer(t *testing.T, ip, answer string) targets.Node {
 			c.Close()
 		}
 	}()
-	return targets.Node{Container: containers.Container{Name: ip, IP: ip}}
+	return cluster.Node{Container: containers.Container{Name: ip, IP: ip}}
 }
 
 func TestSrvr(t *testing.T) {
 	n := fakeServer(t, "127.0.0.2", srvrAnswer("leader", 0x300000002))
-	sts, errs := ask(context.Background(), []targets.Node{n})
+	sts, errs := ask(context.Background(), []cluster.Node{n})
 	if errs[0] != nil || sts[0] != (status{mode: "leader", zxid: 0x300000002, version: "3.8.0-debian--1"}) {
 		t.Errorf("srvr: %+v, %v", sts[0], errs[0])
 	}
-	if v, err := (Target{}).Version(context.Background(), n); err != nil || v != "3.8.0-debian--1" {
-		t.Errorf("Version = %q, %v", v, err)
+	if v, err := (Ensemble{}).ServerVersion(context.Background(), n); err != nil || v != "3.8.0-debian--1" {
+		t.Errorf("ServerVersion = %q, %v", v, err)
 	}
 	n = fakeServer(t, "127.0.0.3", "This ZooKeeper instance is not currently serving requests\n")
-	if _, errs := ask(context.Background(), []targets.Node{n}); errs[0] == nil {
+	if _, errs := ask(context.Background(), []cluster.Node{n}); errs[0] == nil {
 		t.Error("a server not serving is taken for one that does")
 	}
 }
@@ -116,23 +125,23 @@ func TestSrvr(t *testing.T) {
 // TestLeader: a deposed leader still reporting leading loses to the one
 // with the newer epoch; on a tie Leader does not guess.
 func TestLeader(t *testing.T) {
-	nodes := []targets.Node{
+	nodes := []cluster.Node{
 		fakeServer(t, "127.0.0.4", srvrAnswer("leader", 0x100000009)),
 		fakeServer(t, "127.0.0.5", srvrAnswer("leader", 0x200000001)),
 		fakeServer(t, "127.0.0.6", srvrAnswer("follower", 0x200000001)),
 	}
-	if l, err := (Target{}).Leader(context.Background(), nodes); err != nil || l.Container.IP != "127.0.0.5" {
+	if l, err := (Ensemble{}).Leader(context.Background(), nodes); err != nil || l.Container.IP != "127.0.0.5" {
 		t.Errorf("Leader: %s, %v; want 127.0.0.5", l.Container.IP, err)
 	}
 	nodes[0] = fakeServer(t, "127.0.0.7", srvrAnswer("leader", 0x200000001))
-	if l, err := (Target{}).Leader(context.Background(), nodes); err == nil {
+	if l, err := (Ensemble{}).Leader(context.Background(), nodes); err == nil {
 		t.Errorf("Leader on a tie: %s", l.Container.IP)
 	}
 }
 
 // start starts an ensemble of n in a run of its own, removed at the end;
 // with $ZK_TEST_LOGS set, the servers' logs are saved there first.
-func start(t *testing.T, n int) (*containers.Run, []targets.Node) {
+func start(t *testing.T, n int) (*containers.Run, []cluster.Node) {
 	cli := testenv.Docker(t)
 	run := testenv.NewRun(t, cli, "zktest")
 	t.Cleanup(func() {
@@ -140,13 +149,18 @@ func start(t *testing.T, n int) (*containers.Run, []targets.Node) {
 			run.SaveLogs(context.Background(), dir)
 		}
 	})
-	return run, testenv.Start(t, cli, run, Target{}, "", n)
+	return run, testenv.Start(t, cli, run, testenv.Bind(t, Kind{}, n, ""))
 }
 
 // open is the register workload's store bound to n, dialled from the host.
-func open(t *testing.T, n targets.Node, readMode string) register.Store {
+func open(t *testing.T, n cluster.Node, readMode string) register.Store {
 	t.Helper()
-	return testenv.Store(t, "zookeeper-register", net.JoinHostPort(n.Container.IP, strconv.Itoa(ClientPort)), readMode)
+	s, err := register.Dial(t.Context(), "zookeeper-register", []string{net.JoinHostPort(n.Container.IP, strconv.Itoa(ClientPort))}, 0, readMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // op runs f with the workload's per-operation time limit.
@@ -165,9 +179,9 @@ func read(t *testing.T, s register.Store, key string) *int64 {
 	return v
 }
 
-func mode(t *testing.T, n targets.Node) string {
+func mode(t *testing.T, n cluster.Node) string {
 	t.Helper()
-	sts, errs := ask(context.Background(), []targets.Node{n})
+	sts, errs := ask(context.Background(), []cluster.Node{n})
 	if errs[0] != nil {
 		t.Fatal(errs[0])
 	}
@@ -177,7 +191,7 @@ func mode(t *testing.T, n targets.Node) string {
 func TestEnsemble3(t *testing.T) {
 	run, nodes := start(t, 3)
 	ctx := context.Background()
-	leader, err := Target{}.Leader(ctx, nodes)
+	leader, err := Ensemble{}.Leader(ctx, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +200,7 @@ func TestEnsemble3(t *testing.T) {
 	if out, err := run.Exec(ctx, leader.Container, "cat", "/proc/1/comm"); err != nil || strings.TrimSpace(string(out)) != "java" {
 		t.Errorf("PID 1 is %q (%v), want java", out, err)
 	}
-	f := slices.IndexFunc(nodes, func(n targets.Node) bool { return n.Container.Name != leader.Container.Name })
+	f := slices.IndexFunc(nodes, func(n cluster.Node) bool { return n.Container.Name != leader.Container.Name })
 	follower := nodes[f]
 
 	s := open(t, leader, "")
@@ -287,7 +301,7 @@ func TestEnsemble3(t *testing.T) {
 
 func TestEnsemble5(t *testing.T) {
 	_, nodes := start(t, 5)
-	leader, err := Target{}.Leader(context.Background(), nodes)
+	leader, err := Ensemble{}.Leader(context.Background(), nodes)
 	if err != nil {
 		t.Fatal(err)
 	}

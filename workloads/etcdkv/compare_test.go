@@ -20,7 +20,7 @@ import (
 // it, over an empty range as for a missing key; the scan-put's guard
 // always holds.
 func TestComparesOnEtcd(t *testing.T) {
-	_, nodes := testenv.Cluster(t, etcd.Target{}, "", 3, "etcdkv")
+	_, nodes := testenv.Cluster(t, testenv.Bind(t, etcd.Kind{}, 3, ""), "etcdkv")
 	cli, err := etcdclient.Connect(net.JoinHostPort(nodes[0].Container.IP, strconv.Itoa(etcd.ClientPort)))
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ import (
 	"github.com/chaos-testing/chaos/workloads/traffic"
 )
 
-func init() { workloads.Workloads.Register("etcd-kv", Workload{}) }
+func init() { workloads.Register[Params]("etcd-kv", Workload{}) }
 
 // opTimeout bounds one operation; a longer silence is an unknown outcome.
 const opTimeout = 2 * time.Second
@@ -113,13 +113,9 @@ type Params struct {
 	WatchSpan plans.Duration `yaml:"watch_span" json:"watch_span"`
 }
 
-// NewParams makes Workload a plans.Parameterized.
-func (Workload) NewParams() any { return &Params{} }
-
-// CheckPlan checks the keys and the traffic.
-func (Workload) CheckPlan(p *plans.Plan) error {
-	ps := p.Workload.Spec.(*Params)
-	if err := p.Count("workload.keys", &ps.Keys, 10, 1, 1000); err != nil {
+// Check checks the keys and the traffic.
+func (Workload) Check(ps *Params, s workloads.Setting) error {
+	if err := plans.Count("keys", &ps.Keys, 10, 1, 1000); err != nil {
 		return err
 	}
 	for _, b := range []**bool{&ps.Watch, &ps.Progress} {
@@ -132,27 +128,27 @@ func (Workload) CheckPlan(p *plans.Plan) error {
 		ps.WatchSpan.Duration = 5 * time.Second
 	}
 	if ps.WatchSpan.Duration < 100*time.Millisecond {
-		return p.Errorf("workload.watch_span", "%s: expected at least 100ms", ps.WatchSpan)
+		return plans.Fieldf("watch_span", "%s: expected at least 100ms", ps.WatchSpan)
 	}
 	if ps.Profile == "" {
 		ps.Profile = "mixed"
 	}
 	weights, ok := profiles[ps.Profile]
 	if !ok {
-		return p.Errorf("workload.profile", "%q: expected one of %s", ps.Profile, strings.Join(slices.Sorted(maps.Keys(profiles)), ", "))
+		return plans.Fieldf("profile", "%q: expected one of %s", ps.Profile, strings.Join(slices.Sorted(maps.Keys(profiles)), ", "))
 	}
 	if ps.Load != "" {
 		total, ok := loads[ps.Load]
-		rate := total / float64(p.Workload.Clients)
+		rate := total / float64(s.Clients)
 		switch {
 		case !ok:
-			return p.Errorf("workload.load", "%q: expected low or high", ps.Load)
+			return plans.Fieldf("load", "%q: expected low or high", ps.Load)
 		case ps.Rate != 0 && ps.Rate != rate: // equal in a run's resolved plan, which records both
-			return p.Errorf("workload.load", "%s and rate %g: give one of them", ps.Load, ps.Rate)
+			return plans.Fieldf("load", "%s and rate %g: give one of them", ps.Load, ps.Rate)
 		}
 		ps.Rate = rate
 	}
-	return ps.Spec.Check(p, profileKinds(weights))
+	return ps.Spec.Check(profileKinds(weights))
 }
 
 // profileKinds are the kinds with a profile's weights as defaults.
@@ -169,7 +165,7 @@ func profileKinds(weights map[string]int) []traffic.Kind {
 
 // Needs is time for the operation in flight, and for the watchers to
 // catch up with the last revision.
-func (Workload) Needs(plans.Workload) workloads.Needs {
+func (Workload) Needs(Params) workloads.Needs {
 	return workloads.Needs{Finish: 2*opTimeout + catchUpTime}
 }
 
@@ -186,20 +182,20 @@ func (Workload) Target() string { return "etcd" }
 func (Workload) Libraries() []string { return []string{etcdclient.Module} }
 
 // Run sends the plan's traffic until ctx ends.
-func (Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
+func (Workload) Run(ctx context.Context, cfg workloads.Client[Params], h *history.Appender) error {
 	cli, err := etcdclient.Connect(cfg.Node())
 	if err != nil {
 		return fmt.Errorf("etcd-kv: %w", err)
 	}
 	defer cli.Close()
-	ps := cfg.Workload.Spec.(*Params)
+	ps := cfg.Params
 	workers := ps.Concurrency
 	if *ps.Watch {
 		workers++ // the last is the watcher
 	}
-	return workloads.Workers(ctx, cfg, h, workers, func(ctx context.Context, process int, h *history.Appender) error {
+	return workloads.Workers(ctx, cfg.Config, h, workers, func(ctx context.Context, process int, h *history.Appender) error {
 		rng := plans.Rand(cfg.Seed, plans.ClientStream(process))
-		if process >= cfg.Process+ps.Concurrency*cfg.Workload.Clients {
+		if process >= cfg.Process+ps.Concurrency*cfg.Clients {
 			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng, progress: *ps.Progress, span: ps.WatchSpan.Duration}).run(ctx)
 		}
 		c := &client{cli: cli, h: h, process: process, keys: ps.Keys, seen: map[string]history.KV{},

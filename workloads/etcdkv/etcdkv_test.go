@@ -1,27 +1,34 @@
 package etcdkv
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/runner"
 	_ "github.com/chaos-testing/chaos/targets/etcd" // the workload's target
 )
 
-// check parses and validates a plan whose workload section is section.
+// check parses and binds a plan whose workload section is section, and
+// returns the workload's fields as bound, as its clients get them.
 func check(t *testing.T, section string) (*Params, error) {
 	t.Helper()
 	plan := "name: t\ntime_limit: 10s\ntarget: {kind: etcd}\nworkload:\n  kind: etcd-kv\n  clients: 8\n" + section
 	p, err := plans.Parse("t.yaml", []byte(plan))
-	if err == nil {
-		err = runner.Validate(p)
-	}
 	if err != nil {
 		return nil, err
 	}
-	return p.Workload.Spec.(*Params), nil
+	b, err := bind.Bind(p)
+	if err != nil {
+		return nil, err
+	}
+	var ps Params
+	if f, err := b.Workload.Fields(); err != nil || json.Unmarshal(f, &ps) != nil {
+		t.Fatalf("the workload's fields %s: %v", f, err)
+	}
+	return &ps, nil
 }
 
 // A profile fills the kinds the mix leaves out; a load sets each client's

@@ -16,8 +16,8 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("etcd-lock", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, NewLocker: newEtcdLock(false)})
-	workloads.Workloads.Register("etcd-election", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, NewLocker: newEtcdLock(true), Election: true})
+	workloads.Register[Params]("etcd-lock", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, NewLocker: newEtcdLock(false)})
+	workloads.Register[Params]("etcd-election", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, NewLocker: newEtcdLock(true), Election: true})
 }
 
 // etcdQueue is what etcd's lock and election recipes share: a key under a
@@ -78,8 +78,8 @@ type etcdLock struct {
 	name     string // the client's value as a candidate
 }
 
-func newEtcdLock(election bool) func(ctx context.Context, cfg workloads.Config) (Locker, error) {
-	return func(_ context.Context, cfg workloads.Config) (Locker, error) {
+func newEtcdLock(election bool) func(ctx context.Context, cfg Client) (Locker, error) {
+	return func(_ context.Context, cfg Client) (Locker, error) {
 		if len(cfg.Nodes) == 0 {
 			return nil, fmt.Errorf("etcd-lock: no etcd members given")
 		}
@@ -88,7 +88,7 @@ func newEtcdLock(election bool) func(ctx context.Context, cfg workloads.Config) 
 		if err != nil {
 			return nil, fmt.Errorf("etcd-lock: %w", err)
 		}
-		return &etcdLock{cli: cli, node: node, ttl: sessionTTL(params(cfg).Lease.Duration),
+		return &etcdLock{cli: cli, node: node, ttl: sessionTTL(cfg.Params.Lease.Duration),
 			election: election, name: fmt.Sprintf("p%d", cfg.Process)}, nil
 	}
 }

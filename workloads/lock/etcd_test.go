@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"path/filepath"
@@ -14,9 +15,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/runner"
 	"github.com/chaos-testing/chaos/targets/etcd"
 	"github.com/chaos-testing/chaos/workloads"
 )
@@ -42,11 +43,16 @@ func TestEtcdLockPlansCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := runner.Validate(p); err != nil {
+		b, err := bind.Bind(p)
+		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		lease := p.Workload.Spec.(*Params).Lease.Duration
-		if p.Workload.Kind != "etcd-lock" || sessionTTL(lease) != 2 || p.Nemesis[0].Duration.Duration <= lease {
+		var ps Params
+		if f, err := b.Workload.Fields(); err != nil || json.Unmarshal(f, &ps) != nil {
+			t.Fatalf("%s: the workload's fields %s: %v", name, f, err)
+		}
+		lease := ps.Lease.Duration
+		if b.Workload.Kind != "etcd-lock" || sessionTTL(lease) != 2 || b.Faults[0].Duration.Duration <= lease {
 			t.Errorf("%s: want etcd-lock, a 2 s lease and a pause longer than it: %+v", name, p)
 		}
 	}
@@ -56,7 +62,7 @@ func TestEtcdLockPlansCheck(t *testing.T) {
 // client addresses as the host reaches them, and a client of all three.
 func etcdCluster(t *testing.T) ([]string, *clientv3.Client) {
 	t.Helper()
-	_, nodes := testenv.Cluster(t, etcd.Target{}, "", 3, "etcdlock")
+	_, nodes := testenv.Cluster(t, testenv.Bind(t, etcd.Kind{}, 3, ""), "etcdlock")
 	var addrs []string
 	for _, n := range nodes {
 		addrs = append(addrs, net.JoinHostPort(n.Container.IP, strconv.Itoa(etcd.ClientPort)))
@@ -72,8 +78,7 @@ func etcdCluster(t *testing.T) ([]string, *clientv3.Client) {
 // etcdLocker is process p's locker, bound to member p%3, with a 2 s lease.
 func etcdLocker(t *testing.T, addrs []string, p int) Locker {
 	t.Helper()
-	cfg := workloads.Config{Process: p, Nodes: addrs}
-	cfg.Workload.Spec = &Params{Lease: plans.Duration{Duration: 2 * time.Second}}
+	cfg := Client{Config: workloads.Config{Process: p, Nodes: addrs}, Params: Params{Lease: plans.Duration{Duration: 2 * time.Second}}}
 	l, err := newEtcdLock(false)(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,7 @@ var (
 type Workload struct {
 	workloads.Backend
 	// NewLocker connects one client process to the lock service.
-	NewLocker func(ctx context.Context, cfg workloads.Config) (Locker, error)
+	NewLocker func(ctx context.Context, c Client) (Locker, error)
 	// Election makes the clients leader candidates: they campaign, write
 	// to the resource every actEvery while they lead (for a tenure of
 	// hold_min to hold_max, which may outlast the lease: a leader's
@@ -101,40 +101,35 @@ type Params struct {
 	Resource string `yaml:"resource" json:"resource"`
 }
 
-// NewParams makes Workload a plans.Parameterized.
-func (Workload) NewParams() any { return &Params{} }
+// Client is one client process of a lock or election workload.
+type Client = workloads.Client[Params]
 
-// params are the parameters of a client's workload.
-func params(cfg workloads.Config) *Params { return cfg.Workload.Spec.(*Params) }
-
-// CheckPlan checks the lease and hold times and the resource mode.
-func (w Workload) CheckPlan(p *plans.Plan) error {
-	wl := p.Workload.Spec.(*Params)
+// Check checks the lease and hold times and the resource mode.
+func (w Workload) Check(wl *Params, _ workloads.Setting) error {
 	if wl.Lease.Duration <= 0 {
-		return p.Errorf("workload.lease", "missing or not positive; expected a duration such as 3s")
+		return plans.Fieldf("lease", "missing or not positive; expected a duration such as 3s")
 	}
 	if wl.HoldMax.Duration == 0 {
 		wl.HoldMax.Duration = wl.Lease.Duration / 2
 	}
 	if wl.HoldMin.Duration < 0 || wl.HoldMin.Duration > wl.HoldMax.Duration {
-		return p.Errorf("workload.hold_min", "%s: expected between 0 and hold_max (%s)", wl.HoldMin, wl.HoldMax)
+		return plans.Fieldf("hold_min", "%s: expected between 0 and hold_max (%s)", wl.HoldMin, wl.HoldMax)
 	}
 	if wl.HoldMax.Duration >= wl.Lease.Duration && !w.Election {
-		return p.Errorf("workload.hold_max", "%s: a holder must mean to finish within its lease (%s)", wl.HoldMax, wl.Lease)
+		return plans.Fieldf("hold_max", "%s: a holder must mean to finish within its lease (%s)", wl.HoldMax, wl.Lease)
 	}
 	if wl.Resource == "" {
 		wl.Resource = "unfenced"
 	}
 	if !slices.Contains(ResourceModes, wl.Resource) {
-		return p.Errorf("workload.resource", "%q: expected one of %s", wl.Resource, strings.Join(ResourceModes, ", "))
+		return plans.Fieldf("resource", "%q: expected one of %s", wl.Resource, strings.Join(ResourceModes, ", "))
 	}
 	return nil
 }
 
 // Needs are the resource, holders, and time for a last acquisition, hold,
 // write and release.
-func (w Workload) Needs(p plans.Workload) workloads.Needs {
-	ps := p.Spec.(*Params)
+func (w Workload) Needs(ps Params) workloads.Needs {
 	finish := 3*opTimeout + ps.HoldMax.Duration
 	if w.Election {
 		finish += ps.HoldMax.Duration + ps.Lease.Duration // a candidate's wait
@@ -143,7 +138,7 @@ func (w Workload) Needs(p plans.Workload) workloads.Needs {
 }
 
 // Run loops acquire, hold, write, release until ctx ends.
-func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
+func (w Workload) Run(ctx context.Context, cfg Client, h *history.Appender) error {
 	locker, err := w.NewLocker(ctx, cfg)
 	if err != nil && ctx.Err() != nil {
 		return nil // faults kept the client from the cluster all run long: it did nothing
@@ -170,7 +165,7 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 
 type client struct {
 	w      Workload
-	cfg    workloads.Config
+	cfg    Client
 	h      *history.Appender
 	locker Locker
 	res    *resource.Client
@@ -183,7 +178,7 @@ type client struct {
 func (c *client) cycle(session int) (bool, error) {
 	ctx := context.Background()
 	acquire, release := c.w.names()
-	w := params(c.cfg)
+	w := c.cfg.Params
 	wait := opTimeout
 	if c.w.Election {
 		// A candidate waits out the leader's tenure, or its lease.

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
@@ -64,6 +65,23 @@ func (h *memHeld) Release(context.Context) error {
 	return nil
 }
 
+// memLocks are the locks of the runs on memory under way, by their
+// history file: RunClient finds the workload by name, registered once,
+// and each run has a lock of its own.
+var memLocks sync.Map // history path → *memLock
+
+// onMemory is the lock workload on the lock of the run whose history its
+// client appends to.
+var onMemory = Workload{Backend: workloads.Backend{TargetKind: "memory"}, NewLocker: func(_ context.Context, c Client) (Locker, error) {
+	l, ok := memLocks.Load(c.History)
+	if !ok {
+		return nil, fmt.Errorf("no lock for history %s", c.History)
+	}
+	return l.(*memLock), nil
+}}
+
+func init() { workloads.Register[Params]("memory-lock", onMemory) }
+
 // runLockOnMemory runs three lock clients against l, writing to a fenced
 // resource, for d, and judges their history and the resource's log with
 // the lock checker.
@@ -77,18 +95,23 @@ func runLockOnMemory(t *testing.T, l *memLock, d time.Duration) analysis.Result 
 	}
 	srv := httptest.NewServer(resource.NewStore(true, clock, log).Handler())
 	defer srv.Close()
-	w := Workload{Backend: workloads.Backend{TargetKind: "memory"}, NewLocker: func(context.Context, workloads.Config) (Locker, error) { return l, nil }}
 	ps := &Params{Lease: plans.Duration{Duration: time.Second}, HoldMin: plans.Duration{Duration: 5 * time.Millisecond},
 		HoldMax: plans.Duration{Duration: 20 * time.Millisecond}, Resource: "fenced"}
+	fields, err := json.Marshal(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
 	path := filepath.Join(dir, "history.jsonl")
+	memLocks.Store(path, l)
+	defer memLocks.Delete(path)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := range 3 {
 		cfg := workloads.Config{Process: i, Seed: 1, Resource: strings.TrimPrefix(srv.URL, "http://"), History: path,
-			ClockStart: clock.Start, Workload: plans.Workload{Kind: "memory-lock", Clients: 3, Spec: ps}}
+			ClockStart: clock.Start, Workload: "memory-lock", Clients: 3, Fields: fields}
 		wg.Go(func() {
-			if err := workloads.RunClient(ctx, w, cfg); err != nil {
+			if err := workloads.RunClient(ctx, cfg); err != nil {
 				t.Error(err)
 			}
 		})
@@ -103,7 +126,7 @@ func runLockOnMemory(t *testing.T, l *memLock, d time.Duration) analysis.Result 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := analysis.Run(context.Background(), w.Checkers(), analysis.Input{History: ops, Resource: res, ResourceMode: "fenced"})
+	rep := analysis.Run(context.Background(), onMemory.Checkers(), analysis.Input{History: ops, Resource: res, ResourceMode: "fenced"})
 	return rep.Results[0]
 }
 

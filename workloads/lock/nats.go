@@ -15,8 +15,8 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("nats-lock", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, NewLocker: newNATSLock(false)})
-	workloads.Workloads.Register("nats-election", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, NewLocker: newNATSLock(true), Election: true})
+	workloads.Register[Params]("nats-lock", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, NewLocker: newNATSLock(false)})
+	workloads.Register[Params]("nats-election", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, NewLocker: newNATSLock(true), Election: true})
 }
 
 // natsLockBucket holds the lock: one key, in a bucket replicated on every
@@ -43,13 +43,13 @@ type natsLock struct {
 	name     string // the client's value as a candidate
 }
 
-func newNATSLock(election bool) func(ctx context.Context, cfg workloads.Config) (Locker, error) {
-	return func(ctx context.Context, cfg workloads.Config) (Locker, error) {
+func newNATSLock(election bool) func(ctx context.Context, cfg Client) (Locker, error) {
+	return func(ctx context.Context, cfg Client) (Locker, error) {
 		nc, js, err := natsclient.Connect(cfg.Node())
 		if err != nil {
 			return nil, fmt.Errorf("nats-lock: %w", err)
 		}
-		lease := params(cfg).Lease.Duration
+		lease := cfg.Params.Lease.Duration
 		kv, err := natsclient.Bucket(ctx, js, jetstream.KeyValueConfig{Bucket: natsLockBucket, History: 1, TTL: lease,
 			Storage: jetstream.FileStorage, Replicas: len(cfg.Nodes)})
 		if err != nil {

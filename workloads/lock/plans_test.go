@@ -12,6 +12,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/runner/runtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -64,7 +65,7 @@ func testPausePlans(t *testing.T, fenced, unfenced string, limit time.Duration, 
 // findings it logs.
 func runLockPlan(t *testing.T, name string, limit time.Duration) (analysis.Report, lockResult) {
 	t.Helper()
-	rep, _ := testenv.RunPlan(t, testenv.Plan(t, filepath.Join("..", "..", "plans", name), limit))
+	rep, _ := runtest.Run(t, runtest.Plan(t, filepath.Join("..", "..", "plans", name), limit))
 	i := slices.IndexFunc(rep.Results, func(r analysis.Result) bool { return r.Checker == "lock" })
 	if i < 0 {
 		t.Fatalf("no lock checker result: %+v", rep.Results)

@@ -9,12 +9,12 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	redistarget "github.com/chaos-testing/chaos/targets/redis"
 	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/redisclient"
 )
 
 func init() {
-	workloads.Workloads.Register("redis-single-lock", Workload{Backend: workloads.Backend{TargetKind: "redis", Modules: []string{redistarget.ClientModule}}, NewLocker: newSingleLock})
+	workloads.Register[Params]("redis-single-lock", Workload{Backend: workloads.Backend{TargetKind: "redis", Modules: []string{redisclient.Module}}, NewLocker: newSingleLock})
 }
 
 // singleLock is the lock most Redis users write: SET key random NX PX lease
@@ -30,14 +30,14 @@ type singleLock struct {
 // release deletes the key only if it is still ours.
 var release = goredis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
 
-func newSingleLock(_ context.Context, cfg workloads.Config) (Locker, error) {
+func newSingleLock(_ context.Context, cfg Client) (Locker, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, fmt.Errorf("redis-single-lock: no Redis node given")
 	}
 	// Every client uses the first node: the lock lives on one instance.
 	c := goredis.NewClient(&goredis.Options{Addr: cfg.Nodes[0], DialTimeout: 300 * time.Millisecond,
 		ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: -1})
-	return &singleLock{c: c, lease: params(cfg).Lease.Duration}, nil
+	return &singleLock{c: c, lease: cfg.Params.Lease.Duration}, nil
 }
 
 // Acquire retries SET NX until it succeeds or ctx ends. A SET whose answer

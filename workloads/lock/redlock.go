@@ -11,19 +11,19 @@ import (
 	rsgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	goredis "github.com/redis/go-redis/v9"
 
-	redistarget "github.com/chaos-testing/chaos/targets/redis"
 	"github.com/chaos-testing/chaos/workloads"
+	"github.com/chaos-testing/chaos/workloads/redisclient"
 )
 
 func init() {
-	workloads.Workloads.Register("redlock", Workload{Backend: workloads.Backend{TargetKind: "redis", Modules: []string{"github.com/go-redsync/redsync/v4", redistarget.ClientModule}}, NewLocker: newRedlock})
+	workloads.Register[Params]("redlock", Workload{Backend: workloads.Backend{TargetKind: "redis", Modules: []string{"github.com/go-redsync/redsync/v4", redisclient.Module}}, NewLocker: newRedlock})
 }
 
 // redlock is go-redsync's Redlock over the independent masters of a redis
 // target: a lock is held when a majority of masters hold its key.
 type redlock struct{ mutex *redsync.Mutex }
 
-func newRedlock(_ context.Context, cfg workloads.Config) (Locker, error) {
+func newRedlock(_ context.Context, cfg Client) (Locker, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, fmt.Errorf("redlock: no Redis masters given")
 	}
@@ -35,7 +35,7 @@ func newRedlock(_ context.Context, cfg workloads.Config) (Locker, error) {
 			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: -1})
 		pools = append(pools, rsgoredis.NewPool(c))
 	}
-	m := redsync.New(pools...).NewMutex(Name, redsync.WithExpiry(params(cfg).Lease.Duration))
+	m := redsync.New(pools...).NewMutex(Name, redsync.WithExpiry(cfg.Params.Lease.Duration))
 	return &redlock{mutex: m}, nil
 }
 

@@ -17,10 +17,10 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("zookeeper-lock", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, NewLocker: newZooKeeperLock})
+	workloads.Register[Params]("zookeeper-lock", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, NewLocker: newZooKeeperLock})
 	// ZooKeeper's leader election recipe is its lock recipe: the candidate
 	// with the lowest sequential znode leads, each watching its predecessor.
-	workloads.Workloads.Register("zookeeper-election", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, NewLocker: newZooKeeperLock, Election: true})
+	workloads.Register[Params]("zookeeper-election", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, NewLocker: newZooKeeperLock, Election: true})
 }
 
 const (
@@ -81,11 +81,11 @@ type zkLock struct {
 	attempt uint64
 }
 
-func newZooKeeperLock(_ context.Context, cfg workloads.Config) (Locker, error) {
+func newZooKeeperLock(_ context.Context, cfg Client) (Locker, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, fmt.Errorf("zookeeper-lock: no ZooKeeper servers given")
 	}
-	if params(cfg).Lease.Duration <= 0 {
+	if cfg.Params.Lease.Duration <= 0 {
 		return nil, fmt.Errorf("zookeeper-lock: no lease, which is the session timeout")
 	}
 	node := cfg.Node()
@@ -97,7 +97,7 @@ func newZooKeeperLock(_ context.Context, cfg workloads.Config) (Locker, error) {
 	// holder's session, and with it its znode, that long after last hearing
 	// from it. The server keeps it within 2 to 20 ticks (1 s to 10 s at the
 	// target's tickTime of 500 ms).
-	conn, err := zkclient.Connect(node, params(cfg).Lease.Duration)
+	conn, err := zkclient.Connect(node, cfg.Params.Lease.Duration)
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper-lock: %w", err)
 	}

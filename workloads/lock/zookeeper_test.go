@@ -15,9 +15,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/targets/zookeeper"
 	"github.com/chaos-testing/chaos/workloads"
 )
@@ -39,20 +39,20 @@ func TestZKSeq(t *testing.T) {
 }
 
 func TestZKNoLease(t *testing.T) {
-	if _, err := newZooKeeperLock(t.Context(), workloads.Config{Nodes: []string{"n1:2181"}, Workload: plans.Workload{Spec: &Params{}}}); err == nil {
+	if _, err := newZooKeeperLock(t.Context(), Client{Config: workloads.Config{Nodes: []string{"n1:2181"}}}); err == nil {
 		t.Error("a lock without a lease (session timeout) was made")
 	}
 }
 
 // zkEnsemble starts a 3-server ensemble in a run of its own, removed at the
 // end, or skips without Docker.
-func zkEnsemble(t *testing.T) []targets.Node {
+func zkEnsemble(t *testing.T) []cluster.Node {
 	t.Helper()
-	_, nodes := testenv.Cluster(t, zookeeper.Target{}, "", 3, "zklocktest")
+	_, nodes := testenv.Cluster(t, testenv.Bind(t, zookeeper.Kind{}, 3, ""), "zklocktest")
 	return nodes
 }
 
-func zkClientAddr(n targets.Node) string {
+func zkClientAddr(n cluster.Node) string {
 	return net.JoinHostPort(n.Container.IP, strconv.Itoa(zookeeper.ClientPort))
 }
 
@@ -60,8 +60,7 @@ func zkClientAddr(n targets.Node) string {
 // host, with a 2 s lease (session timeout).
 func zkTestLocker(t *testing.T, addr string) *zkLock {
 	t.Helper()
-	cfg := workloads.Config{Nodes: []string{addr}}
-	cfg.Workload.Spec = &Params{Lease: plans.Duration{Duration: 2 * time.Second}}
+	cfg := Client{Config: workloads.Config{Nodes: []string{addr}}, Params: Params{Lease: plans.Duration{Duration: 2 * time.Second}}}
 	l, err := newZooKeeperLock(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -8,16 +8,19 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/chaos-testing/chaos/targets/redis"
 	"github.com/chaos-testing/chaos/workloads"
 )
+
+// Module is the Redis client library's module, which the Redis workloads
+// drive their clusters with.
+const Module = "github.com/redis/go-redis/v9"
 
 // Sentinel is a client that asks the sentinels for the primary, follows
 // their +switch-master announcements, and sends every command to the
@@ -31,22 +34,22 @@ type Sentinel struct {
 	node string
 }
 
-// NewSentinel is a client of the sentinels at addrs, every command and
-// connection bounded by timeout.
-func NewSentinel(addrs []string, timeout time.Duration) (*Sentinel, error) {
-	if len(addrs) == 0 {
-		return nil, errors.New("no sentinel address given")
+// NewSentinel is a client of the sentinels at addrs, which know the
+// primary as service, every command and connection bounded by timeout.
+func NewSentinel(addrs []string, service string, timeout time.Duration) (*Sentinel, error) {
+	if len(addrs) == 0 || service == "" {
+		return nil, errors.New("no sentinel address or service given")
 	}
 	s := &Sentinel{}
 	dialer := &net.Dialer{Timeout: timeout}
 	s.Client = goredis.NewFailoverClient(&goredis.FailoverOptions{
-		MasterName:    redis.MasterName,
+		MasterName:    service,
 		SentinelAddrs: addrs,
-		// The dialer connects to the sentinels too; a server is told apart
-		// by its port.
+		// The dialer connects to the sentinels too; a server is any
+		// address but theirs.
 		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			conn, err := dialer.DialContext(ctx, network, addr)
-			if host, port, _ := net.SplitHostPort(addr); err == nil && port == strconv.Itoa(redis.Port) {
+			if host, _, _ := net.SplitHostPort(addr); err == nil && !slices.Contains(addrs, addr) {
 				s.mu.Lock()
 				s.node = host
 				s.mu.Unlock()

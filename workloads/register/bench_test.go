@@ -2,6 +2,7 @@ package register_test
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"net"
 	"path/filepath"
@@ -28,24 +29,27 @@ import (
 //
 //	go test -run '^$' -bench RecordingPath -benchtime 1x ./workloads/register
 func BenchmarkRecordingPath(b *testing.B) {
-	_, nodes := testenv.Cluster(b, etcd.Target{}, "", 3, "benchrec")
+	_, nodes := testenv.Cluster(b, testenv.Bind(b, etcd.Kind{}, 3, ""), "benchrec")
 	var addrs []string
 	for _, n := range nodes {
 		addrs = append(addrs, net.JoinHostPort(n.Container.IP, strconv.Itoa(etcd.ClientPort)))
 	}
-	w, _ := workloads.Workloads.Lookup("etcd-register")
 	const clients, turn = 10, 5 * time.Second
 	params := &register.Params{ReadMode: "linearizable", Values: 5, Keys: 3, KeyPeriod: plans.Duration{Duration: 5 * time.Second},
 		Spec: traffic.Spec{Mix: map[string]int{history.FRead: 2, history.FWrite: 1, history.FCas: 1}, Pace: traffic.Pace{Concurrency: 1}}}
+	fields, err := json.Marshal(params)
+	if err != nil {
+		b.Fatal(err)
+	}
 	config := func(i int) workloads.Config {
-		return workloads.Config{Process: i, Seed: 1, Nodes: addrs, Workload: plans.Workload{Kind: "etcd-register", Clients: clients, Spec: params}, ClockStart: history.NewClock().Start}
+		return workloads.Config{Process: i, Seed: 1, Nodes: addrs, Workload: "etcd-register", Clients: clients, Fields: fields, ClockStart: history.NewClock().Start}
 	}
 	var bare, recorded float64
 	for range b.N {
 		for round := range 3 {
-			bare += bareLoop(b, w.(register.Workload), config, clients, turn)
+			bare += bareLoop(b, params.ReadMode, config, clients, turn)
 			path := filepath.Join(b.TempDir(), "history.jsonl")
-			recorded += throughChaos(b, w, config, clients, turn, path)
+			recorded += throughChaos(b, config, clients, turn, path)
 			b.Logf("round %d: bare %.0f ops/s, recorded %.0f ops/s so far", round, bare/float64(round+1), recorded/float64(round+1))
 		}
 	}
@@ -56,14 +60,14 @@ func BenchmarkRecordingPath(b *testing.B) {
 
 // bareLoop runs the register's operations (half reads, writes, cases on
 // the same keys) with no history for d, and returns operations per second.
-func bareLoop(b *testing.B, w register.Workload, config func(int) workloads.Config, clients int, d time.Duration) float64 {
+func bareLoop(b *testing.B, readMode string, config func(int) workloads.Config, clients int, d time.Duration) float64 {
 	var n atomic.Int64
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range clients {
-		s, err := w.Open(ctx, config(i))
+		s, err := register.Dial(ctx, config(i).Workload, config(i).Nodes, config(i).Process, readMode)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +98,7 @@ func bareLoop(b *testing.B, w register.Workload, config func(int) workloads.Conf
 // throughChaos runs the workload's own clients, each with its appender to
 // one history file as in a run, for d, and returns completed operations
 // per second from the history.
-func throughChaos(b *testing.B, w workloads.Workload, config func(int) workloads.Config, clients int, d time.Duration, path string) float64 {
+func throughChaos(b *testing.B, config func(int) workloads.Config, clients int, d time.Duration, path string) float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	clock := history.NewClock()
@@ -104,7 +108,7 @@ func throughChaos(b *testing.B, w workloads.Workload, config func(int) workloads
 		cfg := config(i)
 		cfg.History, cfg.ClockStart = path, clock.Start
 		wg.Go(func() {
-			if err := workloads.RunClient(ctx, w, cfg); err != nil {
+			if err := workloads.RunClient(ctx, cfg); err != nil {
 				b.Error(err)
 			}
 		})

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("etcd-register", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, ReadModes: []string{"linearizable", "serializable"}, Open: openEtcd})
+	register("etcd-register", Workload{Backend: workloads.Backend{TargetKind: "etcd", Modules: []string{etcdclient.Module}}, ReadModes: []string{"linearizable", "serializable"}, Open: openEtcd})
 }
 
 // etcdStore is a register on etcd keys, values as decimal strings.
@@ -21,16 +21,16 @@ type etcdStore struct {
 	read []clientv3.OpOption // how Read reads: linearizable or serializable
 }
 
-func openEtcd(_ context.Context, cfg workloads.Config) (Store, error) {
+func openEtcd(_ context.Context, cfg Client) (Store, error) {
 	var read []clientv3.OpOption
-	switch params(cfg).ReadMode {
+	switch cfg.Params.ReadMode {
 	case "", "linearizable":
 	case "serializable":
 		// Served from the member's local state: may be stale, which is
 		// what a plan choosing it wants the checker to catch.
 		read = append(read, clientv3.WithSerializable())
 	default:
-		return nil, fmt.Errorf("etcd-register: read_mode %q: want linearizable or serializable", params(cfg).ReadMode)
+		return nil, fmt.Errorf("etcd-register: read_mode %q: want linearizable or serializable", cfg.Params.ReadMode)
 	}
 	cli, err := etcdclient.Connect(cfg.Node())
 	if err != nil {

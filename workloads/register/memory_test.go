@@ -2,6 +2,7 @@ package register
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -68,23 +69,45 @@ func (s memStore) Cas(_ context.Context, key string, from, to int64) error {
 
 func (memStore) Close() error { return nil }
 
+// memories are the services of the runs on memory under way, by their
+// history file: RunClient finds the workload by name, registered once,
+// and each run has a service of its own.
+var memories sync.Map // history path → *memory
+
+// onMemory is the register workload on the service of the run whose
+// history its client appends to.
+var onMemory = Workload{Backend: workloads.Backend{TargetKind: "memory"}, Open: func(_ context.Context, c Client) (Store, error) {
+	m, ok := memories.Load(c.History)
+	if !ok {
+		return nil, fmt.Errorf("no memory for history %s", c.History)
+	}
+	return memStore{m.(*memory)}, nil
+}}
+
+func init() { workloads.Register[Params]("memory-register", onMemory) }
+
 // runOnMemory runs the register workload's clients against m for d, and
 // judges their history with the workload's checker.
 func runOnMemory(t *testing.T, m *memory, d time.Duration, concurrency int) (analysis.Report, []history.Op) {
 	t.Helper()
-	w := Workload{Backend: workloads.Backend{TargetKind: "memory"}, Open: func(context.Context, workloads.Config) (Store, error) { return memStore{m}, nil }}
 	ps := &Params{Values: 3, Keys: 2, KeyPeriod: plans.Duration{Duration: time.Second},
 		Spec: traffic.Spec{Mix: map[string]int{history.FRead: 2, history.FWrite: 1, history.FCas: 1}, Pace: traffic.Pace{Rate: 500, Concurrency: concurrency}}}
+	fields, err := json.Marshal(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
 	path := filepath.Join(t.TempDir(), "history.jsonl")
+	memories.Store(path, m)
+	defer memories.Delete(path)
 	clock := history.NewClock()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := range 3 {
 		cfg := workloads.Config{Process: i, Seed: 1, Nodes: []string{"memory"}, History: path, ClockStart: clock.Start,
-			Workload: plans.Workload{Kind: "memory-register", Clients: 3, Spec: ps}}
+			Workload: "memory-register", Clients: 3, Fields: fields}
 		wg.Go(func() {
-			if err := workloads.RunClient(ctx, w, cfg); err != nil {
+			if err := workloads.RunClient(ctx, cfg); err != nil {
 				t.Error(err)
 			}
 		})
@@ -94,7 +117,7 @@ func runOnMemory(t *testing.T, m *memory, d time.Duration, concurrency int) (ana
 	if err != nil {
 		t.Fatal(err)
 	}
-	return analysis.Run(context.Background(), w.Checkers(), analysis.Input{History: ops}), ops
+	return analysis.Run(context.Background(), onMemory.Checkers(), analysis.Input{History: ops}), ops
 }
 
 // TestWorkloadOnMemory: the register workload's clients, on a service

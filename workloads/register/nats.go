@@ -10,25 +10,23 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/targets/nats/release"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/natsclient"
 )
 
 func init() {
 	backend := workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}, CheckTarget: checkedSince}
-	workloads.Workloads.Register("nats-register", Workload{Backend: backend, ReadModes: []string{"leader", "direct", "checked"}, Open: openNATS})
+	register("nats-register", Workload{Backend: backend, ReadModes: []string{"leader", "direct", "checked"}, Open: openNATS})
 }
 
 // checkedSince refuses checked reads on servers before v2.11.0, which
 // ignore the header that names the subject a check is of, and would
 // check the check's own subject instead.
-func checkedSince(p *plans.Plan, readMode string) error {
+func checkedSince(s workloads.Setting, readMode string) error {
 	if readMode != "checked" {
 		return nil
 	}
-	return release.Since(p, 11, "the Nats-Expected-Last-Subject-Sequence-Subject header (checked reads)")
+	return s.Since("v2.11.0", "the Nats-Expected-Last-Subject-Sequence-Subject header (checked reads)")
 }
 
 const (
@@ -59,11 +57,11 @@ type natsStore struct {
 	readMode string
 }
 
-func openNATS(ctx context.Context, cfg workloads.Config) (Store, error) {
-	switch params(cfg).ReadMode {
+func openNATS(ctx context.Context, cfg Client) (Store, error) {
+	switch cfg.Params.ReadMode {
 	case "", "leader", "direct", "checked":
 	default:
-		return nil, fmt.Errorf("nats-register: read_mode %q: want leader, direct or checked", params(cfg).ReadMode)
+		return nil, fmt.Errorf("nats-register: read_mode %q: want leader, direct or checked", cfg.Params.ReadMode)
 	}
 	nc, js, err := natsclient.Connect(cfg.Node())
 	if err != nil {
@@ -75,7 +73,7 @@ func openNATS(ctx context.Context, cfg workloads.Config) (Store, error) {
 		nc.Close()
 		return nil, fmt.Errorf("nats-register: %s: %w", cfg.Node(), err)
 	}
-	return &natsStore{nc: nc, js: js, kv: kv, readMode: params(cfg).ReadMode}, nil
+	return &natsStore{nc: nc, js: js, kv: kv, readMode: cfg.Params.ReadMode}, nil
 }
 
 func (s *natsStore) Read(ctx context.Context, key string) (*int64, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/runner/runtest"
 	_ "github.com/chaos-testing/chaos/targets/etcd"
 )
 
@@ -28,9 +29,9 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // when the first found nothing.
 func TestEtcdClientRetryPlan(t *testing.T) {
 	testenv.Docker(t)
-	p := testenv.Plan(t, filepath.Join("..", "..", "plans", "etcd-client-retry-clock.yaml"), 0)
+	p := runtest.Plan(t, filepath.Join("..", "..", "plans", "etcd-client-retry-clock.yaml"), 0)
 	for try := range 2 {
-		rep, dir := testenv.RunPlan(t, p)
+		rep, dir := runtest.Run(t, p)
 		if retried := retriedWrites(t, dir); retried == 0 {
 			t.Fatalf("seed %d: no client log names a write retried after a Canceled or DeadlineExceeded answer", p.Seed)
 		} else {
@@ -92,7 +93,7 @@ workload:
 	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, dir := testenv.RunPlan(t, testenv.Plan(t, path, 0))
+	rep, dir := runtest.Run(t, runtest.Plan(t, path, 0))
 	ops, _, err := history.Read(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,28 @@ type Workload struct {
 	ReadModes []string
 	// Open connects one client process to the node it is bound to, and
 	// sets up what the workload needs, until ctx ends.
-	Open func(ctx context.Context, cfg workloads.Config) (Store, error)
+	Open func(ctx context.Context, c Client) (Store, error)
+}
+
+// backends are the register workloads, by name, for Dial.
+var backends = map[string]Workload{}
+
+// register makes backend w the register workload called name.
+func register(name string, w Workload) {
+	backends[name] = w
+	workloads.Register[Params](name, w)
+}
+
+// Dial is the store of register workload name (etcd-register, ...) for
+// client process of a cluster whose servers are at nodes (the process is
+// bound to one, as in a run), reading in readMode: what a test of a
+// target or a fault reads and writes registers with, from the host.
+func Dial(ctx context.Context, name string, nodes []string, process int, readMode string) (Store, error) {
+	w, ok := backends[name]
+	if !ok {
+		return nil, fmt.Errorf("no register workload %q", name)
+	}
+	return w.Open(ctx, Client{Config: workloads.Config{Nodes: nodes, Process: process}, Params: Params{ReadMode: readMode}})
 }
 
 // Params are a register workload's own fields.
@@ -69,38 +90,37 @@ type Params struct {
 // reads, as in Jepsen's register tests.
 var kinds = []traffic.Kind{{Name: history.FRead, Weight: 2}, {Name: history.FWrite, Weight: 1}, {Name: history.FCas, Weight: 1}}
 
-// NewParams makes Workload a plans.Parameterized.
-func (Workload) NewParams() any { return &Params{} }
+// Client is one client process of a register workload.
+type Client = workloads.Client[Params]
 
-// params are the parameters of a client's workload.
-func params(cfg workloads.Config) *Params { return cfg.Workload.Spec.(*Params) }
-
-// CheckPlan checks the read mode, defaulting to the backend's first.
-func (w Workload) CheckPlan(p *plans.Plan) error {
-	ps := p.Workload.Spec.(*Params)
+// Check checks the read mode, defaulting to the backend's first.
+func (w Workload) Check(ps *Params, s workloads.Setting) error {
 	if ps.ReadMode == "" && len(w.ReadModes) > 0 {
 		ps.ReadMode = w.ReadModes[0]
 	}
 	if !slices.Contains(w.ReadModes, ps.ReadMode) {
-		return p.Errorf("workload.read_mode", "%q: %s offers %s", ps.ReadMode, w.TargetKind, strings.Join(w.ReadModes, ", "))
+		return plans.Fieldf("read_mode", "%q: %s offers %s", ps.ReadMode, w.TargetKind, strings.Join(w.ReadModes, ", "))
 	}
-	if err := errors.Join(p.Count("workload.values", &ps.Values, 5, 1, math.MaxInt32), p.Count("workload.keys", &ps.Keys, 3, 1, math.MaxInt32)); err != nil {
+	if err := plans.Count("values", &ps.Values, 5, 1, math.MaxInt32); err != nil {
+		return err
+	}
+	if err := plans.Count("keys", &ps.Keys, 3, 1, math.MaxInt32); err != nil {
 		return err
 	}
 	if ps.KeyPeriod.Duration == 0 {
 		ps.KeyPeriod.Duration = 5 * time.Second
 	}
 	if ps.KeyPeriod.Duration < 100*time.Millisecond {
-		return p.Errorf("workload.key_period", "%s: expected at least 100ms", ps.KeyPeriod)
+		return plans.Fieldf("key_period", "%s: expected at least 100ms", ps.KeyPeriod)
 	}
-	if err := w.TargetFits(p, ps.ReadMode); err != nil {
+	if err := w.TargetFits(s, ps.ReadMode); err != nil {
 		return err
 	}
-	return ps.Spec.Check(p, kinds)
+	return ps.Spec.Check(kinds)
 }
 
 // Needs is time for the operation in flight.
-func (w Workload) Needs(plans.Workload) workloads.Needs { return workloads.Needs{Finish: opTimeout} }
+func (w Workload) Needs(Params) workloads.Needs { return workloads.Needs{Finish: opTimeout} }
 
 // Checkers judge register histories for linearizability, key by key.
 func (w Workload) Checkers() []string { return []string{"cas-register"} }
@@ -111,7 +131,7 @@ func (Workload) Changes() []string { return []string{history.FWrite, history.FCa
 
 // Run issues reads, writes and cases as the plan's traffic asks (by
 // default half reads, as fast as answers come) until ctx ends.
-func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
+func (w Workload) Run(ctx context.Context, cfg Client, h *history.Appender) error {
 	store, err := w.Open(ctx, cfg)
 	if err != nil && ctx.Err() != nil {
 		return nil // faults kept the client from the cluster all run long: it did nothing
@@ -120,8 +140,8 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 		return err
 	}
 	defer store.Close()
-	ps := params(cfg)
-	return workloads.Workers(ctx, cfg, h, ps.Concurrency, func(ctx context.Context, process int, h *history.Appender) error {
+	ps := cfg.Params
+	return workloads.Workers(ctx, cfg.Config, h, ps.Concurrency, func(ctx context.Context, process int, h *history.Appender) error {
 		rng := plans.Rand(cfg.Seed, plans.ClientStream(process))
 		gen := ps.Generator(kinds, rng)
 		clock := history.Clock{Start: cfg.ClockStart}

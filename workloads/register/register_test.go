@@ -9,6 +9,8 @@ import (
 
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/targets"
+	"github.com/chaos-testing/chaos/targets/nats"
 	"github.com/chaos-testing/chaos/workloads"
 )
 
@@ -85,9 +87,14 @@ func TestNATSCheckedReadsSince(t *testing.T) {
 		{"checked", "v2.10.23", true}, {"checked", "2.10.22", true},
 		{"leader", "v2.10.22", false}, {"direct", "v2.10.22", false},
 	} {
-		p := &plans.Plan{File: "p.yaml", Target: plans.Target{Kind: "nats", Version: c.version}, Workload: plans.Workload{Kind: "nats-register", Spec: &Params{ReadMode: c.mode}}}
-		err := w.(Workload).CheckPlan(p)
-		refused := err != nil && strings.Contains(err.Error(), "target.version") && strings.Contains(err.Error(), "checked reads")
+		target, err := nats.Kind{}.Bind(&targets.Spec[struct{}]{Nodes: 3, Version: c.version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = w.Bind(3, &Params{ReadMode: c.mode}, workloads.Setting{Workload: "nats-register", Clients: 3, Target: target, TargetKind: "nats", Nodes: 3})
+		fe, _ := errors.AsType[*plans.FieldError](err)
+		refused := fe != nil && fe.InPlan && fe.Field == "target.version" && strings.Contains(fe.Msg, "checked reads") &&
+			strings.Contains(fe.Msg, "nats-register needs") && strings.Contains(fe.Msg, "which nats has from v2.11.0 on")
 		if c.refused != refused || !c.refused && err != nil {
 			t.Errorf("%s reads on %q: %v; want refused %v", c.mode, c.version, err, c.refused)
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("zookeeper-register", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, ReadModes: []string{"sync", "plain", "checked"}, Open: openZooKeeper})
+	register("zookeeper-register", Workload{Backend: workloads.Backend{TargetKind: "zookeeper", Modules: []string{zkclient.Module}}, ReadModes: []string{"sync", "plain", "checked"}, Open: openZooKeeper})
 }
 
 // zkRoot is the parent of every register's znode.
@@ -35,17 +35,17 @@ type zkStore struct {
 	readMode string
 }
 
-func openZooKeeper(_ context.Context, cfg workloads.Config) (Store, error) {
-	switch params(cfg).ReadMode {
+func openZooKeeper(_ context.Context, cfg Client) (Store, error) {
+	switch cfg.Params.ReadMode {
 	case "", "plain", "sync", "checked":
 	default:
-		return nil, fmt.Errorf("zookeeper-register: read_mode %q: want plain, sync or checked", params(cfg).ReadMode)
+		return nil, fmt.Errorf("zookeeper-register: read_mode %q: want plain, sync or checked", cfg.Params.ReadMode)
 	}
 	conn, err := zkclient.Open(cfg.Node())
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper-register: %w", err)
 	}
-	return &zkStore{conn: conn, readMode: params(cfg).ReadMode}, nil
+	return &zkStore{conn: conn, readMode: cfg.Params.ReadMode}, nil
 }
 
 func (s *zkStore) Read(ctx context.Context, key string) (*int64, error) {

@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	workloads.Workloads.Register("nats-stream", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, Open: openStream, Also: []string{"stream-order"}, Pads: true, Replicates: true})
+	workloads.Register[Params]("nats-stream", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, Open: openStream, Also: []string{"stream-order"}, Pads: true, Replicates: true})
 }
 
 const (
@@ -45,12 +45,12 @@ type streamStore struct {
 	payload int    // the size of a message, its number padded with filler
 }
 
-func openStream(ctx context.Context, cfg workloads.Config) (Store, error) {
+func openStream(ctx context.Context, cfg Client) (Store, error) {
 	nc, js, err := natsclient.Connect(cfg.Node())
 	if err != nil {
 		return nil, fmt.Errorf("nats-stream: %w", err)
 	}
-	replicas := cfg.Workload.Spec.(*Params).Replicas
+	replicas := cfg.Params.Replicas
 	if replicas == 0 {
 		replicas = len(cfg.Nodes)
 	}
@@ -60,7 +60,7 @@ func openStream(ctx context.Context, cfg workloads.Config) (Store, error) {
 		return nil, fmt.Errorf("nats-stream: %s: %w", cfg.Node(), err)
 	}
 	host, _, _ := net.SplitHostPort(cfg.Node())
-	return &streamStore{nc: nc, js: js, node: host, payload: cfg.Workload.Spec.(*Params).Payload}, nil
+	return &streamStore{nc: nc, js: js, node: host, payload: cfg.Params.Payload}, nil
 }
 
 // Add publishes v and waits for the stream to acknowledge it.

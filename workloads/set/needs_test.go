@@ -3,8 +3,6 @@ package set
 import (
 	"testing"
 	"time"
-
-	"github.com/chaos-testing/chaos/plans"
 )
 
 // TestNeedsCoverFinalReads: the time a set client asks to finish covers
@@ -13,7 +11,7 @@ import (
 // workload, 30 s, cut off.
 func TestNeedsCoverFinalReads(t *testing.T) {
 	worst := opTimeout + settle + readTries*readTimeout + (readTries-1)*time.Second
-	if got := (Workload{}).Needs(plans.Workload{}).Finish; got < worst {
+	if got := (Workload{}).Needs(Params{}).Finish; got < worst {
 		t.Errorf("Finish %s, shorter than the final phase at its longest (%s)", got, worst)
 	}
 }

@@ -1,10 +1,11 @@
 package set
 
 import (
-	"strings"
+	"errors"
 	"testing"
 
 	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/workloads"
 )
 
 // TestPadRoundTrip: a padded message has the size asked for, at least its
@@ -34,13 +35,12 @@ func TestPayloadRefused(t *testing.T) {
 		w       Workload
 		payload int
 	}{{Workload{}, 100}, {Workload{Pads: true}, -1}, {Workload{Pads: true}, 1<<20 + 1}} {
-		p := &plans.Plan{File: "p.yaml", Workload: plans.Workload{Kind: "some-set", Spec: &Params{Payload: c.payload}}}
-		if err := c.w.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "workload.payload") {
+		err := c.w.Check(&Params{Payload: c.payload}, workloads.Setting{Workload: "some-set"})
+		if !atField(err, "payload") {
 			t.Errorf("payload %d, pads %v: %v; want an error at workload.payload", c.payload, c.w.Pads, err)
 		}
 	}
-	p := &plans.Plan{File: "p.yaml", Workload: plans.Workload{Kind: "nats-stream", Spec: &Params{Payload: 4096}}}
-	if err := (Workload{Pads: true}).CheckPlan(p); err != nil {
+	if err := (Workload{Pads: true}).Check(&Params{Payload: 4096}, workloads.Setting{Workload: "nats-stream"}); err != nil {
 		t.Errorf("payload 4096 on a backend that pads: %v", err)
 	}
 }
@@ -53,15 +53,21 @@ func TestReplicasRefused(t *testing.T) {
 		w               Workload
 		replicas, nodes int
 	}{{Workload{}, 3, 5}, {Workload{Replicates: true}, -1, 5}, {Workload{Replicates: true}, 4, 3}, {Workload{Replicates: true}, 6, 7}} {
-		p := &plans.Plan{File: "p.yaml", Target: plans.Target{Nodes: c.nodes}, Workload: plans.Workload{Kind: "some-set", Spec: &Params{Replicas: c.replicas}}}
-		if err := c.w.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "workload.replicas") {
+		err := c.w.Check(&Params{Replicas: c.replicas}, workloads.Setting{Workload: "some-set", Nodes: c.nodes})
+		if !atField(err, "replicas") {
 			t.Errorf("replicas %d of %d, replicates %v: %v; want an error at workload.replicas", c.replicas, c.nodes, c.w.Replicates, err)
 		}
 	}
-	p := &plans.Plan{File: "p.yaml", Target: plans.Target{Nodes: 5}, Workload: plans.Workload{Kind: "nats-stream", Spec: &Params{Replicas: 3}}}
-	if err := (Workload{Replicates: true}).CheckPlan(p); err != nil {
+	if err := (Workload{Replicates: true}).Check(&Params{Replicas: 3}, workloads.Setting{Workload: "nats-stream", Nodes: 5}); err != nil {
 		t.Errorf("replicas 3 of 5 on a backend that replicates: %v", err)
 	}
+}
+
+// atField says whether err is a complaint about field of the workload's
+// own section, which a plan places at workload.field.
+func atField(err error, field string) bool {
+	e, ok := errors.AsType[*plans.FieldError](err)
+	return ok && !e.InPlan && e.Field == field
 }
 
 // TestSeqRanges: holes print as ranges, single numbers alone, empty ranges

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/runner/runtest"
 	_ "github.com/chaos-testing/chaos/targets/nats"
 	_ "github.com/chaos-testing/chaos/targets/redis"
 )
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // adds lost once the old primary is demoted.
 func TestSentinelPartitionPlan(t *testing.T) {
 	testenv.Docker(t)
-	rep, _ := testenv.RunPlan(t, testenv.Plan(t, filepath.Join("..", "..", "plans", "redis-sentinel-partition.yaml"), 36*time.Second))
+	rep, _ := runtest.Run(t, runtest.Plan(t, filepath.Join("..", "..", "plans", "redis-sentinel-partition.yaml"), 36*time.Second))
 	results := map[string]analysis.Result{}
 	for _, r := range rep.Results {
 		results[r.Checker] = r
@@ -44,7 +45,7 @@ func TestSentinelPartitionPlan(t *testing.T) {
 // restart, every acknowledged message with it.
 func TestNATSStreamLostToKills(t *testing.T) {
 	testenv.Docker(t)
-	rep, _ := testenv.RunPlan(t, testenv.Plan(t, filepath.Join("..", "..", "plans", "nats-stream-kill.yaml"), 12*time.Second))
+	rep, _ := runtest.Run(t, runtest.Plan(t, filepath.Join("..", "..", "plans", "nats-stream-kill.yaml"), 12*time.Second))
 	var set analysis.Result
 	for _, r := range rep.Results {
 		t.Logf("%s: %s, stats %v, notes %q", r.Checker, r.Verdict, r.Stats, r.Notes)

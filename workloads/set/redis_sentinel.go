@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/chaos-testing/chaos/targets/redis"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/redisclient"
 )
 
 func init() {
-	workloads.Workloads.Register("redis-sentinel-set", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redis.ClientModule}}, Open: openSentinel, Also: []string{"primaries"}})
+	workloads.Register[Params]("redis-sentinel-set", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redisclient.Module}}, Open: openSentinel, Also: []string{"primaries"}})
 }
 
 // key is the set the clients add to.
@@ -20,8 +19,8 @@ const key = "chaos:set"
 // sentinelStore adds to the set through go-redis's Sentinel client.
 type sentinelStore struct{ c *redisclient.Sentinel }
 
-func openSentinel(_ context.Context, cfg workloads.Config) (Store, error) {
-	c, err := redisclient.NewSentinel(cfg.Nodes, opTimeout)
+func openSentinel(_ context.Context, cfg Client) (Store, error) {
+	c, err := redisclient.NewSentinel(cfg.Nodes, cfg.Service, opTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("redis-sentinel-set: %w", err)
 	}

@@ -53,7 +53,7 @@ type Workload struct {
 	workloads.Backend
 	// Open connects one client process and sets up what the workload
 	// needs, until ctx ends.
-	Open func(ctx context.Context, cfg workloads.Config) (Store, error)
+	Open func(ctx context.Context, c Client) (Store, error)
 	// Also are the checkers the backend adds to set's: "primaries" for one
 	// whose servers report their role.
 	Also []string
@@ -72,7 +72,7 @@ func (w Workload) Checkers() []string { return append([]string{"set"}, w.Also...
 func (Workload) Changes() []string { return []string{history.FAdd} }
 
 // Needs is time for the add in flight, the settling and every final read.
-func (w Workload) Needs(plans.Workload) workloads.Needs {
+func (w Workload) Needs(Params) workloads.Needs {
 	return workloads.Needs{Finish: opTimeout + settle + readTries*(readTimeout+time.Second)}
 }
 
@@ -95,30 +95,29 @@ type Params struct {
 // JetStream's limit).
 const maxReplicas = 5
 
-// NewParams makes Workload a plans.Parameterized.
-func (Workload) NewParams() any { return &Params{} }
+// Client is one client process of a set workload.
+type Client = workloads.Client[Params]
 
-// CheckPlan checks the pace and the payload.
-func (w Workload) CheckPlan(p *plans.Plan) error {
-	ps := p.Workload.Spec.(*Params)
+// Check checks the pace, the payload and the replicas.
+func (w Workload) Check(ps *Params, s workloads.Setting) error {
 	if ps.Payload != 0 && !w.Pads {
-		return p.Errorf("workload.payload", "%d: the %s workload's elements are numbers alone", ps.Payload, p.Workload.Kind)
+		return plans.Fieldf("payload", "%d: the %s workload's elements are numbers alone", ps.Payload, s.Workload)
 	}
 	if ps.Replicas != 0 && !w.Replicates {
-		return p.Errorf("workload.replicas", "%d: the %s workload's backend does not replicate the set", ps.Replicas, p.Workload.Kind)
+		return plans.Fieldf("replicas", "%d: the %s workload's backend does not replicate the set", ps.Replicas, s.Workload)
 	}
-	if ps.Replicas < 0 || ps.Replicas > maxReplicas || p.Target.Nodes > 0 && ps.Replicas > p.Target.Nodes {
-		return p.Errorf("workload.replicas", "%d: expected 1 to %d servers, at most the cluster's (0: all)", ps.Replicas, maxReplicas)
+	if ps.Replicas < 0 || ps.Replicas > maxReplicas || s.Nodes > 0 && ps.Replicas > s.Nodes {
+		return plans.Fieldf("replicas", "%d: expected 1 to %d servers, at most the cluster's (0: all)", ps.Replicas, maxReplicas)
 	}
 	if ps.Payload < 0 || ps.Payload > 1<<20 {
-		return p.Errorf("workload.payload", "%d: expected bytes per element, 0 to 1048576", ps.Payload)
+		return plans.Fieldf("payload", "%d: expected bytes per element, 0 to 1048576", ps.Payload)
 	}
-	return ps.Check(p)
+	return ps.Pace.Check()
 }
 
 // Run adds process-unique numbers until ctx ends, then makes the final
 // read, in each of the client's workers.
-func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
+func (w Workload) Run(ctx context.Context, cfg Client, h *history.Appender) error {
 	store, err := w.Open(ctx, cfg)
 	if err != nil && ctx.Err() != nil {
 		// Faults kept the client from the cluster all run long: it adds
@@ -131,8 +130,8 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 		return err
 	}
 	defer store.Close()
-	pace := cfg.Workload.Spec.(*Params).Pace
-	return workloads.Workers(ctx, cfg, h, pace.Concurrency, func(ctx context.Context, process int, h *history.Appender) error {
+	pace := cfg.Params.Pace
+	return workloads.Workers(ctx, cfg.Config, h, pace.Concurrency, func(ctx context.Context, process int, h *history.Appender) error {
 		pacer := pace.Pacer()
 		// Numbers are unique across processes: process p adds p*1e9+1, p*1e9+2...
 		next := int64(process) * 1_000_000_000

@@ -32,15 +32,15 @@ type Pace struct {
 }
 
 // Check checks the pace and fills its defaults.
-func (pc *Pace) Check(p *plans.Plan) error {
+func (pc *Pace) Check() error {
 	if pc.Concurrency == 0 {
 		pc.Concurrency = 1
 	}
 	if pc.Concurrency < 1 || pc.Concurrency > 64 {
-		return p.Errorf("workload.concurrency", "%d: expected 1 to 64 operations in flight per client", pc.Concurrency)
+		return plans.Fieldf("concurrency", "%d: expected 1 to 64 operations in flight per client", pc.Concurrency)
 	}
 	if pc.Rate < 0 {
-		return p.Errorf("workload.rate", "%g: expected operations per second per client, or 0 for no limit", pc.Rate)
+		return plans.Fieldf("rate", "%g: expected operations per second per client, or 0 for no limit", pc.Rate)
 	}
 	return nil
 }
@@ -90,8 +90,8 @@ type Spec struct {
 }
 
 // Check checks s against the workload's kinds and their default weights,
-// for the plan's workload section, and fills the mix.
-func (s *Spec) Check(p *plans.Plan, kinds []Kind) error {
+// and fills the mix.
+func (s *Spec) Check(kinds []Kind) error {
 	var names []string
 	full := map[string]int{}
 	for _, k := range kinds {
@@ -105,21 +105,21 @@ func (s *Spec) Check(p *plans.Plan, kinds []Kind) error {
 			w = k.Weight
 		}
 		if w < 0 {
-			return p.Errorf("workload.mix", "%s: %d: expected a weight of 0 or more", k.Name, w)
+			return plans.Fieldf("mix", "%s: %d: expected a weight of 0 or more", k.Name, w)
 		}
 		full[k.Name] = w
 		total += w
 	}
 	for k := range s.Mix {
 		if !slices.Contains(names, k) {
-			return p.Errorf("workload.mix", "%q: not an operation of this workload; expected %s", k, strings.Join(names, ", "))
+			return plans.Fieldf("mix", "%q: not an operation of this workload; expected %s", k, strings.Join(names, ", "))
 		}
 	}
 	if total == 0 {
-		return p.Errorf("workload.mix", "every weight is 0: the clients would send nothing")
+		return plans.Fieldf("mix", "every weight is 0: the clients would send nothing")
 	}
 	s.Mix = full
-	return s.Pace.Check(p)
+	return s.Pace.Check()
 }
 
 // Generator draws one client's operations: their kinds, at the spec's

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -13,25 +14,25 @@ import (
 var kinds = []Kind{{"read", 2}, {"write", 1}, {"cas", 1}}
 
 func TestCheck(t *testing.T) {
-	p := &plans.Plan{File: "p.yaml"}
 	s := Spec{Mix: map[string]int{"cas": 0}}
-	if err := s.Check(p, kinds); err != nil {
+	if err := s.Check(kinds); err != nil {
 		t.Fatal(err)
 	}
 	if s.Mix["read"] != 2 || s.Mix["write"] != 1 || s.Mix["cas"] != 0 {
 		t.Errorf("mix %v, want the defaults for kinds not given and cas off", s.Mix)
 	}
 	for _, c := range []struct {
-		s    Spec
-		want string
+		s           Spec
+		field, want string
 	}{
-		{Spec{Mix: map[string]int{"delete": 1}}, `"delete": not an operation of this workload; expected read, write, cas`},
-		{Spec{Mix: map[string]int{"read": -1}}, "read: -1: expected a weight of 0 or more"},
-		{Spec{Mix: map[string]int{"read": 0, "write": 0, "cas": 0}}, "every weight is 0"},
-		{Spec{Pace: Pace{Rate: -2}}, "-2: expected operations per second"},
+		{Spec{Mix: map[string]int{"delete": 1}}, "mix", `"delete": not an operation of this workload; expected read, write, cas`},
+		{Spec{Mix: map[string]int{"read": -1}}, "mix", "read: -1: expected a weight of 0 or more"},
+		{Spec{Mix: map[string]int{"read": 0, "write": 0, "cas": 0}}, "mix", "every weight is 0"},
+		{Spec{Pace: Pace{Rate: -2}}, "rate", "-2: expected operations per second"},
 	} {
-		if err := c.s.Check(p, kinds); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Check(%+v) = %v, want %q", c.s, err, c.want)
+		err := c.s.Check(kinds)
+		if e, ok := errors.AsType[*plans.FieldError](err); !ok || e.Field != c.field || !strings.Contains(e.Msg, c.want) {
+			t.Errorf("Check(%+v) = %v, want %q on %s", c.s, err, c.want, c.field)
 		}
 	}
 }

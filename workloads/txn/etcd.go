@@ -28,12 +28,12 @@ type etcdStore struct {
 	serializable bool
 }
 
-func openEtcd(_ context.Context, cfg workloads.Config, _ Model) (Store, error) {
+func openEtcd(_ context.Context, cfg Client, _ Model) (Store, error) {
 	cli, err := etcdclient.Connect(cfg.Node())
 	if err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
-	return &etcdStore{cli: cli, serializable: cfg.Workload.Spec.(*Params).ReadMode == "serializable"}, nil
+	return &etcdStore{cli: cli, serializable: cfg.Params.ReadMode == "serializable"}, nil
 }
 
 func (s *etcdStore) Txn(ctx context.Context, steps []Step) error {

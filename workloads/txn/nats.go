@@ -11,8 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/targets/nats/release"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/natsclient"
 )
@@ -24,8 +22,8 @@ func init() {
 
 // atomicBatches refuses servers before v2.12.0, which have no atomic
 // batch publish: they would store a batch's messages one by one.
-func atomicBatches(p *plans.Plan, _ string) error {
-	return release.Since(p, 12, "atomic batch publish")
+func atomicBatches(s workloads.Setting, _ string) error {
+	return s.Since("v2.12.0", "atomic batch publish")
 }
 
 const (
@@ -50,7 +48,7 @@ type natsStore struct {
 	js jetstream.JetStream
 }
 
-func openNATS(ctx context.Context, cfg workloads.Config, _ Model) (Store, error) {
+func openNATS(ctx context.Context, cfg Client, _ Model) (Store, error) {
 	nc, js, err := natsclient.Connect(cfg.Node())
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)

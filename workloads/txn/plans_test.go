@@ -14,6 +14,7 @@ import (
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runfolder"
+	"github.com/chaos-testing/chaos/runner/runtest"
 	_ "github.com/chaos-testing/chaos/targets/etcd"
 	_ "github.com/chaos-testing/chaos/targets/nats"
 )
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // its transactions.
 func TestEtcdSerializablePlan(t *testing.T) {
 	testenv.Docker(t)
-	rep, _ := testenv.RunPlan(t, testenv.Plan(t, filepath.Join("..", "..", "plans", "etcd-list-append-serializable.yaml"), 30*time.Second))
+	rep, _ := runtest.Run(t, runtest.Plan(t, filepath.Join("..", "..", "plans", "etcd-list-append-serializable.yaml"), 30*time.Second))
 	r := rep.Results[0]
 	t.Logf("%s: %s, stats %v, notes %q", r.Checker, r.Verdict, r.Stats, r.Notes)
 	if r.Checker != "list-append" || r.Verdict != analysis.Invalid {
@@ -54,9 +55,9 @@ func TestEtcdSerializablePlan(t *testing.T) {
 // sequence"), which a batch without its checks would have stored.
 func TestNATSAtomicBatches(t *testing.T) {
 	testenv.Docker(t)
-	p := testenv.Plan(t, filepath.Join("..", "..", "plans", "nats-list-append.yaml"), 20*time.Second)
+	p := runtest.Plan(t, filepath.Join("..", "..", "plans", "nats-list-append.yaml"), 20*time.Second)
 	p.Nemesis = slices.DeleteFunc(p.Nemesis, func(f plans.Fault) bool { return f.Kind != "kill" })
-	rep, dir := testenv.RunPlan(t, p)
+	rep, dir := runtest.Run(t, p)
 	r := rep.Results[0]
 	t.Logf("%s: %s, stats %v", r.Checker, r.Verdict, r.Stats)
 	if r.Checker != "list-append" || r.Verdict != analysis.Valid {

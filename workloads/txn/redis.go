@@ -8,13 +8,12 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/chaos-testing/chaos/targets/redis"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/redisclient"
 )
 
 func init() {
-	Register("redis-sentinel", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redis.ClientModule}}, ReadModes: []string{"primary", "watch"}, Open: openSentinel})
+	Register("redis-sentinel", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redisclient.Module}}, ReadModes: []string{"primary", "watch"}, Open: openSentinel})
 }
 
 // sentinelStore runs transactions on the primary the sentinels name. In
@@ -32,12 +31,12 @@ type sentinelStore struct {
 	watch    bool
 }
 
-func openSentinel(_ context.Context, cfg workloads.Config, m Model) (Store, error) {
-	c, err := redisclient.NewSentinel(cfg.Nodes, opTimeout)
+func openSentinel(_ context.Context, cfg Client, m Model) (Store, error) {
+	c, err := redisclient.NewSentinel(cfg.Nodes, cfg.Service, opTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("redis-sentinel: %w", err)
 	}
-	return &sentinelStore{c: c, register: m == RWRegister, watch: cfg.Workload.Spec.(*Params).ReadMode == "watch"}, nil
+	return &sentinelStore{c: c, register: m == RWRegister, watch: cfg.Params.ReadMode == "watch"}, nil
 }
 
 func (s *sentinelStore) Txn(ctx context.Context, steps []Step) error {

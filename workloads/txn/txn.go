@@ -55,7 +55,7 @@ var (
 func Register(backend string, w Workload) {
 	for _, m := range []Model{ListAppend, RWRegister} {
 		w.Model = m
-		workloads.Workloads.Register(backend+"-"+m.Checker, w)
+		workloads.Register[Params](backend+"-"+m.Checker, w)
 	}
 }
 
@@ -175,7 +175,7 @@ type Workload struct {
 	// ReadModes the backend offers; the first is the default.
 	ReadModes []string
 	// Open connects one client process to the node it is bound to.
-	Open func(ctx context.Context, cfg workloads.Config, m Model) (Store, error)
+	Open func(ctx context.Context, c Client, m Model) (Store, error)
 }
 
 // Params are the transaction workloads' own fields.
@@ -192,40 +192,39 @@ type Params struct {
 	MaxSteps int `yaml:"max_steps" json:"max_steps"`
 }
 
-// NewParams makes Workload a plans.Parameterized.
-func (Workload) NewParams() any { return &Params{} }
+// Client is one client process of a transaction workload.
+type Client = workloads.Client[Params]
 
-// CheckPlan checks the read mode, the key space and the transactions'
+// Check checks the read mode, the key space and the transactions'
 // length, filling their defaults (Jepsen's list-append and rw-register:
 // a few keys, up to 4 steps).
-func (w Workload) CheckPlan(p *plans.Plan) error {
-	ps := p.Workload.Spec.(*Params)
+func (w Workload) Check(ps *Params, s workloads.Setting) error {
 	if ps.ReadMode == "" {
 		ps.ReadMode = w.ReadModes[0]
 	}
 	if !slices.Contains(w.ReadModes, ps.ReadMode) {
-		return p.Errorf("workload.read_mode", "%q: %s offers %s", ps.ReadMode, w.TargetKind, strings.Join(w.ReadModes, ", "))
+		return plans.Fieldf("read_mode", "%q: %s offers %s", ps.ReadMode, w.TargetKind, strings.Join(w.ReadModes, ", "))
 	}
-	if err := p.Count("workload.keys", &ps.Keys, 4, 1, 1000); err != nil {
+	if err := plans.Count("keys", &ps.Keys, 4, 1, 1000); err != nil {
 		return err
 	}
-	if err := p.Count("workload.max_steps", &ps.MaxSteps, 4, 1, 32); err != nil {
+	if err := plans.Count("max_steps", &ps.MaxSteps, 4, 1, 32); err != nil {
 		return err
 	}
 	if ps.KeyPeriod.Duration == 0 {
 		ps.KeyPeriod.Duration = 5 * time.Second
 	}
 	if ps.KeyPeriod.Duration < 100*time.Millisecond {
-		return p.Errorf("workload.key_period", "%s: expected at least 100ms", ps.KeyPeriod)
+		return plans.Fieldf("key_period", "%s: expected at least 100ms", ps.KeyPeriod)
 	}
-	if err := w.TargetFits(p, ps.ReadMode); err != nil {
+	if err := w.TargetFits(s, ps.ReadMode); err != nil {
 		return err
 	}
-	return ps.Pace.Check(p)
+	return ps.Pace.Check()
 }
 
 // Needs is time for the transaction in flight.
-func (Workload) Needs(plans.Workload) workloads.Needs { return workloads.Needs{Finish: opTimeout} }
+func (Workload) Needs(Params) workloads.Needs { return workloads.Needs{Finish: opTimeout} }
 
 // Checkers: Elle's check of the model.
 func (w Workload) Checkers() []string { return []string{w.Model.Checker} }
@@ -234,7 +233,7 @@ func (w Workload) Checkers() []string { return []string{w.Model.Checker} }
 func (Workload) Changes() []string { return []string{history.FTxn} }
 
 // Run sends transactions at the plan's pace until ctx ends.
-func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
+func (w Workload) Run(ctx context.Context, cfg Client, h *history.Appender) error {
 	store, err := w.Open(ctx, cfg, w.Model)
 	if err != nil && ctx.Err() != nil {
 		return nil // faults kept the client from the cluster all run long: it did nothing
@@ -243,14 +242,14 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 		return err
 	}
 	defer store.Close()
-	ps := cfg.Workload.Spec.(*Params)
-	return workloads.Workers(ctx, cfg, h, ps.Concurrency, func(ctx context.Context, process int, h *history.Appender) error {
+	ps := cfg.Params
+	return workloads.Workers(ctx, cfg.Config, h, ps.Concurrency, func(ctx context.Context, process int, h *history.Appender) error {
 		rng := plans.Rand(cfg.Seed, plans.ClientStream(process))
 		pacer := ps.Pacer()
 		clock := history.Clock{Start: cfg.ClockStart}
 		next := int64(process) << 32 // values unique per run: the process's, counted
 		for pacer.Wait(ctx) {
-			steps := draw(rng, ps, w.Model, clock.Now(), &next)
+			steps := draw(rng, &ps, w.Model, clock.Now(), &next)
 			if err := w.record(store, h, steps); err != nil {
 				return err
 			}

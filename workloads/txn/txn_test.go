@@ -2,6 +2,7 @@ package txn
 
 import (
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/plans"
+	"github.com/chaos-testing/chaos/targets"
+	"github.com/chaos-testing/chaos/targets/nats"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/traffic"
 )
@@ -121,27 +124,28 @@ func TestDraw(t *testing.T) {
 	}
 }
 
-// TestCheckPlan: defaults are filled; a read mode the backend lacks, or a
-// count out of range, is refused at its field.
-func TestCheckPlan(t *testing.T) {
+// TestCheck: defaults are filled; a read mode the backend lacks, or a
+// count out of range, is refused at its field (of the workload's
+// section: a plan places it at workload.<field>).
+func TestCheck(t *testing.T) {
 	w := Workload{Backend: workloads.Backend{TargetKind: "etcd"}, ReadModes: []string{"linearizable", "serializable"}}
+	setting := workloads.Setting{Workload: "etcd-list-append", Clients: 3, TargetKind: "etcd", Nodes: 3}
 	ps := &Params{}
-	p := &plans.Plan{File: "p.yaml", Workload: plans.Workload{Kind: "etcd-list-append", Spec: ps}}
-	if err := w.CheckPlan(p); err != nil {
+	if err := w.Check(ps, setting); err != nil {
 		t.Fatal(err)
 	}
 	if ps.ReadMode != "linearizable" || ps.Keys != 4 || ps.MaxSteps != 4 || ps.KeyPeriod.Duration != 5*time.Second || ps.Concurrency != 1 {
 		t.Errorf("defaults: %+v", ps)
 	}
 	for field, bad := range map[string]Params{
-		"workload.read_mode":  {ReadMode: "checked"},
-		"workload.keys":       {Keys: -1},
-		"workload.max_steps":  {MaxSteps: 33},
-		"workload.key_period": {KeyPeriod: plans.Duration{Duration: time.Millisecond}},
+		"read_mode":  {ReadMode: "checked"},
+		"keys":       {Keys: -1},
+		"max_steps":  {MaxSteps: 33},
+		"key_period": {KeyPeriod: plans.Duration{Duration: time.Millisecond}},
 	} {
-		p := &plans.Plan{File: "p.yaml", Workload: plans.Workload{Kind: "etcd-list-append", Spec: &bad}}
-		if err := w.CheckPlan(p); err == nil || !strings.Contains(err.Error(), field) {
-			t.Errorf("%+v: %v; want an error at %s", bad, err, field)
+		err := w.Check(&bad, setting)
+		if e, ok := errors.AsType[*plans.FieldError](err); !ok || e.InPlan || e.Field != field {
+			t.Errorf("%+v: %v; want an error at workload.%s", bad, err, field)
 		}
 	}
 }
@@ -156,9 +160,14 @@ func TestNATSNeedsAtomicBatches(t *testing.T) {
 			t.Fatalf("%s is not registered", kind)
 		}
 		for version, refused := range map[string]bool{"": false, "v2.12.1": false, "2.14.0": false, "v2.11.9": true, "v2.10.22": true} {
-			p := &plans.Plan{File: "p.yaml", Target: plans.Target{Kind: "nats", Version: version}, Workload: plans.Workload{Kind: kind, Spec: &Params{}}}
-			err := w.(Workload).CheckPlan(p)
-			if refused != (err != nil && strings.Contains(err.Error(), "target.version") && strings.Contains(err.Error(), "atomic batch")) {
+			target, err := nats.Kind{}.Bind(&targets.Spec[struct{}]{Nodes: 3, Version: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = w.Bind(3, &Params{}, workloads.Setting{Workload: kind, Clients: 3, Target: target, TargetKind: "nats", Nodes: 3})
+			fe, _ := errors.AsType[*plans.FieldError](err)
+			if refused != (fe != nil && fe.InPlan && fe.Field == "target.version" && strings.Contains(fe.Msg, "atomic batch") &&
+				strings.Contains(fe.Msg, kind+" needs") && strings.Contains(fe.Msg, "which nats has from v2.12.0 on")) || !refused && err != nil {
 				t.Errorf("%s on %q: %v; want refused %v", kind, version, err, refused)
 			}
 		}

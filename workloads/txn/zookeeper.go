@@ -31,7 +31,7 @@ type zkStore struct {
 	made map[string]bool
 }
 
-func openZooKeeper(_ context.Context, cfg workloads.Config, _ Model) (Store, error) {
+func openZooKeeper(_ context.Context, cfg Client, _ Model) (Store, error) {
 	conn, err := zkclient.Open(cfg.Node())
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper: %w", err)

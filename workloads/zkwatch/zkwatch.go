@@ -24,7 +24,7 @@ import (
 	"github.com/chaos-testing/chaos/workloads/zkclient"
 )
 
-func init() { workloads.Workloads.Register("zookeeper-watch", Workload{}) }
+func init() { workloads.Register[Params]("zookeeper-watch", Workload{}) }
 
 const (
 	// opTimeout bounds one request; a longer silence is an unknown outcome.
@@ -56,20 +56,16 @@ type Params struct {
 	Keys int `yaml:"keys" json:"keys"`
 }
 
-// NewParams makes Workload a plans.Parameterized.
-func (Workload) NewParams() any { return &Params{} }
-
-// CheckPlan checks the znodes and the pace.
-func (Workload) CheckPlan(p *plans.Plan) error {
-	ps := p.Workload.Spec.(*Params)
-	if err := p.Count("workload.keys", &ps.Keys, 3, 1, 100); err != nil {
+// Check checks the znodes and the pace.
+func (Workload) Check(ps *Params, _ workloads.Setting) error {
+	if err := plans.Count("keys", &ps.Keys, 3, 1, 100); err != nil {
 		return err
 	}
-	return ps.Spec.Check(p, kinds)
+	return ps.Spec.Check(kinds)
 }
 
 // Needs is time for the write in flight and for the watchers to settle.
-func (Workload) Needs(plans.Workload) workloads.Needs {
+func (Workload) Needs(Params) workloads.Needs {
 	return workloads.Needs{Finish: opTimeout + settle + opTimeout}
 }
 
@@ -86,14 +82,14 @@ func path(key string) string { return root + "/" + key }
 
 // Run creates the znodes if need be, then runs the writers and a watcher
 // (the last worker) until ctx ends.
-func (Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
+func (Workload) Run(ctx context.Context, cfg workloads.Client[Params], h *history.Appender) error {
 	arrivals := &arrivals{latest: map[string]int64{}}
 	conn, err := zkclient.ConnectWatching(cfg.Node(), sessionTimeout, arrivals.note)
 	if err != nil {
 		return fmt.Errorf("zookeeper-watch: %w", err)
 	}
 	defer conn.Close()
-	ps := cfg.Workload.Spec.(*Params)
+	ps := cfg.Params
 	keys := make([]string, ps.Keys)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("z%d", i)
@@ -101,9 +97,9 @@ func (Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Append
 	if err := create(ctx, conn, append(keys, dir)); err != nil {
 		return fmt.Errorf("zookeeper-watch: %s: %w", cfg.Node(), err)
 	}
-	return workloads.Workers(ctx, cfg, h, ps.Concurrency+1, func(ctx context.Context, process int, h *history.Appender) error {
+	return workloads.Workers(ctx, cfg.Config, h, ps.Concurrency+1, func(ctx context.Context, process int, h *history.Appender) error {
 		rng := plans.Rand(cfg.Seed, plans.ClientStream(process))
-		if process >= cfg.Process+ps.Concurrency*cfg.Workload.Clients {
+		if process >= cfg.Process+ps.Concurrency*cfg.Clients {
 			return (&watcher{conn: conn, h: h, rng: rng, keys: append(keys, dir), arrivals: arrivals,
 				watches: map[string]<-chan zk.Event{}, arrived: map[string]zk.Event{}}).run(ctx)
 		}

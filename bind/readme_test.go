@@ -1,4 +1,4 @@
-package runner_test
+package bind_test
 
 import (
 	"os"
@@ -94,7 +94,7 @@ func TestReadmeFieldTable(t *testing.T) {
 
 // pluginFields are the own fields of each plug-in of r, by name, but for
 // the plug-ins of the tests ("validate-test-...").
-func pluginFields[T any](r *registry.Registry[T]) map[string][]string {
+func pluginFields[T interface{ NewParams() any }](r *registry.Registry[T]) map[string][]string {
 	out := map[string][]string{}
 	for _, k := range r.Names() {
 		if !strings.HasPrefix(k, "validate-test-") {
@@ -106,9 +106,6 @@ func pluginFields[T any](r *registry.Registry[T]) map[string][]string {
 }
 
 // ownFields are the names of a plug-in's own plan fields, sorted.
-func ownFields(plugin any) []string {
-	if p, ok := plugin.(plans.Parameterized); ok {
-		return plans.FieldNames(p.NewParams())
-	}
-	return nil
+func ownFields(plugin interface{ NewParams() any }) []string {
+	return plans.FieldNames(plugin.NewParams())
 }

@@ -1,6 +1,7 @@
-package runner_test
+package bind_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
+	"github.com/chaos-testing/chaos/bind"
+	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/plans"
-	"github.com/chaos-testing/chaos/runner"
+	_ "github.com/chaos-testing/chaos/plugins" // every plug-in, as the command line has them
 	"github.com/chaos-testing/chaos/targets"
 
 	"github.com/chaos-testing/chaos/analysis"
@@ -22,14 +23,17 @@ import (
 	"github.com/chaos-testing/chaos/workloads/register"
 )
 
-// validateTarget is a target no workload of this test runs against, to
-// show a workload/target mismatch. Validate asks it its default size only;
-// the embedded nil Target stands for the methods that start clusters.
+// validateTarget is a kind of cluster no workload of this test runs
+// against, to show a workload/target mismatch. Bind asks it its default
+// size and binds it; the embedded nil Target stands for the methods that
+// start clusters.
 type validateTarget struct{ targets.Target }
 
 func (validateTarget) DefaultNodes() int { return 7 }
 
-func init() { targets.Targets.Register("validate-test-target", validateTarget{}) }
+func (t validateTarget) Bind(*targets.Spec[struct{}]) (targets.Target, error) { return t, nil }
+
+func init() { targets.Register[struct{}]("validate-test-target", validateTarget{}) }
 
 // validateBase is a valid plan; cases edit single lines of it, so every
 // field keeps a known line.
@@ -86,12 +90,32 @@ func validateParse(t *testing.T, yaml string) *plans.Plan {
 	t.Helper()
 	p, err := plans.Parse("plan.yaml", []byte(yaml))
 	if err != nil {
-		t.Fatalf("the plan does not parse, so Validate cannot be tested on it: %v", err)
+		t.Fatalf("the plan does not parse, so Bind cannot be tested on it: %v", err)
 	}
 	return p
 }
 
-func TestValidateErrors(t *testing.T) {
+// validateBind binds the plan in yaml, failing t if it does not bind.
+func validateBind(t *testing.T, yaml string) *bind.Plan {
+	t.Helper()
+	b, err := bind.Bind(validateParse(t, yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// lockParams are the lock workload's fields as b bound them.
+func lockParams(t *testing.T, b *bind.Plan) lock.Params {
+	t.Helper()
+	var ps lock.Params
+	if f, err := b.Workload.Fields(); err != nil || json.Unmarshal(f, &ps) != nil {
+		t.Fatalf("the workload's fields %s: %v", f, err)
+	}
+	return ps
+}
+
+func TestBindErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		yaml     string
@@ -307,10 +331,10 @@ func TestValidateErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := validateParse(t, tc.yaml)
-			err := runner.Validate(p)
+			_, err := bind.Bind(p)
 			var pe *plans.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("Validate = %T %v, want a *plans.Error", err, err)
+				t.Fatalf("Bind = %T %v, want a *plans.Error", err, err)
 			}
 			if pe.File != "plan.yaml" || pe.Line != tc.line {
 				t.Errorf("error at %s:%d, want plan.yaml:%d: %v", pe.File, pe.Line, tc.line, err)
@@ -327,40 +351,46 @@ func TestValidateErrors(t *testing.T) {
 	}
 }
 
-func TestValidateDefaults(t *testing.T) {
+// TestBindDefaults: the bound plan holds every plug-in's defaults, and the
+// plan as written is left as it was.
+func TestBindDefaults(t *testing.T) {
 	p := validateParse(t, validateEdit(t, "  hold_max: 500ms", "", "  resource: fenced", ""))
-	if err := runner.Validate(p); err != nil {
+	written := fmt.Sprintf("%+v", *p)
+	b, err := bind.Bind(p)
+	if err != nil {
 		t.Fatal(err)
 	}
+	ps := lockParams(t, b)
 	for _, c := range []struct {
 		what      string
 		got, want any
 	}{
-		{"target.nodes (redis's default)", p.Target.Nodes, 5},
-		{"workload.hold_max (half the lease)", p.Workload.Spec.(*lock.Params).HoldMax.Duration, time.Second},
-		{"workload.resource", p.Workload.Spec.(*lock.Params).Resource, "unfenced"},
-		{"workload.clients", p.Workload.Clients, 3},
-		{"nemesis[0].count", p.Nemesis[0].Count, 1},
+		{"target.nodes (redis's default)", b.Target.Nodes, 5},
+		{"workload.hold_max (half the lease)", ps.HoldMax.Duration, time.Second},
+		{"workload.resource", ps.Resource, "unfenced"},
+		{"workload.clients", b.Workload.Clients, 3},
+		{"nemesis[0].count", b.Faults[0].Count, 1},
+		{"nemesis[0].interval (the duration)", b.Faults[0].Interval.Duration, time.Second},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
 		}
 	}
+	if now := fmt.Sprintf("%+v", *p); now != written {
+		t.Errorf("Bind changed the plan as written:\n%s\nnow\n%s", written, now)
+	}
 
 	// A size the plan gives is kept.
-	p = validateParse(t, validateEdit(t, "  kind: redis", "  kind: redis\n  nodes: 3"))
-	if err := runner.Validate(p); err != nil {
-		t.Fatal(err)
-	}
-	if p.Target.Nodes != 3 {
-		t.Errorf("target.nodes = %d, want the plan's 3", p.Target.Nodes)
+	b = validateBind(t, validateEdit(t, "  kind: redis", "  kind: redis\n  nodes: 3"))
+	if b.Target.Nodes != 3 {
+		t.Errorf("target.nodes = %d, want the plan's 3", b.Target.Nodes)
 	}
 }
 
 // Every plan that ships with chaos validates against the plug-ins the
 // runner's tests import (all of chaos's), regression plans included,
 // which say the exit code scripts/regressions expects of them.
-func TestValidateShippedPlans(t *testing.T) {
+func TestBindShippedPlans(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "plans", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no shipped plans: %v", err)
@@ -379,10 +409,10 @@ func TestValidateShippedPlans(t *testing.T) {
 		}
 		ps := []*plans.Plan{p}
 		if p.Compare != nil {
-			ps = runner.Variants(p) // a comparison plan runs as its variants
+			ps = bind.Variants(p) // a comparison plan runs as its variants
 		}
 		for _, p := range ps {
-			if err := runner.Validate(p); err != nil {
+			if _, err := bind.Bind(p); err != nil {
 				t.Errorf("%s (as %s): %v", f, p.Name, err)
 			}
 		}
@@ -393,7 +423,7 @@ func TestValidateShippedPlans(t *testing.T) {
 // to none, is refused at its line with the fields that the section's own
 // plug-in allows, before anything starts; a bad value of a plug-in's own
 // field is refused at its line too.
-func TestValidateMisplacedFields(t *testing.T) {
+func TestBindMisplacedFields(t *testing.T) {
 	const register = `name: m
 time_limit: 30s
 target: {kind: etcd}
@@ -445,9 +475,9 @@ nemesis:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := validateParse(t, tc.yaml)
-			err := runner.Validate(p)
+			_, err := bind.Bind(p)
 			if want := fmt.Sprintf("plan.yaml:%d: ", tc.line); err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Validate = %v, want an error starting %q and saying %q", err, want, tc.want)
+				t.Errorf("Bind = %v, want an error starting %q and saying %q", err, want, tc.want)
 			}
 		})
 	}
@@ -456,19 +486,12 @@ nemesis:
 // TestResolvedPlan: the copy of the plan a run keeps holds the plug-ins'
 // defaults, and is itself a plan that validates to the same.
 func TestResolvedPlan(t *testing.T) {
-	p := validateParse(t, validateEdit(t, "  hold_max: 500ms", "", "  resource: fenced", "", "  - kind: pause", "  - kind: clock\n    offset: 1s"))
-	if err := runner.Validate(p); err != nil {
-		t.Fatal(err)
-	}
-	r, err := p.Resolved()
+	p := validateBind(t, validateEdit(t, "  hold_max: 500ms", "", "  resource: fenced", "", "  - kind: pause", "  - kind: clock\n    offset: 1s"))
+	b, err := p.YAML()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := yaml.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"hold_max: 1s", "resource: unfenced", "clocks: realtime", "offset: 1s"} {
+	for _, want := range []string{"hold_max: 1s", "resource: unfenced", "clocks: realtime", "offset: 1s", "nodes: 5", "clients: 3", "count: 1", "interval: 1s", "server: redis"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("resolved plan lacks %q:\n%s", want, b)
 		}
@@ -477,22 +500,26 @@ func TestResolvedPlan(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the resolved plan does not parse: %v\n%s", err, b)
 	}
-	if err := runner.Validate(q); err != nil {
-		t.Fatalf("the resolved plan does not validate: %v\n%s", err, b)
+	qb, err := bind.Bind(q)
+	if err != nil {
+		t.Fatalf("the resolved plan does not bind: %v\n%s", err, b)
 	}
-	if got, want := *q.Workload.Spec.(*lock.Params), *p.Workload.Spec.(*lock.Params); got != want {
+	if got, want := lockParams(t, qb), lockParams(t, p); got != want {
 		t.Errorf("resolved plan's workload %+v, want %+v", got, want)
+	}
+	if again, _ := qb.YAML(); string(again) != string(b) {
+		t.Errorf("the resolved plan resolves to another:\n%s\nthen\n%s", b, again)
 	}
 }
 
-// TestCheckersResolved: every workload's checkers exist, so that Validate
+// TestCheckersResolved: every workload's checkers exist, so that Bind
 // accepts its plans; a name that does not is refused before the run.
 func TestCheckersResolved(t *testing.T) {
-	workloads.Workloads.Register("validate-test-unjudged", unjudged{})
+	workloads.Register[struct{}]("validate-test-unjudged", unjudged{})
 	p := validateParse(t, validateEdit(t, "  kind: redlock", "  kind: validate-test-unjudged"))
-	err := runner.Validate(p)
+	_, err := bind.Bind(p)
 	if err == nil || !strings.Contains(err.Error(), `workload "validate-test-unjudged" is judged by checker "nonesuch", which this chaos lacks`) {
-		t.Errorf("Validate = %v, want the missing checker refused", err)
+		t.Errorf("Bind = %v, want the missing checker refused", err)
 	}
 	for _, k := range workloads.Workloads.Names() {
 		w, _ := workloads.Workloads.Lookup(k)
@@ -505,23 +532,30 @@ func TestCheckersResolved(t *testing.T) {
 }
 
 // unjudged is a workload on redis judged by a checker that does not exist.
-type unjudged struct{ workloads.Workload }
+type unjudged struct{}
 
-func (unjudged) Target() string     { return "redis" }
-func (unjudged) Checkers() []string { return []string{"nonesuch"} }
+func (unjudged) Target() string                                                           { return "redis" }
+func (unjudged) Checkers() []string                                                       { return []string{"nonesuch"} }
+func (unjudged) Check(*struct{}, workloads.Setting) error                                 { return nil }
+func (unjudged) Needs(struct{}) workloads.Needs                                           { return workloads.Needs{} }
+func (unjudged) Libraries() []string                                                      { return nil }
+func (unjudged) Run(context.Context, workloads.Client[struct{}], *history.Appender) error { return nil }
 
 // TestTrafficFieldsDecoded: a register plan's traffic fields reach its
 // parameters, those of its pace included.
 func TestTrafficFieldsDecoded(t *testing.T) {
-	p := validateParse(t, "name: t\ntime_limit: 10s\ntarget: {kind: etcd}\nworkload: {kind: etcd-register, mix: {cas: 0}, rate: 5, concurrency: 2, keys: 4}\n")
-	if err := runner.Validate(p); err != nil {
+	p := validateBind(t, "name: t\ntime_limit: 10s\ntarget: {kind: etcd}\nworkload: {kind: etcd-register, mix: {cas: 0}, rate: 5, concurrency: 2, keys: 4}\n")
+	b, err := p.Workload.Fields()
+	if err != nil {
 		t.Fatal(err)
 	}
-	ps := p.Workload.Spec.(*register.Params)
+	var ps register.Params
+	if err := json.Unmarshal(b, &ps); err != nil {
+		t.Fatal(err)
+	}
 	if ps.Rate != 5 || ps.Concurrency != 2 || ps.Keys != 4 || ps.Values != 5 || ps.Mix["cas"] != 0 || ps.Mix["read"] != 2 {
 		t.Errorf("parameters %+v", ps)
 	}
-	b, _ := json.Marshal(ps)
 	if !strings.Contains(string(b), `"rate":5,"concurrency":2`) {
 		t.Errorf("as a client gets them: %s", b)
 	}
@@ -549,12 +583,12 @@ compare:
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs := runner.Variants(p)
+	vs := bind.Variants(p)
 	if len(vs) != 3 {
 		t.Fatalf("%d plans; want 3", len(vs))
 	}
 	for _, v := range vs[:2] {
-		if err := runner.Validate(v); err != nil {
+		if _, err := bind.Bind(v); err != nil {
 			t.Errorf("%s: %v", v.Name, err)
 		}
 	}
@@ -562,8 +596,11 @@ compare:
 	if valkey.Target.Version != "8.1.1" || valkey.Target.Config["min-replicas-to-write"] != "1" || valkey.Target.Config["appendonly"] != "yes" {
 		t.Errorf("valkey variant's target: %+v", valkey.Target)
 	}
-	if spec, ok := valkey.Target.Spec.(*redis.Params); !ok || spec.Server != "valkey" {
-		t.Errorf("valkey variant's target fields: %#v", valkey.Target.Spec)
+	if b, err := bind.Bind(valkey); err != nil || b.Target.Target.(redis.Sentinel).Settings()["min-replicas-to-write"] != "1" {
+		t.Errorf("valkey variant bound: %v", err)
+	}
+	if s, ok := valkey.Target.Params["server"]; !ok || s.Value != "valkey" {
+		t.Errorf("valkey variant's target fields: %#v", valkey.Target.Params)
 	}
 	if _, ok := valkey.Workload.Params["server"]; ok {
 		t.Error("server, a target field, went to the workload")
@@ -571,7 +608,7 @@ compare:
 	if vs[0].Name == vs[1].Name || !strings.Contains(valkey.Name, "8.1.1") {
 		t.Errorf("names %q, %q: want each its own, with its version", vs[0].Name, vs[1].Name)
 	}
-	err = runner.Validate(vs[2])
+	_, err = bind.Bind(vs[2])
 	if err == nil || !strings.HasPrefix(err.Error(), "c.yaml:13: target.version: redis 5.0.7") {
 		t.Errorf("a version no suite has: %v; want it at the variant's line", err)
 	}
@@ -594,14 +631,15 @@ compare:
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs := runner.Variants(p)
+	vs := bind.Variants(p)
 	if len(vs) != 2 {
 		t.Fatalf("%d plans; want 2", len(vs))
 	}
-	if err := runner.Validate(vs[0]); err != nil {
+	b, err := bind.Bind(vs[0])
+	if err != nil {
 		t.Fatal(err)
 	}
-	if vs[0].Workload.Spec.(*register.Params).ReadMode != "checked" {
-		t.Errorf("read mode %+v; want checked", vs[0].Workload.Spec)
+	if f, _ := b.Workload.Fields(); !strings.Contains(string(f), `"read_mode":"checked"`) {
+		t.Errorf("read mode %s; want checked", f)
 	}
 }
