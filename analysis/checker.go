@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 	"github.com/chaos-testing/chaos/registry"
 )
 
@@ -139,7 +140,7 @@ type LockFigures struct {
 // Input is everything a checker may read about a run.
 type Input struct {
 	History  []history.Op
-	Resource []history.ResourceEntry
+	Resource []lockop.ResourceEntry
 	// ResourceMode is "fenced" or "unfenced", or "" when the run had no resource.
 	ResourceMode string
 	// Dir is where a checker may write artifacts (visualizations), or "".

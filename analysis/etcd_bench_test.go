@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
 // BenchmarkEtcdKV100k checks one history of 100,000 puts and gets on 10
@@ -45,11 +46,11 @@ func etcdPutGetHistory(rng *rand.Rand, n, keys int) (kv, reg []history.Op) {
 	var entries []timed
 	for i := range n {
 		key := fmt.Sprintf("k%d", rng.IntN(keys))
-		f, rf := history.FPut, history.FWrite
+		f, rf := history.FPut, registerop.FWrite
 		req := history.KVRequest{Then: []history.KVOp{{F: history.FPut, Key: key, Value: fmt.Sprint(i)}}}
-		rv := history.RegisterValue{Key: key, Value: json.RawMessage(fmt.Sprint(i))}
+		rv := registerop.Value{Key: key, Value: json.RawMessage(fmt.Sprint(i))}
 		if rng.IntN(2) == 0 {
-			f, rf = history.FRange, history.FRead
+			f, rf = history.FRange, registerop.FRead
 			req = history.KVRequest{Then: []history.KVOp{{F: history.FRange, Key: key}}}
 		}
 		resp := etcdAnswer(s, f, &req)

@@ -6,13 +6,14 @@ import (
 
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/simhistory"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // genLockRun is simhistory.Lock's run, in memory, and its pauses.
 func genLockRun(n int) (Input, int) {
 	in := Input{ResourceMode: "unfenced"}
 	pauses := simhistory.Lock(n, func(op history.Op) { in.History = append(in.History, op) },
-		func(e history.ResourceEntry) { in.Resource = append(in.Resource, e) })
+		func(e lockop.ResourceEntry) { in.Resource = append(in.Resource, e) })
 	return in, pauses
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // Holds that start at one instant: whether they overlap is decided by their
@@ -19,19 +20,19 @@ func TestLockExclusionAtOneInstant(t *testing.T) {
 		want int
 	}{
 		{"released at once", func(h *hist, first int) {
-			h.add(4, 0, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
-			h.add(4, 1, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
+			h.add(4, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+			h.add(4, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
 			for _, p := range []int{first, 1 - first} {
-				h.add(5, p, history.Ok, history.FAcquire, history.LockValue{Lock: "l", Session: 1})
+				h.add(5, p, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: 1})
 			}
 			h.release(0, 5, 5.1, history.Ok, 1) // p0 held it for no time
 			h.release(1, 10, 10.1, history.Ok, 1)
 		}, 0},
 		{"never released", func(h *hist, first int) {
-			h.add(4, 0, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
-			h.add(4, 1, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
+			h.add(4, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+			h.add(4, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
 			for _, p := range []int{first, 1 - first} {
-				h.add(5, p, history.Ok, history.FAcquire, history.LockValue{Lock: "l", Session: 1})
+				h.add(5, p, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: 1})
 			}
 			h.release(1, 10, 10.1, history.Ok, 1) // p0 holds it at 5 s, its last entry
 		}, 1},

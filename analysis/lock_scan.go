@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // digest is what the lock checks keep of an entry: enough to order and
@@ -193,13 +194,13 @@ func (lh *lockHistory) invoke(op *history.Op, ps *procState, i int) {
 		// given up the hold it had (it skipped or lost its release).
 		lh.endHold(ps, i)
 	case lh.v.release:
-		var v history.LockValue
+		var v lockop.Value
 		lh.decode(op, &v)
 		if v.Session == 0 || v.Session == ps.openSession {
 			lh.endHold(ps, i)
 		}
 	case lh.v.act:
-		var v history.WriteValue
+		var v lockop.WriteValue
 		lh.decode(op, &v)
 		acq, ok := lh.acquires[sessionKey{op.Process, v.Session}]
 		if !ok {
@@ -222,7 +223,7 @@ func (lh *lockHistory) complete(op *history.Op, ps *procState, inv int, d digest
 		lh.writes[ps.pendingW].done = lh.keep(d)
 	case d.f == acquireFn && op.Type == history.Ok:
 		i := lh.keep(d)
-		var v history.LockValue
+		var v lockop.Value
 		lh.decode(op, &v)
 		if v.Token != nil {
 			lh.addGrant(inv, i, v)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // writer is an accepted write and the acquisition it relied on.
@@ -57,7 +58,7 @@ func (n *newest) newerThan(proc int, t time.Duration) (writer, bool) {
 }
 
 // staleFromResource walks the resource log in its own (decision) order.
-func (lh *lockHistory) staleFromResource(log []history.ResourceEntry) (stale findingList, rejected, unmatched int) {
+func (lh *lockHistory) staleFromResource(log []lockop.ResourceEntry) (stale findingList, rejected, unmatched int) {
 	var n newest
 	for i, e := range log {
 		if !e.Accepted {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // hist builds a history entry by entry, in the order given (which need not
@@ -25,30 +26,30 @@ func (h *hist) add(sec float64, proc int, typ history.Type, f string, v any) int
 
 // acquire adds a successful acquire and returns the index of its ok.
 func (h *hist) acquire(proc int, inv, ok float64, session int, token *int64) int {
-	h.add(inv, proc, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
-	return h.add(ok, proc, history.Ok, history.FAcquire, history.LockValue{Lock: "l", Session: session, Token: token})
+	h.add(inv, proc, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+	return h.add(ok, proc, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: session, Token: token})
 }
 
 // write adds a write and its completion and returns their indices.
 func (h *hist) write(proc int, inv, done float64, typ history.Type, value string, session int, token *int64) (int, int) {
-	v := history.WriteValue{Key: "k", Value: value, Session: session, Token: token}
-	return h.add(inv, proc, history.Invoke, history.FWrite, v), h.add(done, proc, typ, history.FWrite, v)
+	v := lockop.WriteValue{Key: "k", Value: value, Session: session, Token: token}
+	return h.add(inv, proc, history.Invoke, lockop.FWrite, v), h.add(done, proc, typ, lockop.FWrite, v)
 }
 
 // release adds a release and its completion and returns the invoke's index.
 func (h *hist) release(proc int, inv, done float64, typ history.Type, session int) int {
-	i := h.add(inv, proc, history.Invoke, history.FRelease, history.LockValue{Lock: "l", Session: session})
-	h.add(done, proc, typ, history.FRelease, history.LockValue{Lock: "l", Session: session})
+	i := h.add(inv, proc, history.Invoke, lockop.FRelease, lockop.Value{Lock: "l", Session: session})
+	h.add(done, proc, typ, lockop.FRelease, lockop.Value{Lock: "l", Session: session})
 	return i
 }
 
 func tok(n int64) *int64 { return &n }
 
-func accepted(line, client, session int, value string, ok bool) history.ResourceEntry {
-	return history.ResourceEntry{Line: line, Client: client, Key: "k", Value: value, Session: session, Accepted: ok}
+func accepted(line, client, session int, value string, ok bool) lockop.ResourceEntry {
+	return lockop.ResourceEntry{Line: line, Client: client, Key: "k", Value: value, Session: session, Accepted: ok}
 }
 
-func check(t *testing.T, h *hist, res []history.ResourceEntry, mode string) Result {
+func check(t *testing.T, h *hist, res []lockop.ResourceEntry, mode string) Result {
 	t.Helper()
 	r := LockChecker{}.Check(context.Background(), Input{History: h.ops, Resource: res, ResourceMode: mode})
 	for _, f := range r.Findings[:min(len(r.Findings), 3)] {
@@ -115,10 +116,10 @@ func redlockPause(t0, t1 *int64) (h *hist, ix map[string]int) {
 
 func TestLockRedlockPause(t *testing.T) {
 	h, ix := redlockPause(nil, nil)
-	res := []history.ResourceEntry{accepted(1, 1, 1, "p1-1", true), accepted(2, 0, 1, "p0-1", true)}
+	res := []lockop.ResourceEntry{accepted(1, 1, 1, "p1-1", true), accepted(2, 0, 1, "p0-1", true)}
 	for _, tc := range []struct {
 		name      string
-		res       []history.ResourceEntry
+		res       []lockop.ResourceEntry
 		wantLines []int
 	}{
 		{"resource log", res, []int{1, 2}},
@@ -173,9 +174,9 @@ func TestLockDelayedWrite(t *testing.T) {
 		{"unfenced, in time", true, true, Valid, 0, 0}, // p0's write landed before p1's
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			res := []history.ResourceEntry{accepted(1, 1, 1, "p1-1", true), accepted(2, 0, 1, "p0-1", tc.p0Accepted)}
+			res := []lockop.ResourceEntry{accepted(1, 1, 1, "p1-1", true), accepted(2, 0, 1, "p0-1", tc.p0Accepted)}
 			if tc.p0First {
-				res = []history.ResourceEntry{accepted(1, 0, 1, "p0-1", true), accepted(2, 1, 1, "p1-1", true)}
+				res = []lockop.ResourceEntry{accepted(1, 0, 1, "p0-1", true), accepted(2, 1, 1, "p1-1", true)}
 			}
 			r := check(t, h, res, tc.mode)
 			if r.Verdict != tc.wantVerdict || len(findingsOf(r, "stale-write")) != tc.wantStale || len(findingsOf(r, "mutual-exclusion")) != 0 {
@@ -198,7 +199,7 @@ func TestLockOverlapWithoutWrites(t *testing.T) {
 	r1 := h.release(1, 3, 3.1, history.Ok, 1)
 	r0 := h.release(0, 4, 4.1, history.Fail, 1)
 	h.acquire(2, 5, 5.1, 1, nil)
-	h.add(9, 2, history.Invoke, history.FWrite, history.WriteValue{Key: "k", Value: "p2-1", Session: 1})
+	h.add(9, 2, history.Invoke, lockop.FWrite, lockop.WriteValue{Key: "k", Value: "p2-1", Session: 1})
 	r := check(t, h, nil, "")
 	if r.Verdict != Invalid || r.FindingsTotal != 1 || len(findingsOf(r, "mutual-exclusion")) != 1 {
 		t.Fatalf("verdict %s, findings %+v; want one mutual-exclusion", r.Verdict, r.Findings)
@@ -215,7 +216,7 @@ func TestLockOverlapWithoutWrites(t *testing.T) {
 func TestLockInvokeWithoutCompletionIsNoHold(t *testing.T) {
 	h := &hist{}
 	h.acquire(0, 1, 1.1, 1, nil)
-	h.add(1.5, 1, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"}) // p1's last entry
+	h.add(1.5, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"}) // p1's last entry
 	h.write(0, 2, 2.1, history.Ok, "p0-1", 1, nil)
 	h.release(0, 3, 3.1, history.Ok, 1)
 	r := check(t, h, nil, "")
@@ -229,10 +230,10 @@ func TestLockInvokeWithoutCompletionIsNoHold(t *testing.T) {
 
 func TestLockNoSuccessfulAcquire(t *testing.T) {
 	h := &hist{}
-	h.add(1, 0, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
-	h.add(1.1, 0, history.Fail, history.FAcquire, history.LockValue{Lock: "l"})
-	h.add(2, 1, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
-	h.add(3, 1, history.Info, history.FAcquire, history.LockValue{Lock: "l"})
+	h.add(1, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+	h.add(1.1, 0, history.Fail, lockop.FAcquire, lockop.Value{Lock: "l"})
+	h.add(2, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+	h.add(3, 1, history.Info, lockop.FAcquire, lockop.Value{Lock: "l"})
 	r := check(t, h, nil, "")
 	if r.Verdict != Unknown || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "no acquire succeeded") }) {
 		t.Errorf("verdict %s, notes %q; want unknown saying no acquire succeeded", r.Verdict, r.Notes)
@@ -255,7 +256,7 @@ func TestLockFencedWithoutTokenNote(t *testing.T) {
 			h.acquire(0, 1, 1.1, 1, tc.token)
 			h.write(0, 2, 2.1, history.Ok, "p0-1", 1, tc.token)
 			h.release(0, 3, 3.1, history.Ok, 1)
-			r := check(t, h, []history.ResourceEntry{accepted(1, 0, 1, "p0-1", true)}, tc.mode)
+			r := check(t, h, []lockop.ResourceEntry{accepted(1, 0, 1, "p0-1", true)}, tc.mode)
 			got := slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "no fencing token") })
 			if got != tc.want || r.Verdict != Valid {
 				t.Errorf("verdict %s, notes %q; want valid, note %v", r.Verdict, r.Notes, tc.want)

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // tokenGrant is a grant that carried a token: a successful acquire. A client
@@ -30,7 +31,7 @@ type grantKey struct {
 // addGrant records the grant of the acquire ok at i, invoked at inv, unless
 // it reports a grant already recorded: a grant is judged by its first report.
 // Without a session two reports cannot be told apart from two grants.
-func (lh *lockHistory) addGrant(inv, i int, v history.LockValue) {
+func (lh *lockHistory) addGrant(inv, i int, v lockop.Value) {
 	g := tokenGrant{inv: inv, ok: i, proc: int(lh.ops[i].Process), session: v.Session, lock: v.Lock, token: *v.Token}
 	if v.Session != 0 {
 		k := grantKey{g.lock, g.proc, g.session, g.token}

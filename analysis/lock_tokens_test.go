@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 func TestTokensIncreasing(t *testing.T) {
@@ -25,8 +26,8 @@ func TestTokenNotGreaterThanAnEarlierGrant(t *testing.T) {
 	h := &hist{}
 	a := h.acquire(0, 0, 0.1, 1, tok(9))
 	h.release(0, 0.5, 0.6, history.Ok, 1)
-	h.add(1.0, 1, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
-	b := h.add(1.1, 1, history.Ok, history.FAcquire, history.LockValue{Lock: "l", Session: 1, Token: tok(9)})
+	h.add(1.0, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+	b := h.add(1.1, 1, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: 1, Token: tok(9)})
 	r := check(t, h, nil, "fenced")
 	fs := findingsOf(r, "token-order")
 	if len(fs) != 1 || r.Verdict != Invalid || r.Stats["tokens_strictly_increasing"] != false {
@@ -42,10 +43,10 @@ func TestTokenNotGreaterThanAnEarlierGrant(t *testing.T) {
 // lock service, only of the holder's belief, which mutual exclusion judges.
 func TestOverlappingGrantsAreNotCompared(t *testing.T) {
 	h := &hist{}
-	h.add(0, 0, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
+	h.add(0, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
 	h.acquire(1, 1, 1.1, 1, tok(8))
 	h.release(1, 1.5, 1.6, history.Ok, 1)
-	h.add(5, 0, history.Ok, history.FAcquire, history.LockValue{Lock: "l", Session: 1, Token: tok(5)})
+	h.add(5, 0, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: 1, Token: tok(5)})
 	r := check(t, h, nil, "fenced")
 	if len(findingsOf(r, "token-order")) != 0 || r.Stats["tokens_strictly_increasing"] != true {
 		t.Fatalf("late-observed grant: findings %v, stats %v", r.Findings, r.Stats)
@@ -57,9 +58,9 @@ func TestOverlappingGrantsAreNotCompared(t *testing.T) {
 func TestEqualTokensOfOverlappingGrants(t *testing.T) {
 	h := &hist{}
 	a := h.acquire(0, 0, 0.1, 1, tok(9))
-	h.add(0.05, 1, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
+	h.add(0.05, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
 	h.release(0, 0.5, 0.6, history.Ok, 1)
-	b := h.add(0.2, 1, history.Ok, history.FAcquire, history.LockValue{Lock: "l", Session: 1, Token: tok(9)})
+	b := h.add(0.2, 1, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: 1, Token: tok(9)})
 	r := check(t, h, nil, "fenced")
 	fs := findingsOf(r, "token-order")
 	if len(fs) != 1 || r.Verdict != Invalid || r.Stats["tokens_strictly_increasing"] != false {

@@ -4,7 +4,7 @@
 // to the same protected resource. Only the names differ.
 package analysis
 
-import "github.com/chaos-testing/chaos/history"
+import "github.com/chaos-testing/chaos/ops/lockop"
 
 // vocab names a lock-like workload's operations, findings and roles.
 type vocab struct {
@@ -16,14 +16,14 @@ type vocab struct {
 }
 
 var lockVocab = &vocab{
-	checker: "lock", acquire: history.FAcquire, release: history.FRelease, act: history.FWrite,
+	checker: "lock", acquire: lockop.FAcquire, release: lockop.FRelease, act: lockop.FWrite,
 	exclusion: "mutual-exclusion", stale: "stale-write",
 	held: "held the lock", gotLater: "acquired the lock later", gotten: "acquisition",
 	released: "release", again: "asked for the lock again",
 }
 
 var electionVocab = &vocab{
-	checker: "split-brain", acquire: history.FCampaign, release: history.FResign, act: history.FWrite,
+	checker: "split-brain", acquire: lockop.FCampaign, release: lockop.FResign, act: lockop.FWrite,
 	exclusion: "two-leaders", stale: "stale-leader-write",
 	held: "acted as leader", gotLater: "was elected later", gotten: "election",
 	released: "resignation", again: "campaigned again",

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // An election judged by the split-brain checker: p0 leads, is paused past
@@ -16,12 +17,12 @@ import (
 func TestSplitBrain(t *testing.T) {
 	h := &hist{}
 	campaign := func(proc int, inv, ok float64, term int64) int {
-		h.add(inv, proc, history.Invoke, history.FCampaign, history.LockValue{Lock: "l"})
-		return h.add(ok, proc, history.Ok, history.FCampaign, history.LockValue{Lock: "l", Session: 1, Token: tok(term)})
+		h.add(inv, proc, history.Invoke, lockop.FCampaign, lockop.Value{Lock: "l"})
+		return h.add(ok, proc, history.Ok, lockop.FCampaign, lockop.Value{Lock: "l", Session: 1, Token: tok(term)})
 	}
 	resign := func(proc int, inv, done float64, typ history.Type) int {
-		i := h.add(inv, proc, history.Invoke, history.FResign, history.LockValue{Lock: "l", Session: 1})
-		h.add(done, proc, typ, history.FResign, history.LockValue{Lock: "l", Session: 1})
+		i := h.add(inv, proc, history.Invoke, lockop.FResign, lockop.Value{Lock: "l", Session: 1})
+		h.add(done, proc, typ, lockop.FResign, lockop.Value{Lock: "l", Session: 1})
 		return i
 	}
 	a := campaign(0, 0, 0.1, 1)
@@ -30,7 +31,7 @@ func TestSplitBrain(t *testing.T) {
 	resign(1, 3.5, 3.6, history.Ok)
 	h.write(0, 6.0, 6.1, history.Ok, "p0-s1", 1, tok(1))
 	resign(0, 6.2, 6.3, history.Fail)
-	res := []history.ResourceEntry{accepted(1, 1, 1, "p1-s1", true), accepted(2, 0, 1, "p0-s1", true)}
+	res := []lockop.ResourceEntry{accepted(1, 1, 1, "p1-s1", true), accepted(2, 0, 1, "p0-s1", true)}
 
 	split, _ := Checkers.Lookup("split-brain")
 	r := split.Check(context.Background(), Input{History: h.ops, Resource: res, ResourceMode: "unfenced"})

@@ -10,6 +10,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
 const (
@@ -74,7 +75,7 @@ func prepareKV(in Input) (*linSpec, error) {
 }
 
 func convertKV(inv, done *history.Op) (linOp, error) {
-	var v history.RegisterValue
+	var v registerop.Value
 	if err := inv.Decode(&v); err != nil {
 		return linOp{}, err
 	}
@@ -82,7 +83,7 @@ func convertKV(inv, done *history.Op) (linOp, error) {
 		if done == nil {
 			return linOp{key: v.Key, drop: true}, nil // a get of unknown result constrains nothing
 		}
-		var d history.RegisterValue
+		var d registerop.Value
 		var got string
 		if len(done.Value) > 0 {
 			if err := done.Decode(&d); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // txnMicro is one step of a transaction, on key and value ids.
@@ -27,7 +28,7 @@ type txnOut []int32 // what each read returned, -1 if unknown; nil: outcome unkn
 func multiRegisterModel() *linModel {
 	return &linModel{
 		name:    "multi-register",
-		fs:      map[string]bool{history.FTxn: true},
+		fs:      map[string]bool{txnop.FTxn: true},
 		what:    "key",
 		prepare: prepareMultiRegister,
 	}
@@ -97,7 +98,7 @@ func prepareMultiRegister(in Input) (*linSpec, error) {
 // convertTxn reads a transaction. One that writes nothing and whose reads
 // are all unknown constrains nothing and is dropped.
 func convertTxn(vals *valueTable, keys *interner, inv, done *history.Op) (linOp, error) {
-	var steps []history.TxnStep
+	var steps []txnop.Step
 	if err := inv.Decode(&steps); err != nil {
 		return linOp{}, err
 	}
@@ -120,7 +121,7 @@ func convertTxn(vals *valueTable, keys *interner, inv, done *history.Op) (linOp,
 	if done == nil {
 		return linOp{input: in, output: txnOut(nil), drop: !writes}, nil // read-only and unknown: constrains nothing
 	}
-	var got []history.TxnStep
+	var got []txnop.Step
 	if err := done.Decode(&got); err != nil {
 		return linOp{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 type mutexIn bool // true: acquire
@@ -16,7 +17,7 @@ type mutexOut bool // true: outcome unknown
 func mutexModel() *linModel {
 	return &linModel{
 		name:    "mutex",
-		fs:      map[string]bool{history.FAcquire: true, history.FRelease: true},
+		fs:      map[string]bool{lockop.FAcquire: true, lockop.FRelease: true},
 		keyed:   true,
 		keyOf:   lockName,
 		what:    "lock",
@@ -52,11 +53,11 @@ func prepareMutex(Input) (*linSpec, error) {
 }
 
 func convertMutex(inv, done *history.Op) (linOp, error) {
-	var v history.LockValue
+	var v lockop.Value
 	if len(inv.Value) > 0 && string(inv.Value) != "null" {
 		if err := inv.Decode(&v); err != nil {
 			return linOp{}, err
 		}
 	}
-	return linOp{key: v.Lock, input: mutexIn(inv.F == history.FAcquire), output: mutexOut(done == nil)}, nil
+	return linOp{key: v.Lock, input: mutexIn(inv.F == lockop.FAcquire), output: mutexOut(done == nil)}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
 // regIn is a register operation on value ids.
@@ -19,7 +20,7 @@ type regIn struct {
 type regOut struct {
 	unknown bool
 	// mismatch: a cas ran and found a value other than its from, so it
-	// changed nothing (history.RegisterValue.Mismatch).
+	// changed nothing (registerop.Value.Mismatch).
 	mismatch bool
 	v        int32 // what a read returned
 }
@@ -37,7 +38,7 @@ func registerModel(cas bool) *linModel {
 	}
 	return &linModel{
 		name:    name,
-		fs:      map[string]bool{history.FRead: true, history.FWrite: true, history.FCas: true},
+		fs:      map[string]bool{registerop.FRead: true, registerop.FWrite: true, registerop.FCas: true},
 		keyed:   true,
 		keyOf:   valueKey,
 		what:    "register",
@@ -103,7 +104,7 @@ func prepareRegister(in Input, cas bool) (*linSpec, error) {
 // convertRegister reads a register operation. With nilUnknown, a read of
 // null is of unknown value, as in Knossos; without cas, a cas is an error.
 func convertRegister(vals *valueTable, nilUnknown, cas bool, inv, done *history.Op) (linOp, error) {
-	var v history.RegisterValue
+	var v registerop.Value
 	if err := inv.Decode(&v); err != nil {
 		return linOp{}, err
 	}
@@ -112,11 +113,11 @@ func convertRegister(vals *valueTable, nilUnknown, cas bool, inv, done *history.
 		out = regDone
 	}
 	switch inv.F {
-	case history.FRead:
+	case registerop.FRead:
 		if done == nil {
 			return linOp{key: v.Key, drop: true}, nil // a read of unknown result constrains nothing
 		}
-		var d history.RegisterValue
+		var d registerop.Value
 		if len(done.Value) > 0 {
 			if err := done.Decode(&d); err != nil {
 				return linOp{}, err
@@ -130,7 +131,7 @@ func convertRegister(vals *valueTable, nilUnknown, cas bool, inv, done *history.
 			return linOp{key: v.Key, drop: true}, nil
 		}
 		return linOp{key: v.Key, input: regIn{f: opRead}, output: regOut{v: id}}, nil
-	case history.FWrite:
+	case registerop.FWrite:
 		if len(v.Value) == 0 {
 			return linOp{}, fmt.Errorf("op #%d write: no value to write", inv.Index)
 		}
@@ -155,7 +156,7 @@ func convertRegister(vals *valueTable, nilUnknown, cas bool, inv, done *history.
 			return linOp{}, fmt.Errorf("op #%d cas: %w", inv.Index, err)
 		}
 		if done != nil && len(done.Value) > 0 {
-			var d history.RegisterValue
+			var d registerop.Value
 			if err := done.Decode(&d); err != nil {
 				return linOp{}, err
 			}

@@ -10,6 +10,7 @@ import (
 	"hash/maphash"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 func init() {
@@ -42,7 +43,7 @@ func hashString() func(any) uint64 {
 }
 
 // valueKey is the key of a register or kv operation: its value's "key"
-// (history.RegisterValue, history.KVValue); "" if it has none.
+// (registerop.Value, history.KVValue); "" if it has none.
 func valueKey(inv *history.Op) string {
 	var v struct {
 		Key string `json:"key"`
@@ -53,7 +54,7 @@ func valueKey(inv *history.Op) string {
 
 // lockName is the key of a mutex operation: the lock it names.
 func lockName(inv *history.Op) string {
-	var v history.LockValue
+	var v lockop.Value
 	_ = json.Unmarshal(inv.Value, &v)
 	return v.Lock
 }

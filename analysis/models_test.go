@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
+	"github.com/chaos-testing/chaos/ops/registerop"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // lh builds a history for the linearizability checkers, entry by entry in
@@ -29,37 +32,37 @@ func (h *lh) add(sec float64, proc int, typ history.Type, f string, v any) *lh {
 }
 
 // reg is a register value; v, from and to are JSON texts ("" = absent).
-func reg(key, v string) history.RegisterValue {
-	rv := history.RegisterValue{Key: key}
+func reg(key, v string) registerop.Value {
+	rv := registerop.Value{Key: key}
 	if v != "" {
 		rv.Value = json.RawMessage(v)
 	}
 	return rv
 }
 
-func casv(key, from, to string) history.RegisterValue {
-	return history.RegisterValue{Key: key, From: json.RawMessage(from), To: json.RawMessage(to)}
+func casv(key, from, to string) registerop.Value {
+	return registerop.Value{Key: key, From: json.RawMessage(from), To: json.RawMessage(to)}
 }
 
 // write adds a write of v to key by proc over [t1, t2] ending in typ.
 func (h *lh) write(proc int, t1, t2 float64, typ history.Type, key, v string) *lh {
-	return h.add(t1, proc, history.Invoke, history.FWrite, reg(key, v)).add(t2, proc, typ, history.FWrite, reg(key, v))
+	return h.add(t1, proc, history.Invoke, registerop.FWrite, reg(key, v)).add(t2, proc, typ, registerop.FWrite, reg(key, v))
 }
 
 // read adds an ok read of key returning got over [t1, t2].
 func (h *lh) read(proc int, t1, t2 float64, key, got string) *lh {
-	return h.add(t1, proc, history.Invoke, history.FRead, reg(key, "")).add(t2, proc, history.Ok, history.FRead, reg(key, got))
+	return h.add(t1, proc, history.Invoke, registerop.FRead, reg(key, "")).add(t2, proc, history.Ok, registerop.FRead, reg(key, got))
 }
 
 func (h *lh) cas(proc int, t1, t2 float64, typ history.Type, key, from, to string) *lh {
-	return h.add(t1, proc, history.Invoke, history.FCas, casv(key, from, to)).add(t2, proc, typ, history.FCas, casv(key, from, to))
+	return h.add(t1, proc, history.Invoke, registerop.FCas, casv(key, from, to)).add(t2, proc, typ, registerop.FCas, casv(key, from, to))
 }
 
 // mismatch adds a cas that completed without applying: the value was not from.
 func (h *lh) mismatch(proc int, t1, t2 float64, key, from, to string) *lh {
 	done := casv(key, from, to)
 	done.Mismatch = true
-	return h.add(t1, proc, history.Invoke, history.FCas, casv(key, from, to)).add(t2, proc, history.Ok, history.FCas, done)
+	return h.add(t1, proc, history.Invoke, registerop.FCas, casv(key, from, to)).add(t2, proc, history.Ok, registerop.FCas, done)
 }
 
 func runChecker(t *testing.T, name string, in Input) Result {
@@ -92,16 +95,16 @@ func TestRegister(t *testing.T) {
 	}{
 		{"sequential", new(lh).write(0, 0, 1, history.Ok, "x", "1").read(1, 2, 3, "x", "1"), Input{}, Valid},
 		{"read concurrent with write sees either", new(lh).write(0, 0, 1, history.Ok, "x", "1").
-			add(2, 0, history.Invoke, history.FWrite, reg("x", "2")).read(1, 2.1, 2.2, "x", "1").read(2, 2.3, 2.4, "x", "2").
-			add(3, 0, history.Ok, history.FWrite, reg("x", "2")), Input{}, Valid},
+			add(2, 0, history.Invoke, registerop.FWrite, reg("x", "2")).read(1, 2.1, 2.2, "x", "1").read(2, 2.3, 2.4, "x", "2").
+			add(3, 0, history.Ok, registerop.FWrite, reg("x", "2")), Input{}, Valid},
 		{"stale read", new(lh).write(0, 0, 1, history.Ok, "x", "1").write(0, 2, 3, history.Ok, "x", "2").read(1, 4, 5, "x", "1"), Input{}, Invalid},
-		{"read goes back", new(lh).write(0, 0, 1, history.Ok, "x", "1").add(2, 0, history.Invoke, history.FWrite, reg("x", "2")).
-			read(1, 2.1, 2.2, "x", "2").read(2, 2.3, 2.4, "x", "1").add(3, 0, history.Ok, history.FWrite, reg("x", "2")), Input{}, Invalid},
+		{"read goes back", new(lh).write(0, 0, 1, history.Ok, "x", "1").add(2, 0, history.Invoke, registerop.FWrite, reg("x", "2")).
+			read(1, 2.1, 2.2, "x", "2").read(2, 2.3, 2.4, "x", "1").add(3, 0, history.Ok, registerop.FWrite, reg("x", "2")), Input{}, Invalid},
 		{"info write may have happened", new(lh).write(0, 0, 1, history.Info, "x", "1").read(1, 2, 3, "x", "1"), Input{}, Valid},
 		{"info write may not have happened", new(lh).write(0, 0, 1, history.Info, "x", "1").read(1, 2, 3, "x", "null"), Input{}, Valid},
 		{"info write happens late", new(lh).write(0, 0, 1, history.Info, "x", "1").read(1, 2, 3, "x", "null").read(1, 4, 5, "x", "1"), Input{}, Valid},
 		{"info write cannot unhappen", new(lh).write(0, 0, 1, history.Info, "x", "1").read(1, 2, 3, "x", "1").read(1, 4, 5, "x", "null"), Input{}, Invalid},
-		{"never completed write may have happened", new(lh).add(0, 0, history.Invoke, history.FWrite, reg("x", "1")).read(1, 2, 3, "x", "1"), Input{}, Valid},
+		{"never completed write may have happened", new(lh).add(0, 0, history.Invoke, registerop.FWrite, reg("x", "1")).read(1, 2, 3, "x", "1"), Input{}, Valid},
 		{"fail write never happened", new(lh).write(0, 0, 1, history.Fail, "x", "1").read(1, 2, 3, "x", "1"), Input{}, Invalid},
 		{"fail write ignored", new(lh).write(0, 0, 1, history.Fail, "x", "1").read(1, 2, 3, "x", "null"), Input{}, Valid},
 		{"nil read is absent", new(lh).write(0, 0, 1, history.Ok, "x", "1").read(1, 2, 3, "x", "null"), Input{}, Invalid},
@@ -146,8 +149,8 @@ func TestCasRegister(t *testing.T) {
 		{"mismatch while the value matched", new(lh).write(0, 0, 1, history.Ok, "x", "1").mismatch(0, 2, 3, "x", "1", "2"), Invalid},
 		{"mismatch while the value differed", new(lh).write(0, 0, 1, history.Ok, "x", "3").mismatch(0, 2, 3, "x", "1", "2").read(1, 4, 5, "x", "3"), Valid},
 		{"mismatch changes nothing", new(lh).write(0, 0, 1, history.Ok, "x", "3").mismatch(0, 2, 3, "x", "1", "2").read(1, 4, 5, "x", "2"), Invalid},
-		{"mismatch ordered before a concurrent write", new(lh).write(0, 0, 1, history.Ok, "x", "3").add(2, 1, history.Invoke, history.FWrite, reg("x", "1")).
-			mismatch(0, 2.1, 2.2, "x", "1", "2").add(3, 1, history.Ok, history.FWrite, reg("x", "1")), Valid},
+		{"mismatch ordered before a concurrent write", new(lh).write(0, 0, 1, history.Ok, "x", "3").add(2, 1, history.Invoke, registerop.FWrite, reg("x", "1")).
+			mismatch(0, 2.1, 2.2, "x", "1", "2").add(3, 1, history.Ok, registerop.FWrite, reg("x", "1")), Valid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,10 +189,10 @@ func TestRegisterFinding(t *testing.T) {
 func TestFindingOpsBounded(t *testing.T) {
 	h := new(lh).write(0, 0, 1, history.Ok, "x", "1")
 	for p := 1; p <= 30; p++ { // 30 concurrent reads of a value never written
-		h.add(2, p, history.Invoke, history.FRead, reg("x", ""))
+		h.add(2, p, history.Invoke, registerop.FRead, reg("x", ""))
 	}
 	for p := 1; p <= 30; p++ {
-		h.add(3, p, history.Ok, history.FRead, reg("x", "7"))
+		h.add(3, p, history.Ok, registerop.FRead, reg("x", "7"))
 	}
 	r := runChecker(t, "cas-register", Input{History: h.ops})
 	wantResult(t, r, Invalid)
@@ -199,7 +202,7 @@ func TestFindingOpsBounded(t *testing.T) {
 }
 
 func TestKV(t *testing.T) {
-	kv := func(key, v string) history.RegisterValue { return reg(key, v) }
+	kv := func(key, v string) registerop.Value { return reg(key, v) }
 	op := func(h *lh, proc int, t1, t2 float64, typ history.Type, f, key, arg, got string) *lh {
 		inv := kv(key, arg)
 		if f == "get" {
@@ -227,18 +230,18 @@ func TestKV(t *testing.T) {
 }
 
 func TestMultiRegister(t *testing.T) {
-	step := func(f, key, v string) history.TxnStep {
-		s := history.TxnStep{F: f, Key: key}
+	step := func(f, key, v string) txnop.Step {
+		s := txnop.Step{F: f, Key: key}
 		if v != "" {
 			s.Value = json.RawMessage(v)
 		}
 		return s
 	}
-	txn := func(h *lh, proc int, t1, t2 float64, typ history.Type, inv, done []history.TxnStep) *lh {
-		return h.add(t1, proc, history.Invoke, history.FTxn, inv).add(t2, proc, typ, history.FTxn, done)
+	txn := func(h *lh, proc int, t1, t2 float64, typ history.Type, inv, done []txnop.Step) *lh {
+		return h.add(t1, proc, history.Invoke, txnop.FTxn, inv).add(t2, proc, typ, txnop.FTxn, done)
 	}
-	writeXY := []history.TxnStep{step("w", "x", "1"), step("w", "y", "1")}
-	readXY := []history.TxnStep{step("r", "x", ""), step("r", "y", "")}
+	writeXY := []txnop.Step{step("w", "x", "1"), step("w", "y", "1")}
+	readXY := []txnop.Step{step("r", "x", ""), step("r", "y", "")}
 	init := Input{Initial: json.RawMessage(`{"x": 0, "y": 0}`)}
 	tests := []struct {
 		name string
@@ -247,22 +250,22 @@ func TestMultiRegister(t *testing.T) {
 		want Verdict
 	}{
 		{"reads see a whole txn", txn(txn(new(lh), 0, 0, 1, history.Ok, writeXY, writeXY), 1, 2, 3, history.Ok, readXY,
-			[]history.TxnStep{step("r", "x", "1"), step("r", "y", "1")}), init, Valid},
+			[]txnop.Step{step("r", "x", "1"), step("r", "y", "1")}), init, Valid},
 		{"torn read", txn(txn(new(lh), 0, 0, 1, history.Ok, writeXY, writeXY), 1, 2, 3, history.Ok, readXY,
-			[]history.TxnStep{step("r", "x", "1"), step("r", "y", "0")}), init, Invalid},
+			[]txnop.Step{step("r", "x", "1"), step("r", "y", "0")}), init, Invalid},
 		{"nil read is unknown", txn(txn(new(lh), 0, 0, 1, history.Ok, writeXY, writeXY), 1, 2, 3, history.Ok, readXY,
-			[]history.TxnStep{step("r", "x", "1"), step("r", "y", "null")}), init, Valid},
-		{"initial values", txn(new(lh), 1, 0, 1, history.Ok, readXY, []history.TxnStep{step("r", "x", "0"), step("r", "y", "0")}), init, Valid},
-		{"one initial value for all", txn(new(lh), 1, 0, 1, history.Ok, readXY, []history.TxnStep{step("r", "x", "0"), step("r", "y", "0")}),
+			[]txnop.Step{step("r", "x", "1"), step("r", "y", "null")}), init, Valid},
+		{"initial values", txn(new(lh), 1, 0, 1, history.Ok, readXY, []txnop.Step{step("r", "x", "0"), step("r", "y", "0")}), init, Valid},
+		{"one initial value for all", txn(new(lh), 1, 0, 1, history.Ok, readXY, []txnop.Step{step("r", "x", "0"), step("r", "y", "0")}),
 			Input{Initial: json.RawMessage("0")}, Valid},
-		{"reads own writes", txn(new(lh), 0, 0, 1, history.Ok, []history.TxnStep{step("w", "x", "5"), step("r", "x", "")},
-			[]history.TxnStep{step("w", "x", "5"), step("r", "x", "5")}), init, Valid},
-		{"misses own write", txn(new(lh), 0, 0, 1, history.Ok, []history.TxnStep{step("w", "x", "5"), step("r", "x", "")},
-			[]history.TxnStep{step("w", "x", "5"), step("r", "x", "0")}), init, Invalid},
+		{"reads own writes", txn(new(lh), 0, 0, 1, history.Ok, []txnop.Step{step("w", "x", "5"), step("r", "x", "")},
+			[]txnop.Step{step("w", "x", "5"), step("r", "x", "5")}), init, Valid},
+		{"misses own write", txn(new(lh), 0, 0, 1, history.Ok, []txnop.Step{step("w", "x", "5"), step("r", "x", "")},
+			[]txnop.Step{step("w", "x", "5"), step("r", "x", "0")}), init, Invalid},
 		{"info txn may have happened", txn(txn(new(lh), 0, 0, 1, history.Info, writeXY, writeXY), 1, 2, 3, history.Ok, readXY,
-			[]history.TxnStep{step("r", "x", "1"), step("r", "y", "1")}), init, Valid},
+			[]txnop.Step{step("r", "x", "1"), step("r", "y", "1")}), init, Valid},
 		{"fail txn did not happen", txn(txn(new(lh), 0, 0, 1, history.Fail, writeXY, writeXY), 1, 2, 3, history.Ok, readXY,
-			[]history.TxnStep{step("r", "x", "1"), step("r", "y", "1")}), init, Invalid},
+			[]txnop.Step{step("r", "x", "1"), step("r", "y", "1")}), init, Invalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -274,10 +277,10 @@ func TestMultiRegister(t *testing.T) {
 
 func TestMutex(t *testing.T) {
 	acq := func(h *lh, proc int, t1, t2 float64, typ history.Type) *lh {
-		return h.add(t1, proc, history.Invoke, history.FAcquire, nil).add(t2, proc, typ, history.FAcquire, nil)
+		return h.add(t1, proc, history.Invoke, lockop.FAcquire, nil).add(t2, proc, typ, lockop.FAcquire, nil)
 	}
 	rel := func(h *lh, proc int, t1, t2 float64, typ history.Type) *lh {
-		return h.add(t1, proc, history.Invoke, history.FRelease, nil).add(t2, proc, typ, history.FRelease, nil)
+		return h.add(t1, proc, history.Invoke, lockop.FRelease, nil).add(t2, proc, typ, lockop.FRelease, nil)
 	}
 	tests := []struct {
 		name string
@@ -290,8 +293,8 @@ func TestMutex(t *testing.T) {
 		{"info acquire may not have happened", acq(acq(new(lh), 0, 0, 1, history.Info), 1, 2, 3, history.Ok), Valid},
 		{"failed acquire ignored", acq(acq(new(lh), 0, 0, 1, history.Ok), 1, 2, 3, history.Fail), Valid},
 		{"concurrent release lets the next in", acq(rel(acq(new(lh), 0, 0, 1, history.Ok), 0, 2, 5, history.Ok), 1, 3, 4, history.Ok), Valid},
-		{"other ops ignored", acq(new(lh), 0, 0, 1, history.Ok).add(2, 0, history.Invoke, history.FWrite, history.WriteValue{Key: "k"}).
-			add(3, 0, history.Ok, history.FWrite, history.WriteValue{Key: "k"}), Valid},
+		{"other ops ignored", acq(new(lh), 0, 0, 1, history.Ok).add(2, 0, history.Invoke, lockop.FWrite, lockop.WriteValue{Key: "k"}).
+			add(3, 0, history.Ok, lockop.FWrite, lockop.WriteValue{Key: "k"}), Valid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -299,8 +302,8 @@ func TestMutex(t *testing.T) {
 		})
 	}
 	t.Run("locks by name", func(t *testing.T) {
-		h := new(lh).add(0, 0, history.Invoke, history.FAcquire, history.LockValue{Lock: "a"}).add(1, 0, history.Ok, history.FAcquire, history.LockValue{Lock: "a"}).
-			add(2, 1, history.Invoke, history.FAcquire, history.LockValue{Lock: "b"}).add(3, 1, history.Ok, history.FAcquire, history.LockValue{Lock: "b"})
+		h := new(lh).add(0, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "a"}).add(1, 0, history.Ok, lockop.FAcquire, lockop.Value{Lock: "a"}).
+			add(2, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "b"}).add(3, 1, history.Ok, lockop.FAcquire, lockop.Value{Lock: "b"})
 		wantResult(t, runChecker(t, "mutex", Input{History: h.ops}), Valid)
 	})
 }
@@ -311,13 +314,13 @@ func TestMutex(t *testing.T) {
 func hardHistory(key string, n int) *lh {
 	h := new(lh)
 	for p := range n {
-		h.add(0, p, history.Invoke, history.FWrite, reg(key, strconv.Itoa(p+1)))
+		h.add(0, p, history.Invoke, registerop.FWrite, reg(key, strconv.Itoa(p+1)))
 	}
-	h.add(0, n, history.Invoke, history.FRead, reg(key, ""))
+	h.add(0, n, history.Invoke, registerop.FRead, reg(key, ""))
 	for p := range n {
-		h.add(1, p, history.Ok, history.FWrite, reg(key, strconv.Itoa(p+1)))
+		h.add(1, p, history.Ok, registerop.FWrite, reg(key, strconv.Itoa(p+1)))
 	}
-	return h.add(1, n, history.Ok, history.FRead, reg(key, "-1"))
+	return h.add(1, n, history.Ok, registerop.FRead, reg(key, "-1"))
 }
 
 func TestTimeLimitGivesUnknown(t *testing.T) {
@@ -377,12 +380,12 @@ func TestAllFailedIsValid(t *testing.T) {
 		model string
 		h     *lh
 	}{
-		{"register", new(lh).write(0, 0, 1, history.Fail, "x", "1").add(2, 1, history.Invoke, history.FRead, reg("x", "")).
-			add(3, 1, history.Fail, history.FRead, reg("x", ""))},
+		{"register", new(lh).write(0, 0, 1, history.Fail, "x", "1").add(2, 1, history.Invoke, registerop.FRead, reg("x", "")).
+			add(3, 1, history.Fail, registerop.FRead, reg("x", ""))},
 		{"cas-register", new(lh).cas(0, 0, 1, history.Fail, "x", "4", "4").write(1, 0, 2, history.Fail, "x", "0")},
-		{"multi-register", new(lh).add(0, 0, history.Invoke, history.FTxn, []history.TxnStep{{F: "w", Key: "x", Value: json.RawMessage("1")}}).
-			add(1, 0, history.Fail, history.FTxn, nil)},
-		{"mutex", new(lh).add(0, 0, history.Invoke, history.FAcquire, nil).add(1, 0, history.Fail, history.FAcquire, nil)},
+		{"multi-register", new(lh).add(0, 0, history.Invoke, txnop.FTxn, []txnop.Step{{F: "w", Key: "x", Value: json.RawMessage("1")}}).
+			add(1, 0, history.Fail, txnop.FTxn, nil)},
+		{"mutex", new(lh).add(0, 0, history.Invoke, lockop.FAcquire, nil).add(1, 0, history.Fail, lockop.FAcquire, nil)},
 		{"kv", new(lh).add(0, 0, history.Invoke, fPut, reg("k", `"a"`)).add(1, 0, history.Fail, fPut, reg("k", `"a"`))},
 	} {
 		r := runChecker(t, c.model, Input{History: c.h.ops})
@@ -523,9 +526,9 @@ func TestFailedThatTookEffect(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { wantFailureNamed(t, "cas-register", tt.h.ops, tt.want) })
 	}
 	t.Run("a failed acquire, then a release", func(t *testing.T) {
-		lock := history.LockValue{Lock: "m"}
-		h := new(lh).add(0, 0, history.Invoke, history.FAcquire, lock).add(1, 0, history.Fail, history.FAcquire, lock).
-			add(2, 0, history.Invoke, history.FRelease, lock).add(3, 0, history.Ok, history.FRelease, lock)
+		lock := lockop.Value{Lock: "m"}
+		h := new(lh).add(0, 0, history.Invoke, lockop.FAcquire, lock).add(1, 0, history.Fail, lockop.FAcquire, lock).
+			add(2, 0, history.Invoke, lockop.FRelease, lock).add(3, 0, history.Ok, lockop.FRelease, lock)
 		wantFailureNamed(t, "mutex", h.ops, "it is linearizable if #0 p0 acquire")
 	})
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis/oracle"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // regOracleModel is one register model as the comparison sees it: the
@@ -150,18 +152,18 @@ func (m regOracleModel) fuzz(f *testing.F) {
 // (reads of unknown outcome, reads of null that say nothing) is
 // linearizable, as for Knossos: the checker must say valid, not unknown.
 func TestNothingToCheckIsValid(t *testing.T) {
-	readX, txnX := reg("x", ""), []history.TxnStep{{F: "r", Key: "x"}}
+	readX, txnX := reg("x", ""), []txnop.Step{{F: "r", Key: "x"}}
 	tests := []struct {
 		name, checker string
 		h             *lh
 		in            Input
 	}{
-		{"info read", "register", new(lh).add(0, 0, history.Invoke, history.FRead, readX).add(1, 0, history.Info, history.FRead, readX), Input{}},
-		{"read never completed", "cas-register", new(lh).add(0, 0, history.Invoke, history.FRead, readX), Input{}},
+		{"info read", "register", new(lh).add(0, 0, history.Invoke, registerop.FRead, readX).add(1, 0, history.Info, registerop.FRead, readX), Input{}},
+		{"read never completed", "cas-register", new(lh).add(0, 0, history.Invoke, registerop.FRead, readX), Input{}},
 		{"read of null, unknown", "register", new(lh).read(0, 0, 1, "x", "null"), Input{NilReadsUnknown: true}},
 		{"info get", "kv", new(lh).add(0, 0, history.Invoke, "get", readX).add(1, 0, history.Info, "get", readX), Input{}},
-		{"read-only txn of null", "multi-register", new(lh).add(0, 0, history.Invoke, history.FTxn, txnX).
-			add(1, 0, history.Ok, history.FTxn, []history.TxnStep{{F: "r", Key: "x", Value: json.RawMessage("null")}}), Input{}},
+		{"read-only txn of null", "multi-register", new(lh).add(0, 0, history.Invoke, txnop.FTxn, txnX).
+			add(1, 0, history.Ok, txnop.FTxn, []txnop.Step{{F: "r", Key: "x", Value: json.RawMessage("null")}}), Input{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

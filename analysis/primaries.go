@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/roleop"
+	"github.com/chaos-testing/chaos/ops/setop"
 )
 
 func init() { Register(PrimariesChecker{}) }
@@ -40,8 +42,8 @@ func (PrimariesChecker) Check(_ context.Context, in Input) Result {
 	polls := 0
 	open := map[string]*primarySpan{}
 	var spans []primarySpan
-	for _, p := range history.Pairs(in.History, func(op *history.Op) bool { return op.Process == history.Observer && op.F == history.FRole }) {
-		var v history.RoleValue
+	for _, p := range history.Pairs(in.History, func(op *history.Op) bool { return op.Process == history.Observer && op.F == roleop.FRole }) {
+		var v roleop.Value
 		if p.Done == nil {
 			continue
 		}
@@ -116,8 +118,8 @@ func acknowledgedBy(h []history.Op) []ack {
 	var acks []ack
 	for i := range h {
 		op := &h[i]
-		var v history.SetValue
-		if op.Process >= 0 && op.F == history.FAdd && op.Type == history.Ok && op.Decode(&v) == nil && v.Node != "" {
+		var v setop.Value
+		if op.Process >= 0 && op.F == setop.FAdd && op.Type == history.Ok && op.Decode(&v) == nil && v.Node != "" {
 			acks = append(acks, ack{v.Node, op.Time})
 		}
 	}

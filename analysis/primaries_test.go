@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/roleop"
 )
 
 // poll adds a role poll of node and its answer; typ Info is a timeout.
 func (h *hist) poll(inv, done float64, typ history.Type, node, role string, accepts bool) {
-	h.add(inv, history.Observer, history.Invoke, history.FRole, history.RoleValue{Node: node})
-	h.add(done, history.Observer, typ, history.FRole, history.RoleValue{Node: node, Role: role, Accepts: accepts})
+	h.add(inv, history.Observer, history.Invoke, roleop.FRole, roleop.Value{Node: node})
+	h.add(done, history.Observer, typ, roleop.FRole, roleop.Value{Node: node, Role: role, Accepts: accepts})
 }
 
 // failover polls n1 and n2 each second from 0 to 9 s: n1 is primary until

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/setop"
 )
 
 func init() { Register(SetChecker{}) }
@@ -87,15 +88,15 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 		bad      errCount
 	)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
-		return op.Process >= 0 && (op.F == history.FAdd || op.F == history.FRead)
+		return op.Process >= 0 && (op.F == setop.FAdd || op.F == setop.FRead)
 	}) {
-		if p.Inv.F == history.FRead {
+		if p.Inv.F == setop.FRead {
 			if p.Done != nil && p.Done.Type == history.Ok {
 				reads = append(reads, p)
 			}
 			continue
 		}
-		var v history.SetValue
+		var v setop.Value
 		if err := p.Inv.Decode(&v); err != nil {
 			bad.add(err)
 			continue
@@ -130,7 +131,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 		sorted                              = slices.Sorted(maps.Keys(elements))
 	)
 	for _, r := range reads {
-		var rv history.SetValue
+		var rv setop.Value
 		if err := r.Done.Decode(&rv); err != nil {
 			bad.add(err)
 			continue
@@ -145,7 +146,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 				continue
 			}
 			lost[e] = true
-			var av history.SetValue
+			var av setop.Value
 			a.Done.Decode(&av)
 			lostBy[cmpOr(av.Node, "an unknown server")]++
 			findings.add(func() Finding { return lostAdd(e, *a, av, r, rv) })
@@ -190,7 +191,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 	return res
 }
 
-func lostAdd(e int64, a history.Pair, av history.SetValue, r history.Pair, rv history.SetValue) Finding {
+func lostAdd(e int64, a history.Pair, av setop.Value, r history.Pair, rv setop.Value) Finding {
 	holes := ""
 	if rv.Holes != "" {
 		holes = " The read's server left holes: " + rv.Holes + "."

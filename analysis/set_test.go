@@ -7,18 +7,19 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/setop"
 )
 
 // addOp adds an add of e by proc and its completion, answered by node.
 func (h *hist) addOp(proc int, inv, done float64, typ history.Type, e int64, node string) (int, int) {
-	return h.add(inv, proc, history.Invoke, history.FAdd, history.SetValue{Element: &e}),
-		h.add(done, proc, typ, history.FAdd, history.SetValue{Element: &e, Node: node})
+	return h.add(inv, proc, history.Invoke, setop.FAdd, setop.Value{Element: &e}),
+		h.add(done, proc, typ, setop.FAdd, setop.Value{Element: &e, Node: node})
 }
 
 // finalRead adds an ok final read of es by proc from node.
 func (h *hist) finalRead(proc int, inv, done float64, node string, es ...int64) (int, int) {
-	return h.add(inv, proc, history.Invoke, history.FRead, history.SetValue{}),
-		h.add(done, proc, history.Ok, history.FRead, history.SetValue{Read: es, Node: node})
+	return h.add(inv, proc, history.Invoke, setop.FRead, setop.Value{}),
+		h.add(done, proc, history.Ok, setop.FRead, setop.Value{Read: es, Node: node})
 }
 
 func checkSet(t *testing.T, h *hist) Result {
@@ -38,10 +39,10 @@ func TestSetNothingLost(t *testing.T) {
 	h.addOp(1, 2, 2.2, history.Fail, 4, "n2") // refused, absent: fine
 	// Acknowledged after the read began: concurrent with it.
 	five := int64(5)
-	h.add(3, 0, history.Invoke, history.FAdd, history.SetValue{Element: &five})
-	h.add(5, 2, history.Invoke, history.FRead, history.SetValue{})
-	h.add(5.5, 0, history.Ok, history.FAdd, history.SetValue{Element: &five, Node: "n3"})
-	h.add(6, 2, history.Ok, history.FRead, history.SetValue{Read: []int64{1, 2}, Node: "n3"})
+	h.add(3, 0, history.Invoke, setop.FAdd, setop.Value{Element: &five})
+	h.add(5, 2, history.Invoke, setop.FRead, setop.Value{})
+	h.add(5.5, 0, history.Ok, setop.FAdd, setop.Value{Element: &five, Node: "n3"})
+	h.add(6, 2, history.Ok, setop.FRead, setop.Value{Read: []int64{1, 2}, Node: "n3"})
 	r := checkSet(t, h)
 	if r.Verdict != Valid || r.FindingsTotal != 0 {
 		t.Fatalf("verdict %s, %d findings; want valid", r.Verdict, r.FindingsTotal)
@@ -77,8 +78,8 @@ func TestSetLostAddInAHole(t *testing.T) {
 	h := &hist{}
 	h.addOp(0, 1, 1.1, history.Ok, 1, "n1")
 	h.addOp(0, 2, 2.1, history.Ok, 2, "n1")
-	h.add(10, 1, history.Invoke, history.FRead, history.SetValue{})
-	h.add(11, 1, history.Ok, history.FRead, history.SetValue{Read: []int64{1}, Node: "n4", Holes: "stream sequences 2 not served"})
+	h.add(10, 1, history.Invoke, setop.FRead, setop.Value{})
+	h.add(11, 1, history.Ok, setop.FRead, setop.Value{Read: []int64{1}, Node: "n4", Holes: "stream sequences 2 not served"})
 	r := checkSet(t, h)
 	if r.Verdict != Invalid || r.Stats["lost"] != 1 || !strings.Contains(r.Findings[0].Explanation, "left holes: stream sequences 2 not served") {
 		t.Fatalf("verdict %s, stats %v, findings %v; want the lost add of 2, in a hole", r.Verdict, r.Stats, r.Findings)
@@ -104,8 +105,8 @@ func TestSetUnexpectedElements(t *testing.T) {
 func TestSetWithoutFinalRead(t *testing.T) {
 	h := &hist{}
 	h.addOp(0, 1, 1.1, history.Ok, 1, "n1")
-	h.add(10, 0, history.Invoke, history.FRead, history.SetValue{})
-	h.add(11, 0, history.Fail, history.FRead, history.SetValue{})
+	h.add(10, 0, history.Invoke, setop.FRead, setop.Value{})
+	h.add(11, 0, history.Fail, setop.FRead, setop.Value{})
 	if r := checkSet(t, h); r.Verdict != Unknown {
 		t.Errorf("verdict %s with no successful final read; want unknown", r.Verdict)
 	}
@@ -128,9 +129,9 @@ func TestSetDuplicateAddLost(t *testing.T) {
 			h := &hist{}
 			h.addOp(0, 1, 1.1, history.Ok, 1, "n1")
 			one := int64(1)
-			h.add(2, 1, history.Invoke, history.FAdd, history.SetValue{Element: &one})
+			h.add(2, 1, history.Invoke, setop.FAdd, setop.Value{Element: &one})
 			if later != "" {
-				h.add(2.1, 1, later, history.FAdd, history.SetValue{Element: &one, Node: "n2"})
+				h.add(2.1, 1, later, setop.FAdd, setop.Value{Element: &one, Node: "n2"})
 			}
 			h.finalRead(0, 10, 11, "n3")
 			r := checkSet(t, h)
@@ -170,10 +171,10 @@ func TestSetDuplicateAddNotUnexpected(t *testing.T) {
 func TestSetLostAddWrittenLate(t *testing.T) {
 	h := &hist{}
 	one := int64(1)
-	h.add(1, 0, history.Invoke, history.FAdd, history.SetValue{Element: &one})
-	h.add(6, 1, history.Invoke, history.FRead, history.SetValue{})
-	h.add(5, 0, history.Ok, history.FAdd, history.SetValue{Element: &one, Node: "n1"})
-	h.add(7, 1, history.Ok, history.FRead, history.SetValue{Node: "n1"})
+	h.add(1, 0, history.Invoke, setop.FAdd, setop.Value{Element: &one})
+	h.add(6, 1, history.Invoke, setop.FRead, setop.Value{})
+	h.add(5, 0, history.Ok, setop.FAdd, setop.Value{Element: &one, Node: "n1"})
+	h.add(7, 1, history.Ok, setop.FRead, setop.Value{Node: "n1"})
 	r := checkSet(t, h)
 	if r.Verdict != Invalid || r.Stats["lost"] != 1 {
 		t.Fatalf("verdict %s, stats %v; want the add of 1, acknowledged at 5s, lost from the read begun at 6s", r.Verdict, r.Stats)
@@ -186,12 +187,12 @@ func TestSetLostAddWrittenLate(t *testing.T) {
 func TestSetConcurrentAddWrittenEarly(t *testing.T) {
 	h := &hist{}
 	one, two := int64(1), int64(2)
-	h.add(1, 0, history.Invoke, history.FAdd, history.SetValue{Element: &one})
-	h.add(7, 0, history.Ok, history.FAdd, history.SetValue{Element: &one, Node: "n1"})
-	h.add(1, 2, history.Invoke, history.FAdd, history.SetValue{Element: &two})
-	h.add(6, 2, history.Ok, history.FAdd, history.SetValue{Element: &two, Node: "n1"})
-	h.add(6, 1, history.Invoke, history.FRead, history.SetValue{})
-	h.add(8, 1, history.Ok, history.FRead, history.SetValue{Node: "n1"})
+	h.add(1, 0, history.Invoke, setop.FAdd, setop.Value{Element: &one})
+	h.add(7, 0, history.Ok, setop.FAdd, setop.Value{Element: &one, Node: "n1"})
+	h.add(1, 2, history.Invoke, setop.FAdd, setop.Value{Element: &two})
+	h.add(6, 2, history.Ok, setop.FAdd, setop.Value{Element: &two, Node: "n1"})
+	h.add(6, 1, history.Invoke, setop.FRead, setop.Value{})
+	h.add(8, 1, history.Ok, setop.FRead, setop.Value{Node: "n1"})
 	if r := checkSet(t, h); r.Verdict != Valid || r.FindingsTotal != 0 {
 		t.Fatalf("verdict %s, stats %v; adds acknowledged at or after the read's start (6s) are concurrent with it", r.Verdict, r.Stats)
 	}

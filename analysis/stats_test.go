@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
 func TestStatsKindThatNeverSucceeded(t *testing.T) {
 	h := new(lh).write(0, 0, 1, history.Ok, "x", "1").
-		add(2, 1, history.Invoke, history.FRead, reg("x", "")).add(3, 1, history.Fail, history.FRead, reg("x", "")).
-		add(4, 2, history.Invoke, history.FRead, reg("x", "")) // never completed
+		add(2, 1, history.Invoke, registerop.FRead, reg("x", "")).add(3, 1, history.Fail, registerop.FRead, reg("x", "")).
+		add(4, 2, history.Invoke, registerop.FRead, reg("x", "")) // never completed
 	r := runChecker(t, "stats", Input{History: h.ops})
 	if r.Verdict != Unknown || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "read: none of 2 succeeded (1 failed, 1 unknown)") {
 		t.Fatalf("got %s %q; want unknown, naming the reads that never succeeded", r.Verdict, r.Notes)
@@ -23,7 +24,7 @@ func TestStatsEveryKindSucceeded(t *testing.T) {
 	if r.Verdict != Valid || len(r.Notes) != 0 {
 		t.Fatalf("got %s %q; want valid", r.Verdict, r.Notes)
 	}
-	if w := r.Stats[history.FWrite].(map[string]int); w["ok"] != 1 || w["fail"] != 1 {
+	if w := r.Stats[registerop.FWrite].(map[string]int); w["ok"] != 1 || w["fail"] != 1 {
 		t.Errorf("write counts %v, want ok 1, fail 1", w)
 	}
 }
@@ -40,7 +41,7 @@ func TestStatsNoOperation(t *testing.T) {
 // run long) tested nothing; one change, even failed, is enough.
 func TestStatsNoChange(t *testing.T) {
 	reads := new(lh).read(0, 0, 1, "x", "")
-	r := runChecker(t, "stats", Input{History: reads.ops, Changes: []string{history.FWrite, history.FCas}})
+	r := runChecker(t, "stats", Input{History: reads.ops, Changes: []string{registerop.FWrite, registerop.FCas}})
 	if r.Verdict != Unknown || !strings.Contains(r.Notes[0], "attempted no write or cas") {
 		t.Fatalf("got %s %q; want unknown, naming the changes never attempted", r.Verdict, r.Notes)
 	}
@@ -48,7 +49,7 @@ func TestStatsNoChange(t *testing.T) {
 		t.Fatalf("without the workload's changes known: got %s; want valid", r.Verdict)
 	}
 	changed := new(lh).read(0, 0, 1, "x", "").write(2, 1, 3, history.Ok, "x", "1")
-	if r := runChecker(t, "stats", Input{History: changed.ops, Changes: []string{history.FWrite, history.FCas}}); r.Verdict != Valid {
+	if r := runChecker(t, "stats", Input{History: changed.ops, Changes: []string{registerop.FWrite, registerop.FCas}}); r.Verdict != Valid {
 		t.Fatalf("with a write: got %s %q; want valid", r.Verdict, r.Notes)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/setop"
 )
 
 func init() { Register(StreamOrderChecker{}) }
@@ -27,11 +28,11 @@ func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
 		vs []int64
 	}
 	var reads []read
-	for _, p := range history.Pairs(in.History, func(op *history.Op) bool { return op.F == history.FRead && op.Process >= 0 }) {
+	for _, p := range history.Pairs(in.History, func(op *history.Op) bool { return op.F == setop.FRead && op.Process >= 0 }) {
 		if p.Done == nil || p.Done.Type != history.Ok {
 			continue
 		}
-		var v history.SetValue
+		var v setop.Value
 		if err := p.Done.Decode(&v); err != nil {
 			bad.add(err)
 			continue

@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/setop"
 )
 
 func TestStreamOrder(t *testing.T) {
 	read := func(h *lh, proc int, t1, t2 float64, vs ...int64) {
-		h.add(t1, proc, history.Invoke, history.FRead, history.SetValue{})
-		h.add(t2, proc, history.Ok, history.FRead, history.SetValue{Read: vs})
+		h.add(t1, proc, history.Invoke, setop.FRead, setop.Value{})
+		h.add(t2, proc, history.Ok, setop.FRead, setop.Value{Read: vs})
 	}
 	for name, c := range map[string]struct {
 		reads [][]int64

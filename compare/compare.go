@@ -17,6 +17,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 	"github.com/chaos-testing/chaos/runfolder"
 )
 
@@ -208,7 +209,7 @@ func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) error {
 	k := slices.IndexFunc(rep.Results, func(res analysis.Result) bool { return res.Checker == "lock" })
 	lock := k >= 0
 	measured := history.Pairs(ops, func(op *history.Op) bool {
-		return op.Process >= 0 && (!lock || op.F == history.FAcquire)
+		return op.Process >= 0 && (!lock || op.F == lockop.FAcquire)
 	})
 	faults := history.FaultWindows(ops)
 	r.measure(measured, faults)

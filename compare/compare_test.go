@@ -12,6 +12,8 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
+	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/runfolder"
 )
 
@@ -32,19 +34,19 @@ func fakeRun(t *testing.T, root, name, workload, resource string, figures analys
 		t.Fatal(err)
 	}
 	at := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-	lock := history.MustValue(history.LockValue{Lock: "l"})
+	lock := history.MustValue(lockop.Value{Lock: "l"})
 	for _, op := range []history.Op{
-		{Time: at(0.9), Type: history.Invoke, Process: 1, F: history.FAcquire, Value: lock},
-		{Time: at(1), Type: history.Ok, Process: 1, F: history.FAcquire, Value: lock},
+		{Time: at(0.9), Type: history.Invoke, Process: 1, F: lockop.FAcquire, Value: lock},
+		{Time: at(1), Type: history.Ok, Process: 1, F: lockop.FAcquire, Value: lock},
 		{Time: at(2), Type: history.Invoke, Process: history.Nemesis, F: "pause-start"},
 		{Time: at(2), Type: history.Info, Process: history.Nemesis, F: "pause-start", Value: history.MustValue([]string{"c1"})},
-		{Time: at(4.4), Type: history.Invoke, Process: 0, F: history.FAcquire, Value: lock},
-		{Time: at(4.5), Type: history.Ok, Process: 0, F: history.FAcquire, Value: lock},
+		{Time: at(4.4), Type: history.Invoke, Process: 0, F: lockop.FAcquire, Value: lock},
+		{Time: at(4.5), Type: history.Ok, Process: 0, F: lockop.FAcquire, Value: lock},
 		{Time: at(8), Type: history.Invoke, Process: history.Nemesis, F: "pause-end", Value: history.MustValue([]string{"c1"})},
 		{Time: at(8), Type: history.Info, Process: history.Nemesis, F: "pause-end", Value: history.MustValue([]string{"c1"})},
-		{Time: at(8.7), Type: history.Invoke, Process: 0, F: history.FAcquire, Value: lock},
-		{Time: at(9), Type: history.Ok, Process: 0, F: history.FAcquire, Value: lock},
-		{Time: at(10), Type: history.Invoke, Process: 2, F: history.FAcquire, Value: lock},
+		{Time: at(8.7), Type: history.Invoke, Process: 0, F: lockop.FAcquire, Value: lock},
+		{Time: at(9), Type: history.Ok, Process: 0, F: lockop.FAcquire, Value: lock},
+		{Time: at(10), Type: history.Invoke, Process: 2, F: lockop.FAcquire, Value: lock},
 	} {
 		if err := l.Write(op); err != nil {
 			t.Fatal(err)
@@ -221,7 +223,7 @@ func TestVersionsAndSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, typ := range []history.Type{history.Invoke, history.Ok, history.Invoke, history.Info} {
-			l.Write(history.Op{Time: time.Duration(i+1) * time.Second, Type: typ, Process: 0, F: history.FRead})
+			l.Write(history.Op{Time: time.Duration(i+1) * time.Second, Type: typ, Process: 0, F: registerop.FRead})
 		}
 		l.Close()
 		return dir
@@ -309,19 +311,19 @@ func TestReadModeIsTheBackends(t *testing.T) {
 func TestRegisterLatencyAndFaultRates(t *testing.T) {
 	at := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	ops := []history.Op{
-		{Time: at(0.9), Type: history.Invoke, Process: 0, F: history.FRead},
-		{Time: at(1.0), Type: history.Ok, Process: 0, F: history.FRead},
+		{Time: at(0.9), Type: history.Invoke, Process: 0, F: registerop.FRead},
+		{Time: at(1.0), Type: history.Ok, Process: 0, F: registerop.FRead},
 		{Time: at(2), Type: history.Invoke, Process: history.Nemesis, F: "partition-start"},
 		{Time: at(2), Type: history.Info, Process: history.Nemesis, F: "partition-start"},
-		{Time: at(2.5), Type: history.Invoke, Process: 1, F: history.FRead},
-		{Time: at(3.45), Type: history.Invoke, Process: 0, F: history.FWrite},
-		{Time: at(3.5), Type: history.Ok, Process: 0, F: history.FWrite},
-		{Time: at(3.6), Type: history.Info, Process: 1, F: history.FRead},
+		{Time: at(2.5), Type: history.Invoke, Process: 1, F: registerop.FRead},
+		{Time: at(3.45), Type: history.Invoke, Process: 0, F: registerop.FWrite},
+		{Time: at(3.5), Type: history.Ok, Process: 0, F: registerop.FWrite},
+		{Time: at(3.6), Type: history.Info, Process: 1, F: registerop.FRead},
 		{Time: at(4), Type: history.Invoke, Process: history.Nemesis, F: "partition-end"},
 		{Time: at(4), Type: history.Info, Process: history.Nemesis, F: "partition-end"},
-		{Time: at(4.5), Type: history.Invoke, Process: 1, F: history.FRead},
-		{Time: at(4.51), Type: history.Ok, Process: 1, F: history.FRead},
-		{Time: at(5), Type: history.Invoke, Process: 2, F: history.FWrite},
+		{Time: at(4.5), Type: history.Invoke, Process: 1, F: registerop.FRead},
+		{Time: at(4.51), Type: history.Ok, Process: 1, F: registerop.FRead},
+		{Time: at(5), Type: history.Invoke, Process: 2, F: registerop.FWrite},
 	}
 	for i := range ops {
 		ops[i].Index = i

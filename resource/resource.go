@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // Port the resource listens on inside its container.
@@ -24,7 +25,7 @@ const Port = 7000
 // Request is one write attempt.
 type Request struct {
 	Client int `json:"client"`
-	history.WriteValue
+	lockop.WriteValue
 }
 
 // Response is the resource's decision.
@@ -63,7 +64,7 @@ func (s *Store) Write(r Request) (Response, error) {
 	}
 	// The decision is logged before it takes effect: a decision the log
 	// does not have must not shape later ones.
-	err := s.log.Write(history.ResourceEntry{
+	err := s.log.Write(lockop.ResourceEntry{
 		Time: s.clock.Now(), Client: r.Client, Key: r.Key, Value: r.Value,
 		Session: r.Session, Token: r.Token, Accepted: resp.Accepted, Reason: resp.Reason,
 	})

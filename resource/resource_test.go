@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 	"github.com/chaos-testing/chaos/resource"
 )
 
@@ -62,7 +63,7 @@ func request(i int, w write) resource.Request {
 // with the request's fields and the decision.
 func checkLog(t *testing.T, path string, reqs []resource.Request, accepted []bool) {
 	t.Helper()
-	es, trunc, err := history.ReadResourceLog(path)
+	es, trunc, err := lockop.ReadResourceLog(path)
 	if err != nil || trunc != nil {
 		t.Fatalf("ReadResourceLog: %v, %v", trunc, err)
 	}
@@ -208,7 +209,7 @@ func TestBadRequests(t *testing.T) {
 			}
 		})
 	}
-	es, _, err := history.ReadResourceLog(path)
+	es, _, err := lockop.ReadResourceLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}

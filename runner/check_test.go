@@ -13,6 +13,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/runner"
 )
@@ -86,17 +87,17 @@ func TestAnalyzeNotesTimeReversals(t *testing.T) {
 	dir := t.TempDir()
 	info, _ := json.Marshal(runfolder.Info{Plan: "p", Workload: "etcd-register", End: &runfolder.End{At: time.Unix(1, 0)}})
 	rv := func(v string) json.RawMessage {
-		return history.MustValue(history.RegisterValue{Key: "x", Value: json.RawMessage(v)})
+		return history.MustValue(registerop.Value{Key: "x", Value: json.RawMessage(v)})
 	}
 	var lines []string
 	for _, op := range []history.Op{
-		{Time: 10, Type: history.Invoke, Process: 0, F: history.FWrite, Value: rv("1")},
-		{Time: 20, Type: history.Ok, Process: 0, F: history.FWrite, Value: rv("1")},
+		{Time: 10, Type: history.Invoke, Process: 0, F: registerop.FWrite, Value: rv("1")},
+		{Time: 20, Type: history.Ok, Process: 0, F: registerop.FWrite, Value: rv("1")},
 		{Time: 15, Type: history.Invoke, Process: history.Nemesis, F: "pause"}, // the nemesis's faults run side by side
-		{Time: 5, Type: history.Invoke, Process: 1, F: history.FRead, Value: rv("")},
-		{Time: 6, Type: history.Ok, Process: 1, F: history.FRead, Value: rv("null")},
-		{Time: 12, Type: history.Invoke, Process: 0, F: history.FRead, Value: rv("")}, // line 6: before line 2's 20ns
-		{Time: 11, Type: history.Ok, Process: 0, F: history.FRead, Value: rv("1")},
+		{Time: 5, Type: history.Invoke, Process: 1, F: registerop.FRead, Value: rv("")},
+		{Time: 6, Type: history.Ok, Process: 1, F: registerop.FRead, Value: rv("null")},
+		{Time: 12, Type: history.Invoke, Process: 0, F: registerop.FRead, Value: rv("")}, // line 6: before line 2's 20ns
+		{Time: 11, Type: history.Ok, Process: 0, F: registerop.FRead, Value: rv("1")},
 	} {
 		b, _ := json.Marshal(op)
 		lines = append(lines, string(b))

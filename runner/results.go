@@ -16,6 +16,7 @@ import (
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/progress"
+	"github.com/chaos-testing/chaos/ops/lockop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/report"
 	"github.com/chaos-testing/chaos/runfolder"
@@ -119,7 +120,7 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	if c, ok := w.(workloads.Changer); ok {
 		in.Changes = c.Changes()
 	}
-	res, rtrunc, err := history.ReadResourceLog(f.Path(runfolder.ResourceFile))
+	res, rtrunc, err := lockop.ReadResourceLog(f.Path(runfolder.ResourceFile))
 	if err != nil && !os.IsNotExist(err) {
 		return analysis.Report{}, err
 	}

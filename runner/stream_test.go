@@ -12,6 +12,7 @@ import (
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/simhistory"
+	"github.com/chaos-testing/chaos/ops/lockop"
 	"github.com/chaos-testing/chaos/runfolder"
 )
 
@@ -37,7 +38,7 @@ func TestAnalyzeStreamSameAsWhole(t *testing.T) {
 			simhistory.Register(20_000, 20, 10, 40, func(op history.Op) { h(op) })
 		}},
 		{"lock", runfolder.Info{Workload: "etcd-lock", Resource: "unfenced"}, analysis.Invalid, func(h, r func(any)) {
-			simhistory.Lock(100_000, func(op history.Op) { h(op) }, func(e history.ResourceEntry) { r(e) })
+			simhistory.Lock(100_000, func(op history.Op) { h(op) }, func(e lockop.ResourceEntry) { r(e) })
 		}},
 	} {
 		dir := t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // Kinds of lock finding, as the lock checker names them.
@@ -81,7 +82,7 @@ type lockGrant struct {
 // checking every pair of holds, of writes, of log entries and of grants.
 // Each process's entries are taken in file order; across processes only
 // times count. An entry whose value cannot be read is an error.
-func Lock(h []history.Op, res []history.ResourceEntry, names LockNames) (LockResult, error) {
+func Lock(h []history.Op, res []lockop.ResourceEntry, names LockNames) (LockResult, error) {
 	var out LockResult
 	holds, writes, grants, err := lockScan(h, names)
 	if err != nil {
@@ -126,7 +127,7 @@ func lockScan(h []history.Op, names LockNames) (holds []lockHold, writes []lockW
 		lastAcq := map[int]int{} // session -> latest acquire ok
 		for _, i := range es {
 			op := h[i]
-			lockOp := op.F == names.Acquire || op.F == names.Release || op.F == history.FWrite
+			lockOp := op.F == names.Acquire || op.F == names.Release || op.F == lockop.FWrite
 			if !lockOp {
 				continue
 			}
@@ -138,15 +139,15 @@ func lockScan(h []history.Op, names LockNames) (holds []lockHold, writes []lockW
 						holds[hold].end, holds[hold].stop, hold = i, op.Time, -1
 					}
 				case names.Release:
-					var v history.LockValue
+					var v lockop.Value
 					if err := op.Decode(&v); err != nil {
 						return nil, nil, nil, err
 					}
 					if hold >= 0 && (v.Session == 0 || v.Session == holds[hold].session) {
 						holds[hold].end, holds[hold].stop, hold = i, op.Time, -1
 					}
-				case history.FWrite:
-					var v history.WriteValue
+				case lockop.FWrite:
+					var v lockop.WriteValue
 					if err := op.Decode(&v); err != nil {
 						return nil, nil, nil, err
 					}
@@ -167,10 +168,10 @@ func lockScan(h []history.Op, names LockNames) (holds []lockHold, writes []lockW
 			inv := pending
 			pending = -1
 			switch {
-			case op.F == history.FWrite:
+			case op.F == lockop.FWrite:
 				writes[len(writes)-1].done = i
 			case op.F == names.Acquire && op.Type == history.Ok:
-				var v history.LockValue
+				var v lockop.Value
 				if err := op.Decode(&v); err != nil {
 					return nil, nil, nil, err
 				}
@@ -241,8 +242,8 @@ func lockStaleFromHistory(h []history.Op, writes []lockWrite) []LockFinding {
 // newer acquisition. An entry's acquisition is the latest acquire ok (that
 // completed an acquire) of its client and session; its write in the history, if any, the latest write
 // invocation of its client with its value, with that write's completion.
-func lockStaleFromLog(h []history.Op, res []history.ResourceEntry, holds []lockHold, writes []lockWrite) (out []LockFinding, rejected, unmatched int) {
-	acqOf := func(e history.ResourceEntry) int {
+func lockStaleFromLog(h []history.Op, res []lockop.ResourceEntry, holds []lockHold, writes []lockWrite) (out []LockFinding, rejected, unmatched int) {
+	acqOf := func(e lockop.ResourceEntry) int {
 		a := -1
 		for _, hd := range holds {
 			if hd.proc == e.Client && hd.session == e.Session {
@@ -252,7 +253,7 @@ func lockStaleFromLog(h []history.Op, res []history.ResourceEntry, holds []lockH
 		return a
 	}
 	// proof lists the entries behind a log entry: its acquisition and its write.
-	proof := func(e history.ResourceEntry, acq int) []int {
+	proof := func(e lockop.ResourceEntry, acq int) []int {
 		ps := []int{acq}
 		for _, w := range slices.Backward(writes) {
 			if w.proc == e.Client && w.value == e.Value {

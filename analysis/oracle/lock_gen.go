@@ -7,28 +7,29 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // LockCase is a random lock or election history and its resource log.
 type LockCase struct {
 	History  []history.Op
-	Resource []history.ResourceEntry // nil: no resource log
-	Mode     string                  // the resource's: "fenced", "unfenced", or "" without a log
-	Election bool                    // campaign/resign rather than acquire/release
+	Resource []lockop.ResourceEntry // nil: no resource log
+	Mode     string                 // the resource's: "fenced", "unfenced", or "" without a log
+	Election bool                   // campaign/resign rather than acquire/release
 }
 
 // Names are the case's operation names.
 func (c LockCase) Names() LockNames {
 	if c.Election {
-		return LockNames{Acquire: history.FCampaign, Release: history.FResign}
+		return LockNames{Acquire: lockop.FCampaign, Release: lockop.FResign}
 	}
-	return LockNames{Acquire: history.FAcquire, Release: history.FRelease}
+	return LockNames{Acquire: lockop.FAcquire, Release: lockop.FRelease}
 }
 
 // lockSent is a write as the resource may have seen it.
 type lockSent struct {
 	proc      int
-	v         history.WriteValue
+	v         lockop.WriteValue
 	inv, done time.Duration
 	outcome   history.Type // "" if it never completed
 }
@@ -86,13 +87,13 @@ func (g *lockProc) run(names LockNames, locks []string, withTokens bool, sent *[
 	var token *int64
 	for range 1 + g.r.IntN(3) {
 		lock := oneOf(g.r, locks...)
-		g.emit(history.Invoke, names.Acquire, history.LockValue{Lock: lock})
+		g.emit(history.Invoke, names.Acquire, lockop.Value{Lock: lock})
 		out := anyOutcome(g.r)
 		if out == "" {
 			return
 		}
 		if out != history.Ok {
-			g.emit(out, names.Acquire, history.LockValue{Lock: lock})
+			g.emit(out, names.Acquire, lockop.Value{Lock: lock})
 			continue
 		}
 		if session == 0 || g.r.IntN(8) != 0 { // else this reports the last grant again
@@ -103,17 +104,17 @@ func (g *lockProc) run(names LockNames, locks []string, withTokens bool, sent *[
 				token = &tk
 			}
 		}
-		g.emit(history.Ok, names.Acquire, history.LockValue{Lock: lock, Session: session, Token: token})
+		g.emit(history.Ok, names.Acquire, lockop.Value{Lock: lock, Session: session, Token: token})
 		for a := range g.r.IntN(3) {
-			w := history.WriteValue{Key: "k", Value: fmt.Sprintf("p%d-s%d-a%d", g.proc, session, a), Session: session, Token: token}
+			w := lockop.WriteValue{Key: "k", Value: fmt.Sprintf("p%d-s%d-a%d", g.proc, session, a), Session: session, Token: token}
 			if g.r.IntN(10) == 0 {
 				w.Session = 0 // tied to the hold it is made in
 			}
-			s := lockSent{proc: g.proc, v: w, inv: g.emit(history.Invoke, history.FWrite, w)}
+			s := lockSent{proc: g.proc, v: w, inv: g.emit(history.Invoke, lockop.FWrite, w)}
 			s.outcome = anyOutcome(g.r)
 			s.done = s.inv + 3*tick
 			if s.outcome != "" {
-				s.done = g.emit(s.outcome, history.FWrite, w)
+				s.done = g.emit(s.outcome, lockop.FWrite, w)
 			}
 			*sent = append(*sent, s)
 			if s.outcome == "" {
@@ -123,7 +124,7 @@ func (g *lockProc) run(names LockNames, locks []string, withTokens bool, sent *[
 		if g.r.IntN(6) == 0 {
 			continue // no release: the next acquire ends the hold
 		}
-		rv := history.LockValue{Lock: lock, Session: oneOf(g.r, session, session, session, 0, session+1), Token: token}
+		rv := lockop.Value{Lock: lock, Session: oneOf(g.r, session, session, session, 0, session+1), Token: token}
 		g.emit(history.Invoke, names.Release, rv)
 		out = anyOutcome(g.r)
 		if out == "" {
@@ -137,14 +138,14 @@ func (g *lockProc) run(names LockNames, locks []string, withTokens bool, sent *[
 // was accepted, a failed one rejected or never seen, one of unknown outcome
 // any of the three; each decided while it was in flight. Now and then an
 // accepted entry of a session no acquisition had.
-func lockResourceLog(r Rand, sent []lockSent) []history.ResourceEntry {
+func lockResourceLog(r Rand, sent []lockSent) []lockop.ResourceEntry {
 	type decided struct {
-		e   history.ResourceEntry
+		e   lockop.ResourceEntry
 		tie int
 	}
 	var ds []decided
 	for _, s := range sent {
-		e := history.ResourceEntry{Client: s.proc, Key: s.v.Key, Value: s.v.Value, Session: s.v.Session, Token: s.v.Token}
+		e := lockop.ResourceEntry{Client: s.proc, Key: s.v.Key, Value: s.v.Value, Session: s.v.Session, Token: s.v.Token}
 		switch s.outcome {
 		case history.Ok:
 			e.Accepted = true
@@ -168,10 +169,10 @@ func lockResourceLog(r Rand, sent []lockSent) []history.ResourceEntry {
 	}
 	if r.IntN(6) == 0 && len(sent) > 0 {
 		s := oneOf(r, sent...)
-		ds = append(ds, decided{history.ResourceEntry{Time: s.inv, Client: s.proc, Key: "k", Value: "stray", Session: 99, Accepted: true}, r.IntN(4)})
+		ds = append(ds, decided{lockop.ResourceEntry{Time: s.inv, Client: s.proc, Key: "k", Value: "stray", Session: 99, Accepted: true}, r.IntN(4)})
 	}
 	slices.SortStableFunc(ds, func(a, b decided) int { return cmp.Or(cmp.Compare(a.e.Time, b.e.Time), cmp.Compare(a.tie, b.tie)) })
-	log := make([]history.ResourceEntry, len(ds))
+	log := make([]lockop.ResourceEntry, len(ds))
 	for i, d := range ds {
 		log[i] = d.e
 		log[i].Line = i + 1

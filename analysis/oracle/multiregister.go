@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // MultiRegister reports whether h, of txn operations (Jepsen's :txn, steps
@@ -55,11 +56,11 @@ type txnStepEffect struct {
 
 // txnEffect is what a transaction does to the key slots.
 func txnEffect(p regPair, known bool, keys keySlots) (regEffect, error) {
-	var steps []history.TxnStep
+	var steps []txnop.Step
 	if err := json.Unmarshal(p.inv.Value, &steps); err != nil {
 		return nil, fmt.Errorf("txn invocation %s: %w", p.inv.Value, err)
 	}
-	var got []history.TxnStep
+	var got []txnop.Step
 	if known {
 		if err := json.Unmarshal(p.done.Value, &got); err != nil {
 			return nil, fmt.Errorf("txn completion %s: %w", p.done.Value, err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // mutexOp is one acquire or release that may have taken effect.
@@ -17,7 +18,7 @@ type mutexOp struct {
 }
 
 // Mutex reports whether h is linearizable for Knossos's mutex model: each
-// lock name (an acquire's or release's history.LockValue.Lock, "" without
+// lock name (an acquire's or release's lockop.Value.Lock, "" without
 // a value) is a lock, free at first; an acquire takes it when free, a
 // release frees it when held, by whichever process; anything else is
 // illegal. Every order of the operations consistent with real time is
@@ -90,10 +91,10 @@ func mutexOps(h []history.Op) (ops []mutexOp, nlocks int, err error) {
 	pending := map[int]int{} // process -> position of its invocation in flight
 	add := func(i int, done *history.Op) error {
 		inv := h[i]
-		if inv.F != history.FAcquire && inv.F != history.FRelease {
+		if inv.F != lockop.FAcquire && inv.F != lockop.FRelease {
 			return nil
 		}
-		var v history.LockValue
+		var v lockop.Value
 		if len(inv.Value) > 0 && string(inv.Value) != "null" {
 			if err := inv.Decode(&v); err != nil {
 				return err
@@ -104,7 +105,7 @@ func mutexOps(h []history.Op) (ops []mutexOp, nlocks int, err error) {
 			k = len(locks)
 			locks[v.Lock] = k
 		}
-		op := mutexOp{lock: k, acquire: inv.F == history.FAcquire, inv: inv.Time, done: math.MaxInt64}
+		op := mutexOp{lock: k, acquire: inv.F == lockop.FAcquire, inv: inv.Time, done: math.MaxInt64}
 		switch {
 		case done == nil || done.Type == history.Info:
 		case done.Type == history.Ok:

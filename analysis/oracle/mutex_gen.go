@@ -4,13 +4,14 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // RandomMutexHistory draws a small history for the mutex model: 1 to 4
 // processes and at most 8 operations, each process mostly alternating
 // acquire and release (sometimes not), each operation ending ok, fail, info
 // or never (the process's last). Values are shaped as the EDN reader or
-// chaos's lock workload make them: none at all, or a history.LockValue
+// chaos's lock workload make them: none at all, or a lockop.Value
 // naming one lock or, now and then, one of two. Lines are out of time order
 // across processes as in RandomLockHistory; or, as in an EDN file, in
 // order with each entry's time its position.
@@ -38,13 +39,13 @@ func RandomMutexHistory(r Rand) []history.Op {
 		if done[p] {
 			continue
 		}
-		f := history.FAcquire
+		f := lockop.FAcquire
 		if holding[p] != (r.IntN(5) == 0) {
-			f = history.FRelease
+			f = lockop.FRelease
 		}
 		var v any
 		if locks != nil {
-			v = history.LockValue{Lock: oneOf(r, locks...)}
+			v = lockop.Value{Lock: oneOf(r, locks...)}
 		}
 		emit(p, history.Invoke, f, v)
 		out := anyOutcome(r)
@@ -54,7 +55,7 @@ func RandomMutexHistory(r Rand) []history.Op {
 		}
 		emit(p, out, f, v)
 		if out == history.Ok {
-			holding[p] = f == history.FAcquire
+			holding[p] = f == lockop.FAcquire
 		}
 	}
 	h := interleavedOrLate(r, lines)

@@ -11,6 +11,7 @@ import (
 	"math"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
 // maxSearchOps bounds the operations a brute-force search accepts: beyond a
@@ -246,17 +247,17 @@ func Register(h []history.Op, opt RegisterOptions) (bool, error) {
 
 // registerEffect is what a register operation does to the key slots.
 func registerEffect(p regPair, known bool, opt RegisterOptions, keys keySlots) (regEffect, error) {
-	var v history.RegisterValue
+	var v registerop.Value
 	if err := json.Unmarshal(p.inv.Value, &v); err != nil {
 		return nil, fmt.Errorf("%s invocation %s: %w", p.inv.F, p.inv.Value, err)
 	}
 	k := keys.slot(v.Key)
 	switch p.inv.F {
-	case history.FRead:
+	case registerop.FRead:
 		if !known { // a read of unknown outcome returned nothing we know
 			return regUnchanged, nil
 		}
-		var d history.RegisterValue
+		var d registerop.Value
 		if err := json.Unmarshal(p.done.Value, &d); err != nil {
 			return nil, fmt.Errorf("read completion %s: %w", p.done.Value, err)
 		}
@@ -267,13 +268,13 @@ func registerEffect(p regPair, known bool, opt RegisterOptions, keys keySlots) (
 		return func(s []string) ([]string, bool) {
 			return s, s[k] == got || got == "null" && opt.NilReadsUnknown
 		}, nil
-	case history.FWrite:
+	case registerop.FWrite:
 		val, err := regValueText(v.Value)
 		if err != nil {
 			return nil, err
 		}
 		return func(s []string) ([]string, bool) { return withSlot(s, k, val), true }, nil
-	case history.FCas:
+	case registerop.FCas:
 		if !opt.Cas {
 			return nil, fmt.Errorf("a cas in a plain register history")
 		}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // RegisterCase is a generated history and the options it is checked with.
@@ -208,25 +210,25 @@ type registerGen struct {
 
 func (g registerGen) draw(r Rand, op *genOp) {
 	op.key = r.IntN(g.keys)
-	fs := []string{history.FRead, history.FWrite}
+	fs := []string{registerop.FRead, registerop.FWrite}
 	if g.cas {
-		fs = append(fs, history.FCas)
+		fs = append(fs, registerop.FCas)
 	}
 	switch op.f = oneOf(r, fs...); op.f {
-	case history.FWrite: // now and then a write of null, which makes the key absent
+	case registerop.FWrite: // now and then a write of null, which makes the key absent
 		op.args = []string{oneOf(r, "0", "1", "2", "0", "1", "2", "null")}
-	case history.FCas:
+	case registerop.FCas:
 		op.args = []string{oneOf(r, "0", "1", "2", "0", "1", "2", "null"), oneOf(r, registerValues...)}
 	}
 }
 
 func (g registerGen) run(op *genOp, s []string) []string {
 	switch op.f {
-	case history.FRead:
+	case registerop.FRead:
 		op.out = []string{s[op.key]}
-	case history.FWrite:
+	case registerop.FWrite:
 		s[op.key] = op.args[0]
-	case history.FCas:
+	case registerop.FCas:
 		if s[op.key] != op.args[0] {
 			if op.outcome == history.Ok {
 				op.outcome = history.Fail
@@ -239,21 +241,21 @@ func (g registerGen) run(op *genOp, s []string) []string {
 }
 
 func (g registerGen) corrupt(r Rand, op *genOp) {
-	if op.f == history.FRead {
+	if op.f == registerop.FRead {
 		op.out = []string{oneOf(r, "null", "0", "1", "2", "3")}
 	}
 }
 
 func (g registerGen) values(op *genOp) (inv, done any) {
-	v := history.RegisterValue{Key: registerKeys[op.key]}
+	v := registerop.Value{Key: registerKeys[op.key]}
 	switch op.f {
-	case history.FWrite:
+	case registerop.FWrite:
 		v.Value = json.RawMessage(op.args[0])
-	case history.FCas:
+	case registerop.FCas:
 		v.From, v.To = json.RawMessage(op.args[0]), json.RawMessage(op.args[1])
 	}
 	inv, done = v, v
-	if op.f == history.FRead && op.outcome == history.Ok {
+	if op.f == registerop.FRead && op.outcome == history.Ok {
 		v.Value = json.RawMessage(op.out[0])
 		done = v
 	}
@@ -267,7 +269,7 @@ type txnGen struct{ keys int }
 // step returned (null for a write).
 
 func (g txnGen) draw(r Rand, op *genOp) {
-	op.f = history.FTxn
+	op.f = txnop.FTxn
 	for range 1 + r.IntN(3) {
 		k := registerKeys[r.IntN(g.keys)]
 		if r.IntN(2) == 0 {
@@ -311,10 +313,10 @@ func (g txnGen) corrupt(r Rand, op *genOp) {
 }
 
 func (g txnGen) values(op *genOp) (inv, done any) {
-	var in, out []history.TxnStep
+	var in, out []txnop.Step
 	for j, a := range op.args {
 		f, k, v := txnStep(a)
-		st := history.TxnStep{F: f, Key: registerKeys[k]}
+		st := txnop.Step{F: f, Key: registerKeys[k]}
 		if f == "w" {
 			st.Value = json.RawMessage(v)
 		}

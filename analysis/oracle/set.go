@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/setop"
 )
 
 // SetResult is the reference judgement of a set history: the verdict
@@ -127,21 +128,21 @@ func CheckSet(ops []history.Op) (SetResult, error) {
 func setOps(ops []history.Op) (adds, reads []setOp, err error) {
 	for i := range ops {
 		inv := &ops[i]
-		if inv.Process < 0 || inv.Type != history.Invoke || inv.F != history.FAdd && inv.F != history.FRead {
+		if inv.Process < 0 || inv.Type != history.Invoke || inv.F != setop.FAdd && inv.F != setop.FRead {
 			continue
 		}
 		o := setOp{inv: inv}
 		for j := i + 1; j < len(ops); j++ {
-			if ops[j].Process == inv.Process && (ops[j].F == history.FAdd || ops[j].F == history.FRead) {
+			if ops[j].Process == inv.Process && (ops[j].F == setop.FAdd || ops[j].F == setop.FRead) {
 				if ops[j].Type != history.Invoke {
 					o.done = &ops[j]
 				}
 				break
 			}
 		}
-		if inv.F == history.FRead {
+		if inv.F == setop.FRead {
 			if o.is(history.Ok) {
-				var v history.SetValue
+				var v setop.Value
 				if err := o.done.Decode(&v); err != nil {
 					return nil, nil, err
 				}
@@ -150,7 +151,7 @@ func setOps(ops []history.Op) (adds, reads []setOp, err error) {
 			}
 			continue
 		}
-		var v history.SetValue
+		var v setop.Value
 		if err := inv.Decode(&v); err != nil {
 			return nil, nil, err
 		}
@@ -184,7 +185,7 @@ func RandomSetHistory(r Rand) []history.Op {
 		inv := clock[p] + time.Duration(r.IntN(4))*tick
 		done := inv + time.Duration(r.IntN(5))*tick
 		clock[p] = done
-		entry := func(at time.Duration, t history.Type, f string, v history.SetValue) history.Op {
+		entry := func(at time.Duration, t history.Type, f string, v setop.Value) history.Op {
 			return history.Op{Time: at, Type: t, Process: p, F: f, Value: history.MustValue(v)}
 		}
 		node := fmt.Sprintf("n%d", 1+r.IntN(3))
@@ -195,9 +196,9 @@ func RandomSetHistory(r Rand) []history.Op {
 		if r.IntN(2) == 0 {
 			e := int64(r.IntN(elements - 1))
 			drawn = append(drawn, e)
-			lines[p] = append(lines[p], entry(inv, history.Invoke, history.FAdd, history.SetValue{Element: &e}))
+			lines[p] = append(lines[p], entry(inv, history.Invoke, setop.FAdd, setop.Value{Element: &e}))
 			if outcome != "" {
-				lines[p] = append(lines[p], entry(done, outcome, history.FAdd, history.SetValue{Element: &e, Node: node}))
+				lines[p] = append(lines[p], entry(done, outcome, setop.FAdd, setop.Value{Element: &e, Node: node}))
 			}
 			continue
 		}
@@ -209,12 +210,12 @@ func RandomSetHistory(r Rand) []history.Op {
 				read = append(read, e)
 			}
 		}
-		lines[p] = append(lines[p], entry(inv, history.Invoke, history.FRead, history.SetValue{}))
+		lines[p] = append(lines[p], entry(inv, history.Invoke, setop.FRead, setop.Value{}))
 		switch outcome {
 		case history.Ok:
-			lines[p] = append(lines[p], entry(done, outcome, history.FRead, history.SetValue{Read: read, Node: node}))
+			lines[p] = append(lines[p], entry(done, outcome, setop.FRead, setop.Value{Read: read, Node: node}))
 		case history.Fail, history.Info:
-			lines[p] = append(lines[p], entry(done, outcome, history.FRead, history.SetValue{Node: node}))
+			lines[p] = append(lines[p], entry(done, outcome, setop.FRead, setop.Value{Node: node}))
 		}
 	}
 	return interleave(r, lines)

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
+	"github.com/chaos-testing/chaos/ops/registerop"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // The Knossos models whose histories Read converts.
@@ -43,13 +46,13 @@ func ReadFile(path, model string) ([]history.Op, error) {
 // empty, prefixes error positions. Values become JSON in the form that
 // keeps what Clojure's = tells apart (tagged.go: 1 stays a number, 1.0 and
 // :x become "~d1.0" and "~:x"), inside:
-//   - register, cas-register: a history.RegisterValue; independent tuples
+//   - register, cas-register: a registerop.Value; independent tuples
 //     [k v] set its Key to k's text, else Key is "". A read's nil is absent
 //     on the invocation and JSON null on an ok completion.
-//   - multi-register, rw-register: []history.TxnStep with F "r" or "w"
+//   - multi-register, rw-register: []txnop.Step with F "r" or "w"
 //     (:read and :write spelled out are accepted), keys as text, nil
 //     reads as for registers.
-//   - list-append: []history.TxnStep with F "r" (its value the list read)
+//   - list-append: []txnop.Step with F "r" (its value the list read)
 //     or "append".
 //   - mutex: no value (see converter.mutex for chaos's own exports).
 //
@@ -166,17 +169,17 @@ func isPair(v Value) bool { return (v.Kind == Vector || v.Kind == List) && len(v
 
 func (c *converter) register(op *history.Op, f, v Value) error {
 	switch {
-	case op.F == history.FCas && c.model == Register:
+	case op.F == registerop.FCas && c.model == Register:
 		return errAt(f, "the register model has no :cas (use cas-register)")
-	case op.F != history.FRead && op.F != history.FWrite && op.F != history.FCas:
+	case op.F != registerop.FRead && op.F != registerop.FWrite && op.F != registerop.FCas:
 		return errAt(f, "expected :f to be :read, :write or :cas for model %s, got %s", c.model, f)
 	}
 	if c.decided == nil && v.Kind != Nil {
 		first := v
 		c.decided = &first
-		c.tuples = isPair(v) && (op.F != history.FCas || isPair(v.Items[1]))
+		c.tuples = isPair(v) && (op.F != registerop.FCas || isPair(v.Items[1]))
 	}
-	rv := history.RegisterValue{}
+	rv := registerop.Value{}
 	if c.tuples {
 		if !isPair(v) {
 			return errAt(v, "expected an independent [key value] tuple, as at %d:%d, got %s", c.decided.Line, c.decided.Col, describe(v))
@@ -189,15 +192,15 @@ func (c *converter) register(op *history.Op, f, v Value) error {
 	}
 	var err error
 	switch {
-	case op.F == history.FWrite || op.F == history.FRead && (v.Kind != Nil || op.Type == history.Ok):
+	case op.F == registerop.FWrite || op.F == registerop.FRead && (v.Kind != Nil || op.Type == history.Ok):
 		// A nil read that completed ok is JSON null; the checker decides
 		// whether that means "absent" or Knossos's "unknown".
 		rv.Value, err = jsonValue(v)
-	case op.F == history.FCas && isPair(v):
+	case op.F == registerop.FCas && isPair(v):
 		if rv.From, err = jsonValue(v.Items[0]); err == nil {
 			rv.To, err = jsonValue(v.Items[1])
 		}
-	case op.F == history.FCas && (v.Kind != Nil || op.Type == history.Invoke || op.Type == history.Ok):
+	case op.F == registerop.FCas && (v.Kind != Nil || op.Type == history.Invoke || op.Type == history.Ok):
 		return errAt(v, "expected a cas value [from to], got %s", describe(v))
 	}
 	if err != nil {
@@ -212,7 +215,7 @@ func (c *converter) txn(op *history.Op, f, v Value) error {
 	if c.model == ListAppend {
 		writeF, example, fns = "append", "[[:r k [v ...]] [:append k v] ...]", ":r or :append"
 	}
-	if op.F != history.FTxn {
+	if op.F != txnop.FTxn {
 		return errAt(f, "expected :f to be :txn (the %s model's only operation), got %s", c.model, f)
 	}
 	if v.Kind == Nil && (op.Type == history.Fail || op.Type == history.Info) {
@@ -221,7 +224,7 @@ func (c *converter) txn(op *history.Op, f, v Value) error {
 	if v.Kind != Vector && v.Kind != List {
 		return errAt(v, "expected a transaction %s, got %s", example, describe(v))
 	}
-	steps := make([]history.TxnStep, 0, len(v.Items))
+	steps := make([]txnop.Step, 0, len(v.Items))
 	for _, s := range v.Items {
 		if (s.Kind != Vector && s.Kind != List) || len(s.Items) != 3 || s.Items[0].Kind != Keyword {
 			return errAt(s, "expected a step [:r k v] or [:%s k v], got %s", writeF, describe(s))
@@ -230,7 +233,7 @@ func (c *converter) txn(op *history.Op, f, v Value) error {
 		if err != nil {
 			return err
 		}
-		st := history.TxnStep{Key: key}
+		st := txnop.Step{Key: key}
 		switch x, fn := s.Items[2], s.Items[0].Text; {
 		case fn == "r" || fn == "read" && c.model != ListAppend: // Jepsen says :r, Knossos :read
 			st.F = "r"
@@ -258,12 +261,12 @@ func (c *converter) txn(op *history.Op, f, v Value) error {
 // :token on the op) comes back whole, for chaos's own lock analysis.
 func (c *converter) mutex(op *history.Op, m, f, v Value) error {
 	switch op.F {
-	case history.FAcquire, history.FRelease:
+	case lockop.FAcquire, lockop.FRelease:
 		if lv, ok := lockValue(v); ok {
 			op.Value = history.MustValue(lv)
 		}
 		return nil
-	case history.FWrite:
+	case lockop.FWrite:
 		if !isPair(v) {
 			return errAt(v, "expected a lock workload write [key value], got %s", describe(v))
 		}
@@ -275,7 +278,7 @@ func (c *converter) mutex(op *history.Op, m, f, v Value) error {
 		if err != nil {
 			return err
 		}
-		wv := history.WriteValue{Key: key, Value: val}
+		wv := lockop.WriteValue{Key: key, Value: val}
 		s, _ := m.Get("session")
 		t, _ := m.Get("token")
 		if wv.Session, err = strconv.Atoi(s.Text); s.Kind != Nil && (s.Kind != Int || err != nil) {
@@ -301,9 +304,9 @@ func token(t Value) (*int64, error) {
 	return &n, nil
 }
 
-// lockValue reads the map Write makes of a history.LockValue.
-func lockValue(v Value) (history.LockValue, bool) {
-	var lv history.LockValue
+// lockValue reads the map Write makes of a lockop.Value.
+func lockValue(v Value) (lockop.Value, bool) {
+	var lv lockop.Value
 	if v.Kind != Map || len(v.Items) == 0 {
 		return lv, false
 	}

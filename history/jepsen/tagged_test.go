@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
 // writeValue reads an EDN register history that writes each of vs (to
@@ -25,7 +26,7 @@ func writeValue(t *testing.T, vs ...string) []string {
 	}
 	var out []string
 	for _, op := range ops {
-		var rv history.RegisterValue
+		var rv registerop.Value
 		if err := json.Unmarshal(op.Value, &rv); err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func TestTaggedErrors(t *testing.T) {
 // Write reads tagged strings back into EDN, and refuses a "~" string that
 // is none of the tagged forms rather than guess.
 func TestWriteTagged(t *testing.T) {
-	ops := []history.Op{op(history.Ok, 0, history.FWrite, history.RegisterValue{Key: "k", Value: json.RawMessage(`["~:x","~~y","~d1.0","~f1",1.5,1e22,{"~set":[1]},{"~#inst":"2024"}]`)})}
+	ops := []history.Op{op(history.Ok, 0, registerop.FWrite, registerop.Value{Key: "k", Value: json.RawMessage(`["~:x","~~y","~d1.0","~f1",1.5,1e22,{"~set":[1]},{"~#inst":"2024"}]`)})}
 	var buf bytes.Buffer
 	if err := Write(&buf, ops); err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func TestWriteTagged(t *testing.T) {
 		t.Errorf("got %s, want it to contain %s", buf.String(), want)
 	}
 	for _, bad := range []string{`"~q"`, `"~:a b"`, `"~d1"`, `"~r2/4"`, `{"~set":1}`, `{"~#":1}`, `1e1000000`} {
-		ops[0].Value = history.MustValue(history.RegisterValue{Key: "k", Value: json.RawMessage(bad)})
+		ops[0].Value = history.MustValue(registerop.Value{Key: "k", Value: json.RawMessage(bad)})
 		if err := Write(&bytes.Buffer{}, ops); err == nil {
 			t.Errorf("%s: written, expected an error", bad)
 		}

@@ -11,21 +11,24 @@ import (
 	"strings"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
+	"github.com/chaos-testing/chaos/ops/registerop"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // Write exports a chaos history as Jepsen EDN: a vector of op maps, one a
 // line, {:index i, :time ns, :type :ok, :process p, :f :read, :value v}.
 //
 // Values take Jepsen's shapes, chosen by :f and the value's JSON fields:
-// register ops (history.RegisterValue) become independent tuples [k v] and
+// register ops (registerop.Value) become independent tuples [k v] and
 // [k [from to]] (bare v and [from to] for the key ""); txn steps become
 // [[:r k v] [:w k v]]; lock acquires and releases carry {:lock :session
-// :token}; lock workload writes (history.WriteValue) carry [key value],
+// :token}; lock workload writes (lockop.WriteValue) carry [key value],
 // with :session and :token on the op. Values are written as the EDN
 // values whose JSON form they are (tagged.go): numbers as integers, or as
 // decimals (1.5M) when they are not integers, so that Clojure's = compares
 // them exactly as chaos does. A cas that completed ok without applying
-// (history.RegisterValue.Mismatch) becomes a :fail, the nearest Knossos
+// (registerop.Value.Mismatch) becomes a :fail, the nearest Knossos
 // has. Nemesis ops get :process :nemesis and :type :info (observer ops
 // :process :observer), and processes are renumbered (see Renumber).
 // Read(Write(ops)) gives back Renumber(ops), with times replaced by
@@ -110,8 +113,8 @@ func opMap(i int, op history.Op) (Value, error) {
 	if err != nil {
 		return Value{}, fmt.Errorf("value %s: %w", op.Value, err)
 	}
-	var rv history.RegisterValue
-	if op.Type == history.Ok && op.F == history.FCas && json.Unmarshal(op.Value, &rv) == nil && rv.Mismatch {
+	var rv registerop.Value
+	if op.Type == history.Ok && op.F == registerop.FCas && json.Unmarshal(op.Value, &rv) == nil && rv.Mismatch {
 		typ = kw(string(history.Fail))
 	}
 	m := mapOf(kw("index"), num(int64(i)), kw("time"), num(op.Time.Nanoseconds()),
@@ -148,22 +151,22 @@ func value(op history.Op) (Value, []Value, error) {
 		return Value{}, nil, nil
 	}
 	var (
-		rv    history.RegisterValue
-		wv    history.WriteValue
-		steps []history.TxnStep
-		lv    history.LockValue
+		rv    registerop.Value
+		wv    lockop.WriteValue
+		steps []txnop.Step
+		lv    lockop.Value
 	)
 	switch {
 	case op.Process < 0: // the nemesis's and the observer's values are plain JSON
-	case op.F == history.FWrite && hasField(op.Value, "session") && strict(op.Value, &wv):
+	case op.F == lockop.FWrite && hasField(op.Value, "session") && strict(op.Value, &wv):
 		extra := []Value{kw("session"), num(int64(wv.Session))}
 		if wv.Token != nil {
 			extra = append(extra, kw("token"), num(*wv.Token))
 		}
 		return vec(keyEDN(wv.Key), str(wv.Value)), extra, nil
-	case (op.F == history.FRead || op.F == history.FWrite || op.F == history.FCas) && strict(op.Value, &rv):
+	case (op.F == registerop.FRead || op.F == registerop.FWrite || op.F == registerop.FCas) && strict(op.Value, &rv):
 		x, err := decode(rv.Value)
-		if op.F == history.FCas && (rv.From != nil || rv.To != nil) {
+		if op.F == registerop.FCas && (rv.From != nil || rv.To != nil) {
 			var from, to Value
 			from, err = decode(rv.From)
 			if err == nil {
@@ -175,7 +178,7 @@ func value(op history.Op) (Value, []Value, error) {
 			x = vec(keyEDN(rv.Key), x)
 		}
 		return x, nil, err
-	case op.F == history.FTxn && strict(op.Value, &steps) && !slices.ContainsFunc(steps, func(s history.TxnStep) bool { return s.F != "r" && s.F != "w" && s.F != "append" }):
+	case op.F == txnop.FTxn && strict(op.Value, &steps) && !slices.ContainsFunc(steps, func(s txnop.Step) bool { return s.F != "r" && s.F != "w" && s.F != "append" }):
 		out := vec()
 		for _, s := range steps {
 			x, err := decode(s.Value)
@@ -185,7 +188,7 @@ func value(op history.Op) (Value, []Value, error) {
 			out.Items = append(out.Items, vec(kw(s.F), keyEDN(s.Key), x))
 		}
 		return out, nil, nil
-	case (op.F == history.FAcquire || op.F == history.FRelease) && strict(op.Value, &lv):
+	case (op.F == lockop.FAcquire || op.F == lockop.FRelease) && strict(op.Value, &lv):
 		m := mapOf(kw("lock"), str(lv.Lock))
 		if lv.Session != 0 {
 			m.Items = append(m.Items, kw("session"), num(int64(lv.Session)))

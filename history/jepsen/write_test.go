@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
+	"github.com/chaos-testing/chaos/ops/registerop"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // normalized is what Read(Write(ops)) gives back: Renumber(ops), with
@@ -62,14 +65,14 @@ func op(typ history.Type, p int, f string, v any) history.Op {
 
 func TestWriteFormat(t *testing.T) {
 	ops := []history.Op{
-		op(history.Invoke, 0, history.FWrite, history.RegisterValue{Key: "r1", Value: json.RawMessage("3")}),
+		op(history.Invoke, 0, registerop.FWrite, registerop.Value{Key: "r1", Value: json.RawMessage("3")}),
 		op(history.Invoke, history.Nemesis, "partition", []string{"n1", "n2"}),
-		op(history.Info, 0, history.FWrite, history.RegisterValue{Key: "r1", Value: json.RawMessage("3")}),
-		op(history.Invoke, 0, history.FRead, history.RegisterValue{Key: "7"}),
-		op(history.Ok, 0, history.FRead, history.RegisterValue{Key: "7", Value: json.RawMessage("null")}),
-		op(history.Invoke, 1, history.FCas, history.RegisterValue{Key: "", From: json.RawMessage(`"a"`), To: json.RawMessage(`{"b":[1.5]}`)}),
+		op(history.Info, 0, registerop.FWrite, registerop.Value{Key: "r1", Value: json.RawMessage("3")}),
+		op(history.Invoke, 0, registerop.FRead, registerop.Value{Key: "7"}),
+		op(history.Ok, 0, registerop.FRead, registerop.Value{Key: "7", Value: json.RawMessage("null")}),
+		op(history.Invoke, 1, registerop.FCas, registerop.Value{Key: "", From: json.RawMessage(`"a"`), To: json.RawMessage(`{"b":[1.5]}`)}),
 		op(history.Fail, 1, "odd f", nil),
-		op(history.Ok, 1, history.FTxn, []history.TxnStep{{F: "cas", Key: "x", Value: json.RawMessage("1")}}),
+		op(history.Ok, 1, txnop.FTxn, []txnop.Step{{F: "cas", Key: "x", Value: json.RawMessage("1")}}),
 	}
 	for i := range ops {
 		ops[i].Time = time.Duration(i+1) * time.Millisecond
@@ -148,15 +151,15 @@ func TestRoundTrip(t *testing.T) {
 		op(history.Info, history.Nemesis, "pause", map[string]any{"n1": "paused", "at": 1.5}),
 	}
 	register := append([]history.Op{
-		op(history.Invoke, 0, history.FRead, history.RegisterValue{Key: "r0"}),
-		op(history.Invoke, 1, history.FWrite, history.RegisterValue{Key: "r0", Value: num("3")}),
-		op(history.Ok, 0, history.FRead, history.RegisterValue{Key: "r0", Value: num("null")}),
-		op(history.Invoke, 2, history.FCas, history.RegisterValue{Key: "r0", From: num("3"), To: num("4")}),
-		op(history.Info, 1, history.FWrite, history.RegisterValue{Key: "r0", Value: num("3")}),
-		op(history.Fail, 2, history.FCas, history.RegisterValue{Key: "r0", From: num("3"), To: num("4")}),
-		op(history.Invoke, 1, history.FRead, history.RegisterValue{Key: "0012"}),
-		op(history.Fail, 1, history.FRead, history.RegisterValue{Key: "0012"}),
-		op(history.Invoke, 2, history.FWrite, history.RegisterValue{Key: "12", Value: num(`"a<b\n"`)}),
+		op(history.Invoke, 0, registerop.FRead, registerop.Value{Key: "r0"}),
+		op(history.Invoke, 1, registerop.FWrite, registerop.Value{Key: "r0", Value: num("3")}),
+		op(history.Ok, 0, registerop.FRead, registerop.Value{Key: "r0", Value: num("null")}),
+		op(history.Invoke, 2, registerop.FCas, registerop.Value{Key: "r0", From: num("3"), To: num("4")}),
+		op(history.Info, 1, registerop.FWrite, registerop.Value{Key: "r0", Value: num("3")}),
+		op(history.Fail, 2, registerop.FCas, registerop.Value{Key: "r0", From: num("3"), To: num("4")}),
+		op(history.Invoke, 1, registerop.FRead, registerop.Value{Key: "0012"}),
+		op(history.Fail, 1, registerop.FRead, registerop.Value{Key: "0012"}),
+		op(history.Invoke, 2, registerop.FWrite, registerop.Value{Key: "12", Value: num(`"a<b\n"`)}),
 	}, nemesis...)
 	register[7].Error = "context deadline exceeded"
 	out := roundTrip(t, CasRegister, register)
@@ -165,29 +168,29 @@ func TestRoundTrip(t *testing.T) {
 	}
 
 	lock := append([]history.Op{
-		op(history.Invoke, 0, history.FAcquire, history.LockValue{Lock: "l"}),
-		op(history.Ok, 0, history.FAcquire, history.LockValue{Lock: "l", Session: 1, Token: &tok}),
-		op(history.Invoke, 0, history.FWrite, history.WriteValue{Key: "l", Value: "p0-s1", Session: 1, Token: &tok}),
-		op(history.Fail, 0, history.FWrite, history.WriteValue{Key: "l", Value: "p0-s1", Session: 1, Token: &tok}),
-		op(history.Invoke, 0, history.FRelease, history.LockValue{Lock: "l", Session: 1}),
-		op(history.Info, 0, history.FRelease, history.LockValue{Lock: "l", Session: 1}),
-		op(history.Invoke, 0, history.FAcquire, nil),
-		op(history.Invoke, 1, history.FWrite, history.WriteValue{Key: "l", Value: "p1-s0"}),
+		op(history.Invoke, 0, lockop.FAcquire, lockop.Value{Lock: "l"}),
+		op(history.Ok, 0, lockop.FAcquire, lockop.Value{Lock: "l", Session: 1, Token: &tok}),
+		op(history.Invoke, 0, lockop.FWrite, lockop.WriteValue{Key: "l", Value: "p0-s1", Session: 1, Token: &tok}),
+		op(history.Fail, 0, lockop.FWrite, lockop.WriteValue{Key: "l", Value: "p0-s1", Session: 1, Token: &tok}),
+		op(history.Invoke, 0, lockop.FRelease, lockop.Value{Lock: "l", Session: 1}),
+		op(history.Info, 0, lockop.FRelease, lockop.Value{Lock: "l", Session: 1}),
+		op(history.Invoke, 0, lockop.FAcquire, nil),
+		op(history.Invoke, 1, lockop.FWrite, lockop.WriteValue{Key: "l", Value: "p1-s0"}),
 	}, nemesis...)
 	lock[3].Error = "stale token 34 < 35"
 	roundTrip(t, Mutex, lock)
 
 	txn := append([]history.Op{
-		op(history.Invoke, 0, history.FTxn, []history.TxnStep{{F: "r", Key: "x"}, {F: "w", Key: "1", Value: num("2")}}),
-		op(history.Ok, 0, history.FTxn, []history.TxnStep{{F: "r", Key: "x", Value: num("null")}, {F: "w", Key: "1", Value: num("2")}}),
-		op(history.Info, 0, history.FTxn, nil),
+		op(history.Invoke, 0, txnop.FTxn, []txnop.Step{{F: "r", Key: "x"}, {F: "w", Key: "1", Value: num("2")}}),
+		op(history.Ok, 0, txnop.FTxn, []txnop.Step{{F: "r", Key: "x", Value: num("null")}, {F: "w", Key: "1", Value: num("2")}}),
+		op(history.Info, 0, txnop.FTxn, nil),
 	}, nemesis...)
 	roundTrip(t, MultiRegister, txn)
 
 	appends := append([]history.Op{
-		op(history.Invoke, 0, history.FTxn, []history.TxnStep{{F: "r", Key: "x"}, {F: "append", Key: "1", Value: num("2")}}),
-		op(history.Ok, 0, history.FTxn, []history.TxnStep{{F: "r", Key: "x", Value: num("[3,4]")}, {F: "append", Key: "1", Value: num("2")}}),
-		op(history.Fail, 0, history.FTxn, []history.TxnStep{{F: "append", Key: "x", Value: num("5")}}),
+		op(history.Invoke, 0, txnop.FTxn, []txnop.Step{{F: "r", Key: "x"}, {F: "append", Key: "1", Value: num("2")}}),
+		op(history.Ok, 0, txnop.FTxn, []txnop.Step{{F: "r", Key: "x", Value: num("[3,4]")}, {F: "append", Key: "1", Value: num("2")}}),
+		op(history.Fail, 0, txnop.FTxn, []txnop.Step{{F: "append", Key: "x", Value: num("5")}}),
 	}, nemesis...)
 	roundTrip(t, ListAppend, appends)
 }
@@ -257,8 +260,8 @@ func FuzzRead(f *testing.F) {
 func BenchmarkRead(b *testing.B) {
 	var ops []history.Op
 	for i := range 50_000 {
-		v := history.RegisterValue{Key: fmt.Sprint(i % 7), From: json.RawMessage("1"), To: json.RawMessage("2")}
-		ops = append(ops, op(history.Invoke, i%5, history.FCas, v), op(history.Ok, i%5, history.FCas, v))
+		v := registerop.Value{Key: fmt.Sprint(i % 7), From: json.RawMessage("1"), To: json.RawMessage("2")}
+		ops = append(ops, op(history.Invoke, i%5, registerop.FCas, v), op(history.Ok, i%5, registerop.FCas, v))
 	}
 	var buf bytes.Buffer
 	if err := Write(&buf, ops); err != nil {

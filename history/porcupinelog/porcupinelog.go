@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
 // Format is a porcupine history format.
@@ -183,7 +184,7 @@ func (b *builder) invoked(proc int, f string) (json.RawMessage, bool) {
 //     a read changes nothing, so dropping it, as chaos does a fail, is the same;
 //   - `:fail :cas [a b]` means the compare did not match: porcupine's model
 //     takes it as evidence (legal only if the value was not a), so it is an
-//     ok completion with history.RegisterValue.Mismatch, not a fail (which
+//     ok completion with registerop.Value.Mismatch, not a fail (which
 //     chaos drops as "did not take effect").
 func ParseEtcd(r io.Reader, name string) ([]history.Op, error) {
 	b := &builder{pending: map[int]int{}}
@@ -212,9 +213,9 @@ func ParseEtcd(r io.Reader, name string) ([]history.Op, error) {
 			}
 			return b.add(line, proc, typ, f, v, strings.TrimPrefix(val, ":"))
 		}
-		var v history.RegisterValue
+		var v registerop.Value
 		switch f {
-		case history.FRead:
+		case registerop.FRead:
 			if typ == history.Invoke {
 				if val != "nil" {
 					return fmt.Errorf(":invoke :read value %q: expected nil", val)
@@ -224,11 +225,11 @@ func ParseEtcd(r io.Reader, name string) ([]history.Op, error) {
 			if v.Value, err = etcdValue(val, true); err != nil {
 				return fmt.Errorf("%s :read value %q: expected nil or an integer", fs[4], val)
 			}
-		case history.FWrite:
+		case registerop.FWrite:
 			if v.Value, err = etcdValue(val, false); err != nil {
 				return fmt.Errorf("%s :write value %q: expected an integer", fs[4], val)
 			}
-		case history.FCas:
+		case registerop.FCas:
 			inner, ok := strings.CutPrefix(val, "[")
 			if inner, ok = strings.CutSuffix(inner, "]"); ok {
 				from, to, _ := strings.Cut(inner, " ")
@@ -274,7 +275,7 @@ func keywordType(s string) (history.Type, error) {
 }
 
 // ParseKV reads a porcupine kv log: get, put and append on string values,
-// as f "get", "put", "append" with a history.RegisterValue whose Value is a
+// as f "get", "put", "append" with a registerop.Value whose Value is a
 // JSON string (a get's "" means the key is missing). As porcupine does, an
 // invocation still open at the end of the file gets an ok completion after
 // the last line: an empty get, or the put or append as invoked.
@@ -311,7 +312,7 @@ func ParseKV(r io.Reader, name string) ([]history.Op, error) {
 		if !ok || val.kind != 's' && val.kind != 'n' {
 			return errors.New(`expected ":value" with a string or nil`)
 		}
-		v := history.RegisterValue{Key: key.s}
+		v := registerop.Value{Key: key.s}
 		switch {
 		case f.s == "get" && typ == history.Invoke:
 			if val.kind != 'n' {
@@ -336,7 +337,7 @@ func ParseKV(r io.Reader, name string) ([]history.Op, error) {
 		inv := b.ops[i]
 		v := inv.Value
 		if inv.F == "get" {
-			var rv history.RegisterValue
+			var rv registerop.Value
 			_ = json.Unmarshal(v, &rv) // we wrote it
 			rv.Value = json.RawMessage(`""`)
 			v, _ = json.Marshal(rv)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
 const etcdSample = "INFO  jepsen.util - 0\t:invoke\t:read\tnil\n" +
@@ -246,7 +247,7 @@ func fuzzParse(f *testing.F, parse func(io.Reader, string) ([]history.Op, error)
 			return
 		}
 		for i, op := range ops {
-			var v history.RegisterValue
+			var v registerop.Value
 			if op.Index != i || !op.Type.Valid() || op.Process < 0 || json.Unmarshal(op.Value, &v) != nil {
 				t.Fatalf("entry %d is malformed: %+v", i, op)
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/resource"
 	"github.com/chaos-testing/chaos/workloads"
@@ -80,9 +81,9 @@ func (w Workload) Checkers() []string {
 // names are the operations of the workload's history.
 func (w Workload) names() (acquire, release string) {
 	if w.Election {
-		return history.FCampaign, history.FResign
+		return lockop.FCampaign, lockop.FResign
 	}
-	return history.FAcquire, history.FRelease
+	return lockop.FAcquire, lockop.FRelease
 }
 
 // ResourceModes of the protected resource.
@@ -189,13 +190,13 @@ func (c *client) cycle(session int) (bool, error) {
 		// A candidate waits out the leader's tenure, or its lease.
 		wait += w.HoldMax.Duration + w.Lease.Duration
 	}
-	got, err := workloads.Record(ctx, c.h, workloads.Op[Held]{F: acquire, Value: history.LockValue{Lock: Name}, Timeout: wait,
+	got, err := workloads.Record(ctx, c.h, workloads.Op[Held]{F: acquire, Value: lockop.Value{Lock: Name}, Timeout: wait,
 		Call: c.locker.Acquire,
 		Completion: func(held Held, err error) any {
 			if err != nil {
-				return history.LockValue{Lock: Name}
+				return lockop.Value{Lock: Name}
 			}
-			return history.LockValue{Lock: Name, Session: session, Token: held.Token()}
+			return lockop.Value{Lock: Name, Session: session, Token: held.Token()}
 		}})
 	if err != nil || got.Err != nil {
 		return false, err
@@ -210,7 +211,7 @@ func (c *client) cycle(session int) (bool, error) {
 		return true, err
 	}
 	_, err = workloads.Record(ctx, c.h, workloads.Op[struct{}]{F: release, Timeout: opTimeout,
-		Value: history.LockValue{Lock: Name, Session: session, Token: held.Token()},
+		Value: lockop.Value{Lock: Name, Session: session, Token: held.Token()},
 		Call:  func(ctx context.Context) (struct{}, error) { return struct{}{}, held.Release(ctx) }})
 	return true, err
 }
@@ -250,8 +251,8 @@ func (c *client) write(ctx context.Context, session, act int, token *int64) erro
 	if act > 0 {
 		value += fmt.Sprintf("-a%d", act)
 	}
-	wv := history.WriteValue{Key: Name, Value: value, Session: session, Token: token}
-	_, err := workloads.Record(ctx, c.h, workloads.Op[struct{}]{F: history.FWrite, Value: wv, Timeout: opTimeout,
+	wv := lockop.WriteValue{Key: Name, Value: value, Session: session, Token: token}
+	_, err := workloads.Record(ctx, c.h, workloads.Op[struct{}]{F: lockop.FWrite, Value: wv, Timeout: opTimeout,
 		Call: func(ctx context.Context) (struct{}, error) {
 			resp, err := c.res.Write(ctx, resource.Request{Client: c.cfg.Process, WriteValue: wv})
 			if err == nil && !resp.Accepted {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/resource"
 	"github.com/chaos-testing/chaos/workloads"
@@ -99,7 +100,7 @@ func runLockOnMemory(t *testing.T, l *memLock, d time.Duration) analysis.Result 
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _, err := history.ReadResourceLog(filepath.Join(dir, "resource.jsonl"))
+	res, _, err := lockop.ReadResourceLog(filepath.Join(dir, "resource.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/traffic"
@@ -74,7 +75,7 @@ func runOnMemory(t *testing.T, m *memory, d time.Duration, concurrency int) (ana
 	t.Helper()
 	w := Workload{Backend: workloads.Backend{TargetKind: "memory"}, Open: func(context.Context, workloads.Config) (Store, error) { return memStore{m}, nil }}
 	ps := &Params{Values: 3, Keys: 2, KeyPeriod: plans.Duration{Duration: time.Second},
-		Spec: traffic.Spec{Mix: map[string]int{history.FRead: 2, history.FWrite: 1, history.FCas: 1}, Pace: traffic.Pace{Rate: 500, Concurrency: concurrency}}}
+		Spec: traffic.Spec{Mix: map[string]int{registerop.FRead: 2, registerop.FWrite: 1, registerop.FCas: 1}, Pace: traffic.Pace{Rate: 500, Concurrency: concurrency}}}
 	path := filepath.Join(t.TempDir(), "history.jsonl")
 	clock := history.NewClock()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -108,7 +109,7 @@ func TestWorkloadOnMemory(t *testing.T) {
 			kinds[op.F]++
 		}
 	}
-	if kinds[history.FRead] == 0 || kinds[history.FWrite] == 0 || kinds[history.FCas] == 0 {
+	if kinds[registerop.FRead] == 0 || kinds[registerop.FWrite] == 0 || kinds[registerop.FCas] == 0 {
 		t.Errorf("operations that succeeded: %v; want reads, writes and cases", kinds)
 	}
 	if rep.Verdict != analysis.Valid {

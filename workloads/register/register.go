@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/traffic"
@@ -67,7 +68,7 @@ type Params struct {
 
 // kinds are the register's operations and their default weights: half
 // reads, as in Jepsen's register tests.
-var kinds = []traffic.Kind{{Name: history.FRead, Weight: 2}, {Name: history.FWrite, Weight: 1}, {Name: history.FCas, Weight: 1}}
+var kinds = []traffic.Kind{{Name: registerop.FRead, Weight: 2}, {Name: registerop.FWrite, Weight: 1}, {Name: registerop.FCas, Weight: 1}}
 
 // NewParams makes Workload a plans.Parameterized.
 func (Workload) NewParams() any { return &Params{} }
@@ -107,7 +108,7 @@ func (w Workload) Checkers() []string { return []string{"cas-register"} }
 
 // Changes makes Workload a workloads.Changer: writes and compare-and-sets
 // change the registers.
-func (Workload) Changes() []string { return []string{history.FWrite, history.FCas} }
+func (Workload) Changes() []string { return []string{registerop.FWrite, registerop.FCas} }
 
 // Run issues reads, writes and cases as the plan's traffic asks (by
 // default half reads, as fast as answers come) until ctx ends.
@@ -134,15 +135,15 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 			key := traffic.Key(clock.Now(), rng, ps.KeyPeriod.Duration, ps.Keys)
 			var err error
 			switch kind {
-			case history.FRead:
+			case registerop.FRead:
 				err = read(store, h, key)
-			case history.FWrite:
+			case registerop.FWrite:
 				v := rng.Int64N(values)
-				err = mutate(h, history.FWrite, history.RegisterValue{Key: key, Value: num(v)},
+				err = mutate(h, registerop.FWrite, registerop.Value{Key: key, Value: num(v)},
 					func(ctx context.Context) error { return store.Write(ctx, key, v) })
 			default:
 				from, to := rng.Int64N(values), rng.Int64N(values)
-				err = mutate(h, history.FCas, history.RegisterValue{Key: key, From: num(from), To: num(to)},
+				err = mutate(h, registerop.FCas, registerop.Value{Key: key, From: num(from), To: num(to)},
 					func(ctx context.Context) error { return store.Cas(ctx, key, from, to) })
 			}
 			if err != nil {
@@ -154,7 +155,7 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 
 func read(store Store, h *history.Appender, key string) error {
 	_, err := workloads.Record(context.Background(), h, workloads.Op[json.RawMessage]{
-		F: history.FRead, Value: history.RegisterValue{Key: key}, Timeout: opTimeout, ReadOnly: true,
+		F: registerop.FRead, Value: registerop.Value{Key: key}, Timeout: opTimeout, ReadOnly: true,
 		Call: func(ctx context.Context) (json.RawMessage, error) {
 			v, err := store.Read(ctx, key)
 			var bad BadValue
@@ -168,12 +169,12 @@ func read(store Store, h *history.Appender, key string) error {
 			}
 			return num(*v), nil
 		},
-		Completion: func(v json.RawMessage, _ error) any { return history.RegisterValue{Key: key, Value: v} },
+		Completion: func(v json.RawMessage, _ error) any { return registerop.Value{Key: key, Value: v} },
 	})
 	return err
 }
 
-func mutate(h *history.Appender, f string, v history.RegisterValue, do func(context.Context) error) error {
+func mutate(h *history.Appender, f string, v registerop.Value, do func(context.Context) error) error {
 	_, err := workloads.Record(context.Background(), h, workloads.Op[struct{}]{F: f, Value: v, Timeout: opTimeout,
 		Call: func(ctx context.Context) (struct{}, error) { return struct{}{}, do(ctx) }})
 	return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/setop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/traffic"
@@ -69,7 +70,7 @@ type Workload struct {
 func (w Workload) Checkers() []string { return append([]string{"set"}, w.Also...) }
 
 // Changes makes Workload a workloads.Changer: adds change the set.
-func (Workload) Changes() []string { return []string{history.FAdd} }
+func (Workload) Changes() []string { return []string{setop.FAdd} }
 
 // Needs is time for the add in flight, the settling and every final read.
 func (w Workload) Needs(plans.Workload) workloads.Needs {
@@ -160,9 +161,9 @@ func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appe
 
 func add(store Store, h *history.Appender, v int64) error {
 	_, err := workloads.Record(context.Background(), h, workloads.Op[string]{
-		F: history.FAdd, Value: history.SetValue{Element: &v}, Timeout: opTimeout,
+		F: setop.FAdd, Value: setop.Value{Element: &v}, Timeout: opTimeout,
 		Call:       func(ctx context.Context) (string, error) { return store.Add(ctx, v) },
-		Completion: func(node string, _ error) any { return history.SetValue{Element: &v, Node: node} },
+		Completion: func(node string, _ error) any { return setop.Value{Element: &v, Node: node} },
 	})
 	return err
 }
@@ -170,13 +171,13 @@ func add(store Store, h *history.Appender, v int64) error {
 // read makes one final read and says whether it succeeded.
 func read(store Store, h *history.Appender) (bool, error) {
 	d, err := workloads.Record(context.Background(), h, workloads.Op[Snapshot]{
-		F: history.FRead, Value: history.SetValue{}, Timeout: readTimeout, ReadOnly: true,
+		F: setop.FRead, Value: setop.Value{}, Timeout: readTimeout, ReadOnly: true,
 		Call: store.Read,
 		Completion: func(r Snapshot, err error) any {
 			if err != nil {
-				return history.SetValue{Node: r.Node} // what a failed read saw counts for nothing
+				return setop.Value{Node: r.Node} // what a failed read saw counts for nothing
 			}
-			return history.SetValue{Read: r.Values, Node: r.Node, Holes: r.Holes}
+			return setop.Value{Read: r.Values, Node: r.Node, Holes: r.Holes}
 		},
 	})
 	return d.Err == nil, err

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/txnop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/traffic"
@@ -77,10 +78,10 @@ type Step struct {
 // a list read's value is its list ({"f": "r", "key": "k3", "value": [4,
 // 12]}), a register read's the value or null; a read not yet done has
 // none.
-func (m Model) History(steps []Step) []history.TxnStep {
-	out := make([]history.TxnStep, len(steps))
+func (m Model) History(steps []Step) []txnop.Step {
+	out := make([]txnop.Step, len(steps))
 	for i, s := range steps {
-		out[i] = history.TxnStep{F: s.F, Key: s.Key}
+		out[i] = txnop.Step{F: s.F, Key: s.Key}
 		switch {
 		case s.F != FRead:
 			out[i].Value = json.RawMessage(strconv.FormatInt(s.Value, 10))
@@ -231,7 +232,7 @@ func (Workload) Needs(plans.Workload) workloads.Needs { return workloads.Needs{F
 func (w Workload) Checkers() []string { return []string{w.Model.Checker} }
 
 // Changes makes Workload a workloads.Changer: transactions write.
-func (Workload) Changes() []string { return []string{history.FTxn} }
+func (Workload) Changes() []string { return []string{txnop.FTxn} }
 
 // Run sends transactions at the plan's pace until ctx ends.
 func (w Workload) Run(ctx context.Context, cfg workloads.Config, h *history.Appender) error {
@@ -275,7 +276,7 @@ func draw(rng *rand.Rand, ps *Params, m Model, now time.Duration, next *int64) [
 
 func (w Workload) record(store Store, h *history.Appender, steps []Step) error {
 	_, err := workloads.Record(context.Background(), h, workloads.Op[[]Step]{
-		F: history.FTxn, Value: w.Model.History(steps), Timeout: opTimeout, ReadOnly: ReadOnly(steps),
+		F: txnop.FTxn, Value: w.Model.History(steps), Timeout: opTimeout, ReadOnly: ReadOnly(steps),
 		Call: func(ctx context.Context) ([]Step, error) {
 			done := slices.Clone(steps)
 			return done, store.Txn(ctx, done)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/simhistory"
+	"github.com/chaos-testing/chaos/ops/lockop"
 	"github.com/chaos-testing/chaos/runfolder"
 )
 
@@ -62,7 +63,7 @@ func write(kind string, entries, stale int, out string) error {
 			return err
 		}
 		defer res.Close()
-		pauses := simhistory.Lock(entries, emit, func(e history.ResourceEntry) {
+		pauses := simhistory.Lock(entries, emit, func(e lockop.ResourceEntry) {
 			if werr == nil {
 				werr = res.Write(e)
 			}

@@ -1,8 +1,13 @@
-package history
+// Package lockop is the operation vocabulary of lock workloads and leader
+// elections: the names of their operations, the values those carry, and
+// the log of the resource that holders write to.
+package lockop
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/chaos-testing/chaos/history"
 )
 
 // Operation names and values of lock workloads. A client numbers its
@@ -16,7 +21,7 @@ const (
 )
 
 // Operation names of leader elections: a client campaigns until elected
-// (its value a LockValue, the token being its term or fencing token),
+// (its value a Value, the token being its term or fencing token),
 // writes to the resource while it leads, and resigns, or learns that it
 // lost, which it records as a resign that failed.
 const (
@@ -24,9 +29,9 @@ const (
 	FResign   = "resign"
 )
 
-// LockValue is the value of acquire and release ops. Session and Token are
+// Value is the value of acquire and release ops. Session and Token are
 // set on a successful acquire's completion and on the release.
-type LockValue struct {
+type Value struct {
 	Lock    string `json:"lock"`
 	Session int    `json:"session,omitempty"`
 	// Token is the fencing token the lock service handed out, if it has one.
@@ -59,8 +64,8 @@ type ResourceEntry struct {
 }
 
 // ReadResourceLog loads a protected resource's log.
-func ReadResourceLog(path string) ([]ResourceEntry, *Truncated, error) {
-	es, trunc, err := ReadJSONLines(path, func(e *ResourceEntry) error {
+func ReadResourceLog(path string) ([]ResourceEntry, *history.Truncated, error) {
+	es, trunc, err := history.ReadJSONLines(path, func(e *ResourceEntry) error {
 		if e.Key == "" {
 			return fmt.Errorf(`missing "key"`)
 		}
