@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
@@ -46,17 +47,17 @@ func etcdPutGetHistory(rng *rand.Rand, n, keys int) (kv, reg []history.Op) {
 	var entries []timed
 	for i := range n {
 		key := fmt.Sprintf("k%d", rng.IntN(keys))
-		f, rf := history.FPut, registerop.FWrite
-		req := history.KVRequest{Then: []history.KVOp{{F: history.FPut, Key: key, Value: fmt.Sprint(i)}}}
+		f, rf := etcdop.FPut, registerop.FWrite
+		req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: fmt.Sprint(i)}}}
 		rv := registerop.Value{Key: key, Value: json.RawMessage(fmt.Sprint(i))}
 		if rng.IntN(2) == 0 {
-			f, rf = history.FRange, registerop.FRead
-			req = history.KVRequest{Then: []history.KVOp{{F: history.FRange, Key: key}}}
+			f, rf = etcdop.FRange, registerop.FRead
+			req = etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: key}}}
 		}
 		resp := etcdAnswer(s, f, &req)
 		s = etcdApply(s, f, &req)
 		done := rv
-		if f == history.FRange {
+		if f == etcdop.FRange {
 			rv.Value, done.Value = nil, json.RawMessage("null")
 			if kvs := resp.Results[0].KVs; len(kvs) > 0 {
 				done.Value = json.RawMessage(kvs[0].Value)

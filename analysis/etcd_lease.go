@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
 func init() { Register(LeaseChecker{}) }
@@ -44,14 +45,14 @@ func (LeaseChecker) Check(_ context.Context, in Input) Result {
 	}
 	var keeps []keepAlive
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
-		return op.F == history.FLeaseGrant || op.F == history.FLeaseRevoke || op.F == history.FLeaseKeepAlive
+		return op.F == etcdop.FLeaseGrant || op.F == etcdop.FLeaseRevoke || op.F == etcdop.FLeaseKeepAlive
 	}) {
-		var req history.KVRequest
+		var req etcdop.KVRequest
 		if err := p.Inv.Decode(&req); err != nil {
 			bad.add(err)
 			continue
 		}
-		var resp history.KVResponse
+		var resp etcdop.KVResponse
 		ok := p.Done != nil && p.Done.Type == history.Ok
 		if ok {
 			if err := p.Done.Decode(&resp); err != nil {
@@ -60,11 +61,11 @@ func (LeaseChecker) Check(_ context.Context, in Input) Result {
 			}
 		}
 		switch p.Inv.F {
-		case history.FLeaseGrant:
+		case etcdop.FLeaseGrant:
 			if ok {
 				life(resp.Lease).grant = &p
 			}
-		case history.FLeaseRevoke:
+		case etcdop.FLeaseRevoke:
 			if p.Done == nil || p.Done.Type != history.Fail {
 				life(req.Lease).revokes = append(life(req.Lease).revokes, p)
 			}

@@ -3,22 +3,22 @@ package analysis
 import (
 	"testing"
 
-	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
 func TestEtcdLease(t *testing.T) {
 	grant := func(h *kvh, t1, t2 float64) *kvh {
-		return h.op(0, t1, t2, history.FLeaseGrant, history.KVRequest{TTL: 3600}, &history.KVResponse{Revision: 1, Lease: 7})
+		return h.op(0, t1, t2, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 3600}, &etcdop.KVResponse{Revision: 1, Lease: 7})
 	}
 	revoke := func(h *kvh, t1, t2 float64, ok bool) *kvh {
-		var resp *history.KVResponse
+		var resp *etcdop.KVResponse
 		if ok {
-			resp = &history.KVResponse{Revision: 1}
+			resp = &etcdop.KVResponse{Revision: 1}
 		}
-		return h.op(0, t1, t2, history.FLeaseRevoke, history.KVRequest{Lease: 7}, resp)
+		return h.op(0, t1, t2, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, resp)
 	}
 	keep := func(h *kvh, t1, t2 float64, ttl int64) *kvh {
-		return h.op(1, t1, t2, history.FLeaseKeepAlive, history.KVRequest{Lease: 7}, &history.KVResponse{Revision: 1, TTL: ttl})
+		return h.op(1, t1, t2, etcdop.FLeaseKeepAlive, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 1, TTL: ttl})
 	}
 	for name, c := range map[string]struct {
 		h    *kvh

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
 func init() { Register(SerializableChecker{}) }
@@ -41,13 +42,13 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 	var found findingList
 	agree := map[rangeAt]servedAnswer{} // the first answer of each range at each revision
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
-		return op.F == history.FRangeSerializable || op.F == history.FRange
+		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange
 	}) {
 		if p.Done == nil || p.Done.Type != history.Ok {
 			continue
 		}
-		var req history.KVRequest
-		var resp history.KVResponse
+		var req etcdop.KVRequest
+		var resp etcdop.KVResponse
 		if err := errors.Join(p.Inv.Decode(&req), p.Done.Decode(&resp)); err != nil {
 			bad.add(err)
 			continue
@@ -62,7 +63,7 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 		} else if !slices.Equal(first.resp.Results[0].KVs, resp.Results[0].KVs) {
 			found.add(func() Finding { return divergent(first, servedAnswer{p, resp}) })
 		}
-		if p.Inv.F != history.FRangeSerializable {
+		if p.Inv.F != etcdop.FRangeSerializable {
 			continue
 		}
 		if resp.Member == "" {
@@ -120,7 +121,7 @@ type rangeAt struct {
 // servedAnswer is an ok range and its answer.
 type servedAnswer struct {
 	history.Pair
-	resp history.KVResponse
+	resp etcdop.KVResponse
 }
 
 func divergent(a, b servedAnswer) Finding {
@@ -133,7 +134,7 @@ func divergent(a, b servedAnswer) Finding {
 		a.resp.Revision, what(a), what(b)), Ops: []history.Op{*a.Inv, *a.Done, *b.Inv, *b.Done}}
 }
 
-func describeKVs(kvs []history.KV) string {
+func describeKVs(kvs []etcdop.KV) string {
 	if len(kvs) == 0 {
 		return "nothing"
 	}

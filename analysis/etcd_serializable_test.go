@@ -3,13 +3,13 @@ package analysis
 import (
 	"testing"
 
-	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
 // sread adds an ok serializable read of member at rev over [t1, t2].
 func (h *kvh) sread(proc int, t1, t2 float64, member string, rev int64) *kvh {
-	req := history.KVRequest{Then: []history.KVOp{{F: history.FRange, Key: "a"}}}
-	return h.op(proc, t1, t2, history.FRangeSerializable, req, &history.KVResponse{Revision: rev, Member: member, Results: []history.KVResult{{}}})
+	req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a"}}}
+	return h.op(proc, t1, t2, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: rev, Member: member, Results: []etcdop.KVResult{{}}})
 }
 
 func TestSerializableRevisionWentBack(t *testing.T) {
@@ -44,8 +44,8 @@ func TestSerializableKept(t *testing.T) {
 func TestDivergentReads(t *testing.T) {
 	h := &kvh{}
 	h.get(0, 0, 1, "a", "", 5, kv("a", "1", 2, 5, 3))
-	req := history.KVRequest{Then: []history.KVOp{{F: history.FRange, Key: "a"}}}
-	h.op(1, 2, 3, history.FRangeSerializable, req, &history.KVResponse{Revision: 5, Member: "m2", Results: []history.KVResult{{KVs: []history.KV{kv("a", "0", 2, 4, 2)}}}})
+	req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a"}}}
+	h.op(1, 2, 3, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 5, Member: "m2", Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("a", "0", 2, 4, 2)}}}})
 	r := runChecker(t, "etcd-serializable", Input{History: h.ops})
 	if r.Verdict != Invalid || r.Findings[0].Kind != "divergent-reads" || len(r.Findings[0].Ops) != 4 {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)

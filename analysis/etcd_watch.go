@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
 func init() { Register(WatchChecker{}) }
@@ -39,8 +40,8 @@ func (WatchChecker) Name() string { return "etcd-watch" }
 // watchOp is a watch and what it got.
 type watchOp struct {
 	history.Pair
-	req history.WatchRequest
-	res history.WatchResult
+	req etcdop.WatchRequest
+	res etcdop.WatchResult
 }
 
 // eventAt names the event of a key at a revision.
@@ -51,7 +52,7 @@ type eventAt struct {
 
 // knownEvent is an event and where it is known from.
 type knownEvent struct {
-	ev  history.WatchEvent
+	ev  etcdop.WatchEvent
 	ops []history.Op // the watch or the write that tells of it
 	src string
 }
@@ -111,7 +112,7 @@ func (WatchChecker) Check(_ context.Context, in Input) Result {
 func readWatches(h []history.Op) ([]watchOp, errCount) {
 	var bad errCount
 	var out []watchOp
-	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.F == history.FWatch }) {
+	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.F == etcdop.FWatch }) {
 		if p.Done == nil || len(p.Done.Value) == 0 || p.Done.Type == history.Fail {
 			continue
 		}
@@ -134,11 +135,11 @@ func checkStream(w watchOp, src string, found *findingList) {
 			return Finding{Kind: kind, Explanation: src + " " + fmt.Sprintf(format, args...), Ops: ops}
 		})
 	}
-	var last history.WatchEvent
+	var last etcdop.WatchEvent
 	lastResp := -1
 	progress := int64(0)
 	seen := map[eventAt]bool{}
-	prev := map[string]history.WatchEvent{} // key -> its last event in this watch
+	prev := map[string]etcdop.WatchEvent{} // key -> its last event in this watch
 	for i, r := range w.res.Responses {
 		if r.Progress && len(r.Events) == 0 {
 			progress = max(progress, r.Revision)
@@ -174,7 +175,7 @@ func checkStream(w watchOp, src string, found *findingList) {
 // wrongPrev says what is wrong with event e of a key whose previous event
 // in the same watch was p (nothing happened to the key in between, if the
 // watch is reliable), or "".
-func wrongPrev(prevKV bool, p, e history.WatchEvent) string {
+func wrongPrev(prevKV bool, p, e etcdop.WatchEvent) string {
 	if e.Type == "put" {
 		create := p.Type == "delete"
 		if create != (e.KV.Create == e.KV.Mod) {
@@ -258,28 +259,28 @@ func checkReliable(w watchOp, known map[eventAt]knownEvent, found *findingList) 
 func writtenEvents(h []history.Op) []knownEvent {
 	var out []knownEvent
 	for _, p := range history.Pairs(h, func(op *history.Op) bool {
-		return op.F == history.FPut || op.F == history.FDelete || op.F == history.FKVTxn
+		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn
 	}) {
 		if p.Done == nil || p.Done.Type != history.Ok {
 			continue
 		}
-		var req history.KVRequest
-		var resp history.KVResponse
+		var req etcdop.KVRequest
+		var resp etcdop.KVResponse
 		if errors.Join(p.Inv.Decode(&req), p.Done.Decode(&resp)) != nil {
 			continue // the etcd-kv checker reports what it cannot read
 		}
 		ops := req.Then
-		if p.Inv.F == history.FKVTxn && !resp.Succeeded {
+		if p.Inv.F == etcdop.FKVTxn && !resp.Succeeded {
 			ops = req.Else
 		}
 		src := fmt.Sprintf("%s's %s (#%d)", history.ProcessName(p.Inv.Process), p.Inv.F, p.Done.Index)
 		for i, op := range ops {
-			var ev history.WatchEvent
+			var ev etcdop.WatchEvent
 			switch {
-			case op.F == history.FPut:
-				ev = history.WatchEvent{Type: "put", KV: history.KV{Key: op.Key, Value: op.Value, Mod: resp.Revision, Lease: op.Lease}}
-			case op.F == history.FDelete && op.End == "" && i < len(resp.Results) && resp.Results[i].Deleted > 0:
-				ev = history.WatchEvent{Type: "delete", KV: history.KV{Key: op.Key, Mod: resp.Revision}}
+			case op.F == etcdop.FPut:
+				ev = etcdop.WatchEvent{Type: "put", KV: etcdop.KV{Key: op.Key, Value: op.Value, Mod: resp.Revision, Lease: op.Lease}}
+			case op.F == etcdop.FDelete && op.End == "" && i < len(resp.Results) && resp.Results[i].Deleted > 0:
+				ev = etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: op.Key, Mod: resp.Revision}}
 			default:
 				continue
 			}
@@ -291,7 +292,7 @@ func writtenEvents(h []history.Op) []knownEvent {
 
 // sameEvent compares what both sources know: a write's answer gives no
 // create revision or version.
-func sameEvent(a, b history.WatchEvent) bool {
+func sameEvent(a, b etcdop.WatchEvent) bool {
 	if a.Type != b.Type || a.KV.Key != b.KV.Key || a.KV.Mod != b.KV.Mod {
 		return false
 	}
@@ -321,7 +322,7 @@ func describeRange(key, end string) string {
 	return key + ".." + end
 }
 
-func describeEvent(e history.WatchEvent) string {
+func describeEvent(e etcdop.WatchEvent) string {
 	if e.Type == "delete" {
 		return "delete " + e.KV.Key
 	}

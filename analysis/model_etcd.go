@@ -21,6 +21,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
 // etcdKey is one key of the model's store.
@@ -42,11 +43,11 @@ type etcdState struct {
 // when the outcome is unknown.
 type etcdIn struct {
 	f   string
-	req *history.KVRequest
+	req *etcdop.KVRequest
 }
 
 type etcdOut struct {
-	resp *history.KVResponse
+	resp *etcdop.KVResponse
 	// partial: only resp's revision and branch are known, decided on
 	// evidence for a transaction whose operations' results nobody saw.
 	partial bool
@@ -55,9 +56,9 @@ type etcdOut struct {
 func etcdKVModel() *linModel {
 	return &linModel{
 		name: "etcd-kv",
-		// Serializable ranges (history.FRangeSerializable) are not
+		// Serializable ranges (etcdop.FRangeSerializable) are not
 		// linearizable: the etcd-serializable checker judges them.
-		fs:      map[string]bool{history.FRange: true, history.FPut: true, history.FDelete: true, history.FKVTxn: true, history.FLeaseGrant: true, history.FLeaseRevoke: true},
+		fs:      map[string]bool{etcdop.FRange: true, etcdop.FPut: true, etcdop.FDelete: true, etcdop.FKVTxn: true, etcdop.FLeaseGrant: true, etcdop.FLeaseRevoke: true},
 		what:    "store",
 		prepare: prepareEtcd,
 	}
@@ -94,7 +95,7 @@ func prepareEtcd(in Input) (*linSpec, error) {
 }
 
 func convertEtcd(ev etcdEvidence, inv, done *history.Op) (linOp, error) {
-	var req history.KVRequest
+	var req etcdop.KVRequest
 	if err := inv.Decode(&req); err != nil {
 		return linOp{}, err
 	}
@@ -108,9 +109,9 @@ func convertEtcd(ev etcdEvidence, inv, done *history.Op) (linOp, error) {
 		}
 		// A range of unknown result constrains nothing; nor does a lease
 		// grant of unknown result, since nobody learnt its lease.
-		return linOp{input: in, output: etcdOut{}, drop: inv.F == history.FRange || inv.F == history.FLeaseGrant}, nil
+		return linOp{input: in, output: etcdOut{}, drop: inv.F == etcdop.FRange || inv.F == etcdop.FLeaseGrant}, nil
 	}
-	var resp history.KVResponse
+	var resp etcdop.KVResponse
 	if err := done.Decode(&resp); err != nil {
 		return linOp{}, err
 	}
@@ -118,25 +119,25 @@ func convertEtcd(ev etcdEvidence, inv, done *history.Op) (linOp, error) {
 }
 
 // checkKVRequest refuses what the model cannot run.
-func checkKVRequest(f string, req *history.KVRequest) error {
+func checkKVRequest(f string, req *etcdop.KVRequest) error {
 	switch f {
-	case history.FLeaseGrant, history.FLeaseRevoke:
+	case etcdop.FLeaseGrant, etcdop.FLeaseRevoke:
 		return nil
-	case history.FRange, history.FPut, history.FDelete:
+	case etcdop.FRange, etcdop.FPut, etcdop.FDelete:
 		if len(req.Then) != 1 || req.Then[0].F != f || len(req.If)+len(req.Else) > 0 {
 			return fmt.Errorf("expected one %s in then, and nothing else", f)
 		}
 	}
 	for _, c := range req.If {
 		switch c.Target {
-		case history.CompareValue, history.CompareMod, history.CompareCreate, history.CompareVersion:
+		case etcdop.CompareValue, etcdop.CompareMod, etcdop.CompareCreate, etcdop.CompareVersion:
 		default:
 			return fmt.Errorf("compare target %q: expected value, mod, create or version", c.Target)
 		}
 		switch c.Op {
-		case "", history.CompareEqual:
-		case history.CompareNotEqual, history.CompareLess, history.CompareGreater:
-			if c.Target == history.CompareValue {
+		case "", etcdop.CompareEqual:
+		case etcdop.CompareNotEqual, etcdop.CompareLess, etcdop.CompareGreater:
+			if c.Target == etcdop.CompareValue {
 				// A large value is recorded by name and size, so only
 				// equality can be judged from the record.
 				return fmt.Errorf("compare of a value by %q: the model judges values by equality only", c.Op)
@@ -147,7 +148,7 @@ func checkKVRequest(f string, req *history.KVRequest) error {
 	}
 	for _, op := range slices.Concat(req.Then, req.Else) {
 		switch op.F {
-		case history.FRange, history.FPut, history.FDelete:
+		case etcdop.FRange, etcdop.FPut, etcdop.FDelete:
 		default:
 			return fmt.Errorf("transaction operation %q: expected range, put or delete", op.F)
 		}
@@ -160,7 +161,7 @@ func checkKVRequest(f string, req *history.KVRequest) error {
 func etcdStep(s *etcdState, in etcdIn, out etcdOut) (bool, *etcdState) {
 	resp := out.resp
 	switch in.f {
-	case history.FLeaseGrant:
+	case etcdop.FLeaseGrant:
 		if resp == nil { // dropped by convertEtcd; legal all the same
 			return true, s
 		}
@@ -170,7 +171,7 @@ func etcdStep(s *etcdState, in etcdIn, out etcdOut) (bool, *etcdState) {
 		leases := maps.Clone(s.leases)
 		leases[resp.Lease] = true
 		return true, newEtcdState(s.rev, s.keys, leases)
-	case history.FLeaseRevoke:
+	case etcdop.FLeaseRevoke:
 		if !s.leases[in.req.Lease] {
 			return resp == nil, s // etcd refuses to revoke a lease it does not have
 		}
@@ -199,7 +200,7 @@ func etcdStep(s *etcdState, in etcdIn, out etcdOut) (bool, *etcdState) {
 		return resp == nil, s
 	case resp == nil:
 		return true, next
-	case in.f == history.FKVTxn && resp.Succeeded != succeeded, resp.Revision != next.rev:
+	case in.f == etcdop.FKVTxn && resp.Succeeded != succeeded, resp.Revision != next.rev:
 		return false, s
 	case out.partial:
 		return true, next
@@ -218,11 +219,11 @@ func etcdStep(s *etcdState, in etcdIn, out etcdOut) (bool, *etcdState) {
 // path): over every key it covers, and when it covers none, over a
 // missing key, which has revisions and version 0 and meets no value
 // condition.
-func (s *etcdState) holds(c history.KVCompare) bool {
+func (s *etcdState) holds(c etcdop.KVCompare) bool {
 	if c.End == "" {
 		k, ok := s.keys[c.Key]
 		if !ok {
-			return c.Target != history.CompareValue && compareHolds(c, etcdKey{})
+			return c.Target != etcdop.CompareValue && compareHolds(c, etcdKey{})
 		}
 		return compareHolds(c, k)
 	}
@@ -236,27 +237,27 @@ func (s *etcdState) holds(c history.KVCompare) bool {
 			}
 		}
 	}
-	return covered || c.Target != history.CompareValue && compareHolds(c, etcdKey{})
+	return covered || c.Target != etcdop.CompareValue && compareHolds(c, etcdKey{})
 }
 
 // compareHolds evaluates c on one key.
-func compareHolds(c history.KVCompare, k etcdKey) bool {
-	if c.Target == history.CompareValue {
+func compareHolds(c etcdop.KVCompare, k etcdKey) bool {
+	if c.Target == etcdop.CompareValue {
 		return k.value == c.Value // equality only (checkKVRequest)
 	}
 	have := k.version
 	switch c.Target {
-	case history.CompareMod:
+	case etcdop.CompareMod:
 		have = k.mod
-	case history.CompareCreate:
+	case etcdop.CompareCreate:
 		have = k.create
 	}
 	switch c.Op {
-	case history.CompareNotEqual:
+	case etcdop.CompareNotEqual:
 		return have != c.Rev
-	case history.CompareLess:
+	case etcdop.CompareLess:
 		return have < c.Rev
-	case history.CompareGreater:
+	case etcdop.CompareGreater:
 		return have > c.Rev
 	}
 	return have == c.Rev
@@ -265,7 +266,7 @@ func compareHolds(c history.KVCompare, k etcdKey) bool {
 // apply runs a transaction's operations in order, each range seeing the
 // writes before it, all writes at one new revision (if any key changed).
 // ok is false when a put names a lease the store does not have.
-func (s *etcdState) apply(ops []history.KVOp) (next *etcdState, results []history.KVResult, ok bool) {
+func (s *etcdState) apply(ops []etcdop.KVOp) (next *etcdState, results []etcdop.KVResult, ok bool) {
 	keys := s.keys
 	changed := false
 	write := func() {
@@ -274,21 +275,21 @@ func (s *etcdState) apply(ops []history.KVOp) (next *etcdState, results []histor
 		}
 	}
 	rev := s.rev + 1
-	results = make([]history.KVResult, len(ops))
+	results = make([]etcdop.KVResult, len(ops))
 	for i, op := range ops {
 		switch op.F {
-		case history.FRange:
+		case etcdop.FRange:
 			for _, name := range rangeKeys(keys, op.Key, op.End) {
 				k := keys[name]
-				results[i].KVs = append(results[i].KVs, history.KV{Key: name, Value: k.value, Create: k.create, Mod: k.mod, Version: k.version, Lease: k.leaseID})
+				results[i].KVs = append(results[i].KVs, etcdop.KV{Key: name, Value: k.value, Create: k.create, Mod: k.mod, Version: k.version, Lease: k.leaseID})
 			}
-		case history.FDelete:
+		case etcdop.FDelete:
 			for _, name := range rangeKeys(keys, op.Key, op.End) {
 				write()
 				delete(keys, name)
 				results[i].Deleted++
 			}
-		case history.FPut:
+		case etcdop.FPut:
 			if op.Lease != 0 && !s.leases[op.Lease] {
 				return s, nil, false
 			}
@@ -371,11 +372,11 @@ func (s *etcdState) String() string {
 func describeEtcd(in etcdIn, out etcdOut) string {
 	var b strings.Builder
 	switch in.f {
-	case history.FLeaseGrant:
+	case etcdop.FLeaseGrant:
 		b.WriteString("lease-grant()")
-	case history.FLeaseRevoke:
+	case etcdop.FLeaseRevoke:
 		fmt.Fprintf(&b, "lease-revoke(%d)", in.req.Lease)
-	case history.FKVTxn:
+	case etcdop.FKVTxn:
 		conds := make([]string, len(in.req.If))
 		for i, c := range in.req.If {
 			conds[i] = describeCompare(c)
@@ -389,10 +390,10 @@ func describeEtcd(in etcdIn, out etcdOut) string {
 		return b.String() + unknownMark(true)
 	}
 	b.WriteString(" →")
-	if in.f == history.FKVTxn {
+	if in.f == etcdop.FKVTxn {
 		fmt.Fprintf(&b, " %t", resp.Succeeded)
 	}
-	if in.f == history.FLeaseGrant {
+	if in.f == etcdop.FLeaseGrant {
 		fmt.Fprintf(&b, " lease %d", resp.Lease)
 	}
 	for _, r := range resp.Results {
@@ -410,7 +411,7 @@ func describeEtcd(in etcdIn, out etcdOut) string {
 	return b.String()
 }
 
-func describeCompare(c history.KVCompare) string {
+func describeCompare(c etcdop.KVCompare) string {
 	key := c.Key
 	switch c.End {
 	case "":
@@ -419,13 +420,13 @@ func describeCompare(c history.KVCompare) string {
 	default:
 		key = "[" + key + ", " + c.End + ")"
 	}
-	if c.Target == history.CompareValue {
+	if c.Target == etcdop.CompareValue {
 		return fmt.Sprintf("%s=%s", key, c.Value)
 	}
-	return fmt.Sprintf("%s.%s%s%d", key, c.Target, cmp.Or(c.Op, history.CompareEqual), c.Rev)
+	return fmt.Sprintf("%s.%s%s%d", key, c.Target, cmp.Or(c.Op, etcdop.CompareEqual), c.Rev)
 }
 
-func describeKVOps(ops []history.KVOp) string {
+func describeKVOps(ops []etcdop.KVOp) string {
 	parts := make([]string, len(ops))
 	for i, op := range ops {
 		key := op.Key
@@ -433,7 +434,7 @@ func describeKVOps(ops []history.KVOp) string {
 			key += ".." + op.End
 		}
 		switch op.F {
-		case history.FPut:
+		case etcdop.FPut:
 			parts[i] = fmt.Sprintf("put(%s, %s)", key, op.Value)
 			if op.Lease != 0 {
 				parts[i] = fmt.Sprintf("put(%s, %s, lease %d)", key, op.Value, op.Lease)

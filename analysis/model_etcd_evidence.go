@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
 // etcdEvidence is what a history shows of the writes whose answers were
@@ -56,18 +57,18 @@ type openWrite struct {
 type gathered struct {
 	puts      map[string]int // value -> operations putting it
 	windows   [][2]int64
-	events    map[int64][]history.WatchEvent // by revision, a key once
-	eventAt   map[int64]time.Duration        // earliest a watch got the revision's events
-	prevLease map[eventAt]int64              // a deleted key's lease, from a watch's prev_kv
-	explained map[int64]bool                 // revisions answers say writes made
-	answered  []sighting                     // ok answers' revisions and times
-	revokes   map[int64]int64                // ok revokes' answered revisions, by lease
+	events    map[int64][]etcdop.WatchEvent // by revision, a key once
+	eventAt   map[int64]time.Duration       // earliest a watch got the revision's events
+	prevLease map[eventAt]int64             // a deleted key's lease, from a watch's prev_kv
+	explained map[int64]bool                // revisions answers say writes made
+	answered  []sighting                    // ok answers' revisions and times
+	revokes   map[int64]int64               // ok revokes' answered revisions, by lease
 	open      []openWrite
 	last      int64 // the last revision any answer named
 }
 
 func gatherEtcdEvidence(h []history.Op, initialRev int64) etcdEvidence {
-	g := gathered{puts: map[string]int{}, events: map[int64][]history.WatchEvent{}, eventAt: map[int64]time.Duration{},
+	g := gathered{puts: map[string]int{}, events: map[int64][]etcdop.WatchEvent{}, eventAt: map[int64]time.Duration{},
 		prevLease: map[eventAt]int64{}, explained: map[int64]bool{}, revokes: map[int64]int64{}, last: initialRev}
 	ev := etcdEvidence{seen: map[string]sighting{}, made: map[int]sighting{}}
 	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.Process >= 0 }) {
@@ -117,19 +118,19 @@ func (ev etcdEvidence) show(value string, rev int64, at time.Duration) {
 
 // add takes in one operation.
 func (g *gathered) add(p history.Pair, show func(string, int64, time.Duration)) {
-	var req history.KVRequest
-	isKV := p.Inv.F != history.FWatch && p.Inv.Decode(&req) == nil
+	var req etcdop.KVRequest
+	isKV := p.Inv.F != etcdop.FWatch && p.Inv.Decode(&req) == nil
 	for _, op := range slices.Concat(req.Then, req.Else) {
-		if op.F == history.FPut {
+		if op.F == etcdop.FPut {
 			g.puts[op.Value]++
 		}
 	}
 	if p.Done == nil || p.Done.Type == history.Info {
 		switch {
 		case !isKV:
-		case p.Inv.F == history.FDelete && len(req.Then) == 1 && req.Then[0].End == "":
+		case p.Inv.F == etcdop.FDelete && len(req.Then) == 1 && req.Then[0].End == "":
 			g.open = append(g.open, openWrite{index: p.Inv.Index, f: p.Inv.F, key: req.Then[0].Key, invoked: p.Inv.Time})
-		case p.Inv.F == history.FLeaseRevoke:
+		case p.Inv.F == etcdop.FLeaseRevoke:
 			g.open = append(g.open, openWrite{index: p.Inv.Index, f: p.Inv.F, lease: req.Lease, invoked: p.Inv.Time})
 		}
 		return
@@ -137,11 +138,11 @@ func (g *gathered) add(p history.Pair, show func(string, int64, time.Duration)) 
 	if p.Done.Type != history.Ok {
 		return
 	}
-	if p.Inv.F == history.FWatch {
+	if p.Inv.F == etcdop.FWatch {
 		g.addWatch(p, show)
 		return
 	}
-	var resp history.KVResponse
+	var resp etcdop.KVResponse
 	if !isKV || p.Done.Decode(&resp) != nil {
 		return // the checkers report what they cannot read
 	}
@@ -154,7 +155,7 @@ func (g *gathered) add(p history.Pair, show func(string, int64, time.Duration)) 
 	if madeRevision(p.Inv.F, &req, &resp) {
 		g.explained[resp.Revision] = true
 	}
-	if p.Inv.F == history.FLeaseRevoke {
+	if p.Inv.F == etcdop.FLeaseRevoke {
 		g.revokes[req.Lease] = resp.Revision
 	}
 	g.answered = append(g.answered, sighting{rev: resp.Revision, at: p.Done.Time})
@@ -175,7 +176,7 @@ func (g *gathered) addWatch(p history.Pair, show func(string, int64, time.Durati
 			if e.Type == "put" {
 				show(e.KV.Value, rev, r.Time)
 			}
-			if !slices.ContainsFunc(g.events[rev], func(o history.WatchEvent) bool { return o.KV.Key == e.KV.Key }) {
+			if !slices.ContainsFunc(g.events[rev], func(o etcdop.WatchEvent) bool { return o.KV.Key == e.KV.Key }) {
 				g.events[rev] = append(g.events[rev], e)
 			}
 			if at, ok := g.eventAt[rev]; !ok || r.Time < at {
@@ -192,7 +193,7 @@ func (g *gathered) addWatch(p history.Pair, show func(string, int64, time.Durati
 // as far as the watches tell, had the lease.
 func (g *gathered) deletesOf(rev, lease int64) bool {
 	evs := g.events[rev]
-	return len(evs) > 0 && !slices.ContainsFunc(evs, func(e history.WatchEvent) bool {
+	return len(evs) > 0 && !slices.ContainsFunc(evs, func(e etcdop.WatchEvent) bool {
 		l, known := g.prevLease[eventAt{rev, e.KV.Key}]
 		return e.Type != "delete" || known && l != lease
 	})
@@ -211,7 +212,7 @@ func (g *gathered) assign(rev int64, floor func(time.Duration) int64) int {
 		// can make any later revision it could.
 		latest := -1
 		for i, w := range g.open {
-			if w.f == history.FDelete && w.key == evs[0].KV.Key && can(w) && (latest < 0 || w.invoked > g.open[latest].invoked) {
+			if w.f == etcdop.FDelete && w.key == evs[0].KV.Key && can(w) && (latest < 0 || w.invoked > g.open[latest].invoked) {
 				latest = i
 			}
 		}
@@ -221,7 +222,7 @@ func (g *gathered) assign(rev int64, floor func(time.Duration) int64) int {
 	}
 	var revokes []int
 	for i, w := range g.open {
-		if w.f == history.FLeaseRevoke && g.deletesOf(rev, w.lease) && can(w) {
+		if w.f == etcdop.FLeaseRevoke && g.deletesOf(rev, w.lease) && can(w) {
 			revokes = append(revokes, i)
 		}
 	}
@@ -264,15 +265,15 @@ func covers(windows [][2]int64, from, to int64) bool {
 // revision it names: a put, a delete that deleted, a transaction whose
 // branch did either. (A lease revoke's answer does not say whether it
 // deleted keys; gatherEtcdEvidence asks the watches.)
-func madeRevision(f string, req *history.KVRequest, resp *history.KVResponse) bool {
+func madeRevision(f string, req *etcdop.KVRequest, resp *etcdop.KVResponse) bool {
 	ops := req.Then
-	if f == history.FKVTxn && !resp.Succeeded {
+	if f == etcdop.FKVTxn && !resp.Succeeded {
 		ops = req.Else
 	}
 	switch f {
-	case history.FPut, history.FDelete, history.FKVTxn:
+	case etcdop.FPut, etcdop.FDelete, etcdop.FKVTxn:
 		for i, op := range ops {
-			if op.F == history.FPut || op.F == history.FDelete && i < len(resp.Results) && resp.Results[i].Deleted > 0 {
+			if op.F == etcdop.FPut || op.F == etcdop.FDelete && i < len(resp.Results) && resp.Results[i].Deleted > 0 {
 				return true
 			}
 		}
@@ -284,18 +285,18 @@ func madeRevision(f string, req *history.KVRequest, resp *history.KVResponse) bo
 // it would have had and when it took effect by the latest, if it took
 // effect; none if it took none; undecided otherwise (ranges and lease
 // grants are not writes the evidence decides).
-func (ev etcdEvidence) decide(inv *history.Op, req *history.KVRequest) (out etcdOut, at time.Duration, none, decided bool) {
+func (ev etcdEvidence) decide(inv *history.Op, req *etcdop.KVRequest) (out etcdOut, at time.Duration, none, decided bool) {
 	switch f := inv.F; {
-	case f == history.FPut,
+	case f == etcdop.FPut,
 		// Shown, it succeeded; never shown, it ran the branch that only
 		// reads, or never ran: no effect either way.
-		f == history.FKVTxn && len(req.Then) == 1 && req.Then[0].F == history.FPut &&
-			!slices.ContainsFunc(req.Else, func(op history.KVOp) bool { return op.F != history.FRange }):
+		f == etcdop.FKVTxn && len(req.Then) == 1 && req.Then[0].F == etcdop.FPut &&
+			!slices.ContainsFunc(req.Else, func(op etcdop.KVOp) bool { return op.F != etcdop.FRange }):
 		if s, ok := ev.seen[req.Then[0].Value]; ok {
-			return etcdOut{resp: &history.KVResponse{Revision: s.rev, Succeeded: true, Results: []history.KVResult{{}}}}, s.at, false, true
+			return etcdOut{resp: &etcdop.KVResponse{Revision: s.rev, Succeeded: true, Results: []etcdop.KVResult{{}}}}, s.at, false, true
 		}
 		return etcdOut{}, 0, ev.covered, ev.covered
-	case f == history.FKVTxn && len(req.If) == 0 && slices.ContainsFunc(req.Then, func(op history.KVOp) bool { return op.F == history.FPut }):
+	case f == etcdop.FKVTxn && len(req.If) == 0 && slices.ContainsFunc(req.Then, func(op etcdop.KVOp) bool { return op.F == etcdop.FPut }):
 		// A transaction without conditions always runs Then, at one
 		// revision: its puts shown show that revision, though not what its
 		// ranges and deletes returned; none shown, it never ran. Puts shown
@@ -304,7 +305,7 @@ func (ev etcdEvidence) decide(inv *history.Op, req *history.KVRequest) (out etcd
 		for _, op := range req.Then {
 			s, ok := ev.seen[op.Value]
 			switch {
-			case !ok || op.F != history.FPut:
+			case !ok || op.F != etcdop.FPut:
 			case first == nil:
 				first = &s
 			case s.rev != first.rev:
@@ -314,14 +315,14 @@ func (ev etcdEvidence) decide(inv *history.Op, req *history.KVRequest) (out etcd
 			}
 		}
 		if first != nil {
-			return etcdOut{resp: &history.KVResponse{Revision: first.rev, Succeeded: true}, partial: true}, first.at, false, true
+			return etcdOut{resp: &etcdop.KVResponse{Revision: first.rev, Succeeded: true}, partial: true}, first.at, false, true
 		}
 		return etcdOut{}, 0, ev.covered, ev.covered
-	case f == history.FDelete && req.Then[0].End == "" || f == history.FLeaseRevoke:
+	case f == etcdop.FDelete && req.Then[0].End == "" || f == etcdop.FLeaseRevoke:
 		if s, ok := ev.made[inv.Index]; ok {
-			resp := &history.KVResponse{Revision: s.rev}
-			if f == history.FDelete {
-				resp.Results = []history.KVResult{{Deleted: 1}}
+			resp := &etcdop.KVResponse{Revision: s.rev}
+			if f == etcdop.FDelete {
+				resp.Results = []etcdop.KVResult{{Deleted: 1}}
 			}
 			return etcdOut{resp: resp}, s.at, false, true
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
 // TestOracleEtcdOrder cross-checks the etcd-kv model's check by revision
@@ -68,37 +69,37 @@ func randomEtcdHistory(rng *rand.Rand) (h []history.Op, altered bool) {
 	for i := range n + 1 {
 		key := []string{"a", "b"}[rng.IntN(2)]
 		var f string
-		var req history.KVRequest
+		var req etcdop.KVRequest
 		kind := rng.IntN(6)
 		if i == 0 {
 			kind = -1
 		}
 		switch kind {
 		case -1:
-			f, req = history.FLeaseGrant, history.KVRequest{TTL: 600}
+			f, req = etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}
 		case 0:
-			f, req = history.FPut, history.KVRequest{Then: []history.KVOp{{F: history.FPut, Key: key, Value: fmt.Sprint(i)}}}
+			f, req = etcdop.FPut, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: fmt.Sprint(i)}}}
 		case 1:
-			f, req = history.FDelete, history.KVRequest{Then: []history.KVOp{{F: history.FDelete, Key: key}}}
+			f, req = etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: key}}}
 		case 2:
-			f, req = history.FRange, history.KVRequest{Then: []history.KVOp{{F: history.FRange, Key: "a", End: "c"}}}
+			f, req = etcdop.FRange, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a", End: "c"}}}
 		case 3:
-			f, req = history.FKVTxn, history.KVRequest{
-				If:   []history.KVCompare{{Key: key, Target: history.CompareCreate, Rev: int64(rng.IntN(2) * int(s.rev))}},
-				Then: []history.KVOp{{F: history.FPut, Key: key, Value: fmt.Sprint(i)}},
-				Else: []history.KVOp{{F: history.FRange, Key: key}},
+			f, req = etcdop.FKVTxn, etcdop.KVRequest{
+				If:   []etcdop.KVCompare{{Key: key, Target: etcdop.CompareCreate, Rev: int64(rng.IntN(2) * int(s.rev))}},
+				Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: fmt.Sprint(i)}},
+				Else: []etcdop.KVOp{{F: etcdop.FRange, Key: key}},
 			}
 		case 4:
 			// Several operations on both keys, without conditions.
 			other := map[string]string{"a": "b", "b": "a"}[key]
-			second := []history.KVOp{{F: history.FRange, Key: other}, {F: history.FDelete, Key: other}, {F: history.FPut, Key: other, Value: fmt.Sprint(-i)}}[rng.IntN(3)]
-			f, req = history.FKVTxn, history.KVRequest{Then: []history.KVOp{{F: history.FPut, Key: key, Value: fmt.Sprint(i)}, second}}
+			second := []etcdop.KVOp{{F: etcdop.FRange, Key: other}, {F: etcdop.FDelete, Key: other}, {F: etcdop.FPut, Key: other, Value: fmt.Sprint(-i)}}[rng.IntN(3)]
+			f, req = etcdop.FKVTxn, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: fmt.Sprint(i)}, second}}
 		default:
-			f, req = history.FPut, history.KVRequest{Then: []history.KVOp{{F: history.FPut, Key: key, Value: fmt.Sprint(i), Lease: 7}}}
+			f, req = etcdop.FPut, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: fmt.Sprint(i), Lease: 7}}}
 		}
-		var resp *history.KVResponse
-		if f == history.FLeaseGrant {
-			resp = &history.KVResponse{Revision: s.rev, Lease: 7}
+		var resp *etcdop.KVResponse
+		if f == etcdop.FLeaseGrant {
+			resp = &etcdop.KVResponse{Revision: s.rev, Lease: 7}
 			s = newEtcdState(s.rev, s.keys, map[int64]bool{7: true})
 		} else {
 			resp = etcdAnswer(s, f, &req)
@@ -141,7 +142,7 @@ func randomEtcdHistory(rng *rand.Rand) (h []history.Op, altered bool) {
 }
 
 // etcdAnswer is what etcd answers f on store s; etcdApply the store after.
-func etcdAnswer(s *etcdState, f string, req *history.KVRequest) *history.KVResponse {
+func etcdAnswer(s *etcdState, f string, req *etcdop.KVRequest) *etcdop.KVResponse {
 	next := etcdApply(s, f, req)
 	ops := req.Then
 	succeeded := true
@@ -152,10 +153,10 @@ func etcdAnswer(s *etcdState, f string, req *history.KVRequest) *history.KVRespo
 		ops = req.Else
 	}
 	_, results, _ := s.apply(ops)
-	return &history.KVResponse{Revision: next.rev, Succeeded: succeeded, Results: results}
+	return &etcdop.KVResponse{Revision: next.rev, Succeeded: succeeded, Results: results}
 }
 
-func etcdApply(s *etcdState, f string, req *history.KVRequest) *etcdState {
+func etcdApply(s *etcdState, f string, req *etcdop.KVRequest) *etcdState {
 	ok, next := etcdStep(s, etcdIn{f: f, req: req}, etcdOut{})
 	if !ok {
 		panic("a step of unknown outcome is always legal")

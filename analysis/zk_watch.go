@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/zkop"
 )
 
 func init() { Register(ZKWatchChecker{}) }
@@ -47,8 +48,8 @@ func init() { Register(ZKWatchChecker{}) }
 type ZKWatchChecker struct{}
 
 // zkWatchFs are the operations the checker reads.
-var zkWatchFs = []string{history.FZKSet, history.FZKCreate, history.FZKDelete, history.FZKWatch, history.FZKRead,
-	history.FZKChildWatch, history.FZKChildRead, history.FZKEvent, history.FZKLost}
+var zkWatchFs = []string{zkop.FSet, zkop.FCreate, zkop.FDelete, zkop.FWatch, zkop.FRead,
+	zkop.FChildWatch, zkop.FChildRead, zkop.FEvent, zkop.FLost}
 
 func (ZKWatchChecker) Name() string { return "zookeeper-watch" }
 
@@ -58,8 +59,8 @@ const missGrace = 3 * time.Second
 
 // zkPlace is where an answer places its key: a data version, or the
 // directory's pzxid.
-func zkPlace(f string, v history.ZKValue) int64 {
-	if f == history.FZKChildWatch || f == history.FZKChildRead {
+func zkPlace(f string, v zkop.Value) int64 {
+	if f == zkop.FChildWatch || f == zkop.FChildRead {
 		return v.Zxid
 	}
 	return int64(v.Version)
@@ -81,8 +82,8 @@ type zkChanges struct {
 	unplaced map[string][]history.Pair
 }
 
-func (c *zkChanges) note(f string, v history.ZKValue, p history.Pair) {
-	if f == history.FZKCreate || f == history.FZKDelete {
+func (c *zkChanges) note(f string, v zkop.Value, p history.Pair) {
+	if f == zkop.FCreate || f == zkop.FDelete {
 		c.unplaced[v.Key] = append(c.unplaced[v.Key], p)
 		return
 	}
@@ -158,7 +159,7 @@ func (w zkWatchState) String() string {
 // firedEvent is an event, its watch and the bounds of its update's zxid.
 type firedEvent struct {
 	history.Pair
-	v      history.ZKValue
+	v      zkop.Value
 	w      zkWatchState
 	lo, hi int64
 	by     *zkChange // the answer that gives hi
@@ -166,8 +167,8 @@ type firedEvent struct {
 
 func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 	var bad errCount
-	decode := func(op *history.Op) (history.ZKValue, bool) {
-		var v history.ZKValue
+	decode := func(op *history.Op) (zkop.Value, bool) {
+		var v zkop.Value
 		if err := op.Decode(&v); err != nil {
 			bad.add(err)
 			return v, false
@@ -188,7 +189,7 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 			continue
 		}
 		changes.note(p.Inv.F, v, p)
-		if slices.Contains([]string{history.FZKSet, history.FZKCreate, history.FZKDelete}, p.Inv.F) {
+		if slices.Contains([]string{zkop.FSet, zkop.FCreate, zkop.FDelete}, p.Inv.F) {
 			continue
 		}
 		if len(byProcess[p.Inv.Process]) == 0 {
@@ -215,11 +216,11 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 			v, _ := decode(p.Done)
 			w, watched := live[v.Key]
 			switch p.Inv.F {
-			case history.FZKWatch, history.FZKChildWatch:
-				live[v.Key] = zkWatchState{zkPlace(p.Inv.F, v), v.Zxid, p.Inv.F == history.FZKChildWatch, v.Conn, v.Session, p}
-			case history.FZKLost:
+			case zkop.FWatch, zkop.FChildWatch:
+				live[v.Key] = zkWatchState{zkPlace(p.Inv.F, v), v.Zxid, p.Inv.F == zkop.FChildWatch, v.Conn, v.Session, p}
+			case zkop.FLost:
 				delete(live, v.Key)
-			case history.FZKRead, history.FZKChildRead:
+			case zkop.FRead, zkop.FChildRead:
 				// Across a reconnection the client re-registers the watch
 				// while it sends the requests it held: no order to judge.
 				if watched && zkPlace(p.Inv.F, v) > w.place && !v.EventSeen && v.Conn == w.conn {
@@ -231,7 +232,7 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 							Ops: []history.Op{*w.set.Inv, *w.set.Done, *p.Inv, *p.Done}}
 					})
 				}
-			case history.FZKEvent:
+			case zkop.FEvent:
 				events++
 				if !watched {
 					continue
@@ -252,7 +253,7 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 		spans := map[[2]int64][2]time.Duration{} // by session and connection: first and last answer
 		for _, p := range ops {
 			v, _ := decode(p.Done)
-			if v.Session == 0 && p.Inv.F == history.FZKEvent {
+			if v.Session == 0 && p.Inv.F == zkop.FEvent {
 				continue // events say no session
 			}
 			id := [2]int64{v.Session, v.Conn}

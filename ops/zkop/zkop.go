@@ -1,4 +1,6 @@
-package history
+// Package zkop is the operation vocabulary of the ZooKeeper watch workload:
+// writes of znodes, watches on them, plain reads, and the watch events.
+package zkop
 
 // Operation names of the ZooKeeper watch workload. Writers set znodes to
 // values unique to each write, and create and delete children of one
@@ -7,19 +9,19 @@ package history
 // with a watch), reads them plainly meanwhile, and records each watch
 // event as it comes.
 const (
-	FZKSet        = "zk-set"            // setData; the completion has the znode's new version and zxid
-	FZKCreate     = "zk-create"         // create a child of the directory, named by the value
-	FZKDelete     = "zk-delete"         // delete a child of the directory, named by the value
-	FZKWatch      = "zk-watch"          // getData that leaves a data watch; the completion has what it read
-	FZKRead       = "zk-read"           // getData without a watch, by a watcher
-	FZKChildWatch = "zk-watch-children" // getChildren that leaves a child watch; the completion has the directory's cversion and pzxid
-	FZKChildRead  = "zk-read-children"  // getChildren without a watch, by a watcher
-	FZKEvent      = "zk-event"          // a watch event, as the watcher received it (invocation and completion at once)
-	FZKLost       = "zk-lost"           // the watcher's session expired: its watches are gone
+	FSet        = "zk-set"            // setData; the completion has the znode's new version and zxid
+	FCreate     = "zk-create"         // create a child of the directory, named by the value
+	FDelete     = "zk-delete"         // delete a child of the directory, named by the value
+	FWatch      = "zk-watch"          // getData that leaves a data watch; the completion has what it read
+	FRead       = "zk-read"           // getData without a watch, by a watcher
+	FChildWatch = "zk-watch-children" // getChildren that leaves a child watch; the completion has the directory's cversion and pzxid
+	FChildRead  = "zk-read-children"  // getChildren without a watch, by a watcher
+	FEvent      = "zk-event"          // a watch event, as the watcher received it (invocation and completion at once)
+	FLost       = "zk-lost"           // the watcher's session expired: its watches are gone
 )
 
-// ZKValue is the value of a ZooKeeper watch workload operation.
-type ZKValue struct {
+// Value is the value of a ZooKeeper watch workload operation.
+type Value struct {
 	Key   string `json:"key,omitempty"`
 	Value string `json:"value,omitempty"`
 	// Version and Zxid are, for a znode's data, its data version and the

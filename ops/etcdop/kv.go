@@ -1,4 +1,6 @@
-package history
+// Package etcdop is the operation vocabulary of the etcd workloads: key-value
+// operations and transactions with etcd's revisions, leases, and watches.
+package etcdop
 
 // Operation names of the etcd KV workload, whose every answer carries
 // revisions. Range, put and delete are transactions of one operation
