@@ -465,7 +465,7 @@ func TestCanonicalJSON(t *testing.T) {
 		{"0.1", "0.10000000000000001"}, // one float64, two numbers
 		{"9007199254740993", "9007199254740992"},
 		{"1e1000000000", "1e1000000001"},
-		{"1", `"~d1.0"`}, // EDN's 1 and 1.0 (history/jepsen/tagged.go)
+		{"1", `"~d1.0"`}, // EDN's 1 and 1.0 (foreign/jepsen/tagged.go)
 		{`"x"`, `"~:x"`},
 		{`"~d##NaN"`, `"~d##NaN"`}, // NaN equals nothing, itself included
 		{`["~d##NaN"]`, `["~d##NaN"]`},

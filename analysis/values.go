@@ -9,7 +9,7 @@
 //     10000000000000000000000, 9007199254740992 equals 9007199254740992.0,
 //     and 0.1 differs from 0.10000000000000001 (no rounding to float64).
 //   - Jepsen EDN histories are compared as Knossos compares them, with
-//     Clojure's =, which the EDN reader (history/jepsen/tagged.go) keeps in
+//     Clojure's =, which the EDN reader (foreign/jepsen/tagged.go) keeps in
 //     its JSON: integers (longs and bigints: 1 = 1N) and decimals (1.5M =
 //     1.50M) are exact JSON numbers, but doubles (1.0, where 1e22 = 1.0E22),
 //     integral decimals (1.0M) and ratios are tagged strings, so that 1,

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/foreign/jepsen"
+	"github.com/chaos-testing/chaos/foreign/porcupinelog"
 	"github.com/chaos-testing/chaos/history"
-	"github.com/chaos-testing/chaos/history/jepsen"
-	"github.com/chaos-testing/chaos/history/porcupinelog"
 )
 
 // FileCheck says how to judge a history file that chaos did not write.

@@ -67,7 +67,7 @@ func TestCheckEtcdFailedCasIsEvidence(t *testing.T) {
 // Clojure's = tells apart every pair of values in register-types-invalid.edn,
 // each on a key of its own: every key is illegal, not just some.
 func TestEDNValueTypesEveryKey(t *testing.T) {
-	r, _ := checkFile(t, "../history/jepsen/testdata/register-types-invalid.edn", "register", t.TempDir())
+	r, _ := checkFile(t, "../foreign/jepsen/testdata/register-types-invalid.edn", "register", t.TempDir())
 	if r.Verdict != analysis.Invalid || r.Stats["keys"] != 7 || r.Stats["keys_illegal"] != 7 {
 		t.Fatalf("%s, stats %v: expected all 7 registers illegal", r.Verdict, r.Stats)
 	}
@@ -75,7 +75,7 @@ func TestEDNValueTypesEveryKey(t *testing.T) {
 
 // A history whose every operation failed is valid, and says why.
 func TestCheckAllFailed(t *testing.T) {
-	r, _ := checkFile(t, "../history/jepsen/testdata/cas-register-all-failed-valid.edn", "cas-register", t.TempDir())
+	r, _ := checkFile(t, "../foreign/jepsen/testdata/cas-register-all-failed-valid.edn", "cas-register", t.TempDir())
 	if r.Verdict != analysis.Valid || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no operation took effect: 4 failed;") {
 		t.Fatalf("%s %q: expected valid, with a note that no operation took effect", r.Verdict, r.Notes)
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaos-testing/chaos/foreign/jepsen"
 	"github.com/chaos-testing/chaos/history"
-	"github.com/chaos-testing/chaos/history/jepsen"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runner"
 )
