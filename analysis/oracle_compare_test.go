@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chaos-testing/chaos/analysis/oracle"
+	"github.com/chaos-testing/chaos/internal/randhistory"
 )
 
 // An oracleComparison is how one kind of small history is drawn, checked
 // with a production checker and with its oracle, and shown.
 type oracleComparison[H any] struct {
-	draw func(r oracle.Rand) H
+	draw func(r randhistory.Rand) H
 	// diff says how the checker and the oracle differ on h, or else what
 	// both said (labels to tally: the verdict, kinds of finding).
 	diff func(h H) (labels []string, err error)
@@ -29,7 +29,7 @@ type oracleComparison[H any] struct {
 }
 
 // once compares the checker with the oracle on one history drawn from r.
-func (c oracleComparison[H]) once(r oracle.Rand) ([]string, error) {
+func (c oracleComparison[H]) once(r randhistory.Rand) ([]string, error) {
 	h := c.draw(r)
 	labels, err := c.diff(h)
 	if err != nil {
@@ -95,7 +95,7 @@ func (c oracleComparison[H]) fuzz(f *testing.F, seeds ...[]byte) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if _, err := c.once((*oracle.FuzzBytes)(&b)); err != nil {
+		if _, err := c.once((*randhistory.FuzzBytes)(&b)); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chaos-testing/chaos/analysis/oracle"
+	"github.com/chaos-testing/chaos/analysis/lock/oracle"
 )
 
 // lockComparison draws lock and election histories for TestOracleLock and

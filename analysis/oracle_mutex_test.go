@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/chaos-testing/chaos/analysis/oracle"
+	"github.com/chaos-testing/chaos/analysis/linear/oracle"
 	"github.com/chaos-testing/chaos/history"
 )
 

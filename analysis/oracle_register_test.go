@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/chaos-testing/chaos/analysis/oracle"
+	"github.com/chaos-testing/chaos/analysis/linear/oracle"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/randhistory"
 	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/ops/txnop"
 )
@@ -18,18 +19,18 @@ import (
 // production checker's name, how its histories are drawn, and its oracle.
 type regOracleModel struct {
 	checker string
-	draw    func(r oracle.Rand) oracle.RegisterCase
+	draw    func(r randhistory.Rand) oracle.RegisterCase
 	judge   func(c oracle.RegisterCase) (bool, error)
 }
 
 var (
 	regOracleRegister = regOracleModel{"register",
-		func(r oracle.Rand) oracle.RegisterCase { return oracle.RandomRegister(r, false) },
+		func(r randhistory.Rand) oracle.RegisterCase { return oracle.RandomRegister(r, false) },
 		func(c oracle.RegisterCase) (bool, error) {
 			return oracle.Register(c.History, oracle.RegisterOptions{Initial: c.Initial, NilReadsUnknown: c.NilReadsUnknown})
 		}}
 	regOracleCasRegister = regOracleModel{"cas-register",
-		func(r oracle.Rand) oracle.RegisterCase { return oracle.RandomRegister(r, true) },
+		func(r randhistory.Rand) oracle.RegisterCase { return oracle.RandomRegister(r, true) },
 		func(c oracle.RegisterCase) (bool, error) {
 			return oracle.Register(c.History, oracle.RegisterOptions{Initial: c.Initial, NilReadsUnknown: c.NilReadsUnknown, Cas: true})
 		}}

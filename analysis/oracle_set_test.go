@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chaos-testing/chaos/analysis/oracle"
+	"github.com/chaos-testing/chaos/analysis/set/oracle"
 	"github.com/chaos-testing/chaos/history"
 )
 

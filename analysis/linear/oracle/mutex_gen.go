@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/randhistory"
 	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
@@ -13,21 +14,21 @@ import (
 // or never (the process's last). Values are shaped as the EDN reader or
 // chaos's lock workload make them: none at all, or a lockop.Value
 // naming one lock or, now and then, one of two. Lines are out of time order
-// across processes as in RandomLockHistory; or, as in an EDN file, in
-// order with each entry's time its position.
-func RandomMutexHistory(r Rand) []history.Op {
+// across processes as in the lock oracle's RandomLockHistory; or, as in an
+// EDN file, in order with each entry's time its position.
+func RandomMutexHistory(r randhistory.Rand) []history.Op {
 	procs := 1 + r.IntN(4)
 	budget := 1 + r.IntN(8)
-	locks := oneOf(r, nil, []string{"l"}, []string{"l", "m"})
+	locks := randhistory.OneOf(r, nil, []string{"l"}, []string{"l", "m"})
 	lines := make([][]history.Op, procs)
 	clocks := make([]time.Duration, procs)
 	holding := make([]bool, procs)
 	done := make([]bool, procs) // stopped with an operation never completed
 	for p := range clocks {
-		clocks[p] = time.Duration(r.IntN(3)) * tick
+		clocks[p] = time.Duration(r.IntN(3)) * randhistory.Tick
 	}
 	emit := func(p int, typ history.Type, f string, v any) {
-		clocks[p] += time.Duration(r.IntN(3)) * tick
+		clocks[p] += time.Duration(r.IntN(3)) * randhistory.Tick
 		op := history.Op{Time: clocks[p], Type: typ, Process: p, F: f}
 		if v != nil {
 			op.Value = history.MustValue(v)
@@ -45,10 +46,10 @@ func RandomMutexHistory(r Rand) []history.Op {
 		}
 		var v any
 		if locks != nil {
-			v = lockop.Value{Lock: oneOf(r, locks...)}
+			v = lockop.Value{Lock: randhistory.OneOf(r, locks...)}
 		}
 		emit(p, history.Invoke, f, v)
-		out := anyOutcome(r)
+		out := randhistory.AnyOutcome(r)
 		if out == "" {
 			done[p] = true
 			continue
@@ -58,9 +59,9 @@ func RandomMutexHistory(r Rand) []history.Op {
 			holding[p] = f == lockop.FAcquire
 		}
 	}
-	h := interleavedOrLate(r, lines)
+	h := randhistory.InterleavedOrLate(r, lines)
 	if r.IntN(4) == 0 { // an EDN file: real time is file order
-		h = inTimeOrder(h)
+		h = randhistory.InTimeOrder(h)
 		for i := range h {
 			h[i].Time = time.Duration(i)
 		}

@@ -1,4 +1,4 @@
-package oracle
+package randhistory
 
 import (
 	"math/rand/v2"
@@ -16,7 +16,7 @@ func randomLines(r Rand) [][]history.Op {
 	for p := range lines {
 		var at time.Duration
 		for i := range r.IntN(5) {
-			at += time.Duration(r.IntN(3)) * tick
+			at += time.Duration(r.IntN(3)) * Tick
 			lines[p] = append(lines[p], history.Op{Process: p, F: strconv.Itoa(i), Time: at})
 		}
 	}
@@ -24,7 +24,7 @@ func randomLines(r Rand) [][]history.Op {
 }
 
 // Every line order keeps all entries and each process's own order, and
-// numbers the lines; all but inTimeOrder sometimes put a line before an
+// numbers the lines; all but InTimeOrder sometimes put a line before an
 // earlier-timed one, which is what the generators need them for.
 func TestLineOrders(t *testing.T) {
 	orders := []struct {
@@ -32,9 +32,9 @@ func TestLineOrders(t *testing.T) {
 		write      func(Rand, [][]history.Op) []history.Op
 		mayShuffle bool
 	}{
-		{"interleave", interleave, true},
-		{"writtenLate", writtenLate, true},
-		{"inTimeOrder", func(r Rand, lines [][]history.Op) []history.Op { return inTimeOrder(interleave(r, lines)) }, false},
+		{"interleave", Interleave, true},
+		{"writtenLate", WrittenLate, true},
+		{"inTimeOrder", func(r Rand, lines [][]history.Op) []history.Op { return InTimeOrder(Interleave(r, lines)) }, false},
 	}
 	for _, o := range orders {
 		t.Run(o.name, func(t *testing.T) {

@@ -4,7 +4,7 @@
 // each process's entries stay in its own order, as a process writes them
 // one after another.
 
-package oracle
+package randhistory
 
 import (
 	"cmp"
@@ -14,15 +14,15 @@ import (
 	"github.com/chaos-testing/chaos/history"
 )
 
-// tick is the grain of generated times: coarse, so that entries of
+// Tick is the grain of generated times: coarse, so that entries of
 // different processes often share an instant.
-const tick = time.Millisecond
+const Tick = time.Millisecond
 
-// interleave writes the processes' entries (lines[p] is one process's, in
+// Interleave writes the processes' entries (lines[p] is one process's, in
 // its order; it may be empty) into one history, taking each next entry
 // from a process drawn from those with entries left, so that the order
 // across processes is anything. Index is the line number.
-func interleave(r Rand, lines [][]history.Op) []history.Op {
+func Interleave(r Rand, lines [][]history.Op) []history.Op {
 	next := make([]int, len(lines))
 	var h []history.Op
 	for {
@@ -35,18 +35,18 @@ func interleave(r Rand, lines [][]history.Op) []history.Op {
 		if len(open) == 0 {
 			return numbered(h)
 		}
-		p := oneOf(r, open...)
+		p := OneOf(r, open...)
 		h = append(h, lines[p][next[p]])
 		next[p]++
 	}
 }
 
-// writtenLate writes each entry 0 to 3 ticks after its time, as a process
+// WrittenLate writes each entry 0 to 3 ticks after its time, as a process
 // descheduled between stamping an entry and writing it would, and never
 // before an earlier entry of its process. Entries written at one instant
 // go in a random order of precedence of their processes. Index is the line
 // number.
-func writtenLate(r Rand, lines [][]history.Op) []history.Op {
+func WrittenLate(r Rand, lines [][]history.Op) []history.Op {
 	type late struct {
 		op              history.Op
 		written         time.Duration
@@ -57,7 +57,7 @@ func writtenLate(r Rand, lines [][]history.Op) []history.Op {
 		var prev time.Duration
 		rank := r.IntN(4)
 		for i, op := range l {
-			prev = max(prev, op.Time+time.Duration(r.IntN(4))*tick)
+			prev = max(prev, op.Time+time.Duration(r.IntN(4))*Tick)
 			ls = append(ls, late{op, prev, rank, p, i})
 		}
 	}
@@ -71,17 +71,17 @@ func writtenLate(r Rand, lines [][]history.Op) []history.Op {
 	return numbered(h)
 }
 
-// interleavedOrLate is, at even odds, interleave or writtenLate.
-func interleavedOrLate(r Rand, lines [][]history.Op) []history.Op {
+// InterleavedOrLate is, at even odds, Interleave or WrittenLate.
+func InterleavedOrLate(r Rand, lines [][]history.Op) []history.Op {
 	if r.IntN(2) == 0 {
-		return interleave(r, lines)
+		return Interleave(r, lines)
 	}
-	return writtenLate(r, lines)
+	return WrittenLate(r, lines)
 }
 
-// inTimeOrder sorts h by time, stably, so that each process's entries,
+// InTimeOrder sorts h by time, stably, so that each process's entries,
 // whose times never decrease, keep their order. Index is the line number.
-func inTimeOrder(h []history.Op) []history.Op {
+func InTimeOrder(h []history.Op) []history.Op {
 	slices.SortStableFunc(h, func(a, b history.Op) int { return cmp.Compare(a.Time, b.Time) })
 	return numbered(h)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/randhistory"
 	"github.com/chaos-testing/chaos/ops/setop"
 )
 
@@ -171,7 +172,7 @@ func setOps(ops []history.Op) (adds, reads []setOp, err error) {
 // a coarse clock, so that operations overlap and times tie. Each process's
 // entries are in its own order, but the processes are interleaved at
 // random, so the line order need not be the time order.
-func RandomSetHistory(r Rand) []history.Op {
+func RandomSetHistory(r randhistory.Rand) []history.Op {
 	const elements = 5 // 0..3 are added, 4 only ever read
 	procs := 1 + r.IntN(5)
 	owner := make([]int, 1+r.IntN(12)) // the process of each operation
@@ -182,14 +183,14 @@ func RandomSetHistory(r Rand) []history.Op {
 	clock := make([]time.Duration, procs)
 	var drawn []int64 // the elements of the adds drawn so far
 	for k, p := range owner {
-		inv := clock[p] + time.Duration(r.IntN(4))*tick
-		done := inv + time.Duration(r.IntN(5))*tick
+		inv := clock[p] + time.Duration(r.IntN(4))*randhistory.Tick
+		done := inv + time.Duration(r.IntN(5))*randhistory.Tick
 		clock[p] = done
 		entry := func(at time.Duration, t history.Type, f string, v setop.Value) history.Op {
 			return history.Op{Time: at, Type: t, Process: p, F: f, Value: history.MustValue(v)}
 		}
 		node := fmt.Sprintf("n%d", 1+r.IntN(3))
-		outcome := oneOf(r, history.Ok, history.Ok, history.Fail, history.Info, "")
+		outcome := randhistory.OneOf(r, history.Ok, history.Ok, history.Fail, history.Info, "")
 		if outcome == "" && slices.Contains(owner[k+1:], p) {
 			outcome = history.Info // only a process's last operation may be left unfinished
 		}
@@ -218,5 +219,5 @@ func RandomSetHistory(r Rand) []history.Op {
 			lines[p] = append(lines[p], entry(done, outcome, setop.FRead, setop.Value{Node: node}))
 		}
 	}
-	return interleave(r, lines)
+	return randhistory.Interleave(r, lines)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/randhistory"
 	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/ops/txnop"
 )
@@ -43,12 +44,12 @@ type genOp struct {
 // genModel is what a generator knows of one model.
 type genModel interface {
 	// draw picks op's f, key and arguments.
-	draw(r Rand, op *genOp)
+	draw(r randhistory.Rand, op *genOp)
 	// run applies op, which takes effect now, to s, sets op.out (and may
 	// turn an ok into a fail: a cas that found another value failed).
 	run(op *genOp, s []string) []string
 	// corrupt changes op's recorded result, if it has one to change.
-	corrupt(r Rand, op *genOp)
+	corrupt(r randhistory.Rand, op *genOp)
 	// values are op's invocation and completion values.
 	values(op *genOp) (inv, done any)
 }
@@ -62,7 +63,7 @@ var registerKeys = []string{"x", "y"}
 
 // RandomRegister is a random register history over one or two keys:
 // reads and writes, and cas operations if cas.
-func RandomRegister(r Rand, cas bool) RegisterCase {
+func RandomRegister(r randhistory.Rand, cas bool) RegisterCase {
 	c := RegisterCase{NilReadsUnknown: r.IntN(2) == 0}
 	if r.IntN(2) == 0 {
 		c.Initial = json.RawMessage("0")
@@ -77,10 +78,10 @@ func RandomRegister(r Rand, cas bool) RegisterCase {
 
 // RandomMultiRegister is a random multi-register history: transactions of
 // one to three reads and writes over one or two keys.
-func RandomMultiRegister(r Rand) RegisterCase {
+func RandomMultiRegister(r randhistory.Rand) RegisterCase {
 	inits := []string{"", "0", `{"x":0}`, `{"x":1,"y":0}`}
 	c := RegisterCase{}
-	if s := oneOf(r, inits...); s != "" {
+	if s := randhistory.OneOf(r, inits...); s != "" {
 		c.Initial = json.RawMessage(s)
 	}
 	start, err := multiInitial(c.Initial, keySlots{"x": 0, "y": 1})
@@ -92,11 +93,11 @@ func RandomMultiRegister(r Rand) RegisterCase {
 }
 
 // RandomKV is a random kv history over one or two keys.
-func RandomKV(r Rand) RegisterCase {
+func RandomKV(r randhistory.Rand) RegisterCase {
 	inits := []string{"", `""`, `"a"`}
 	c := RegisterCase{}
 	start := ""
-	if s := oneOf(r, inits...); s != "" {
+	if s := randhistory.OneOf(r, inits...); s != "" {
 		c.Initial = json.RawMessage(s)
 		start, _ = strconv.Unquote(s)
 	}
@@ -109,7 +110,7 @@ func RandomKV(r Rand) RegisterCase {
 // outcomes the given number of times, and writes the history's entries in
 // an order of lines that keeps each process's own order but may differ
 // from the order of their times.
-func generateRegister(r Rand, m genModel, start []string, corruptions int) []history.Op {
+func generateRegister(r randhistory.Rand, m genModel, start []string, corruptions int) []history.Op {
 	procs := 1 + r.IntN(4)
 	ops := make([]*genOp, 1+r.IntN(9))
 	clock := make([]int64, procs)
@@ -119,7 +120,7 @@ func generateRegister(r Rand, m genModel, start []string, corruptions int) []his
 		op.inv = clock[op.proc] + int64(r.IntN(3))
 		op.done = op.inv + int64(r.IntN(4))
 		clock[op.proc] = op.done
-		op.outcome = anyOutcome(r)
+		op.outcome = randhistory.AnyOutcome(r)
 		last[op.proc] = op
 		m.draw(r, op)
 		ops[i] = op
@@ -158,10 +159,10 @@ func generateRegister(r Rand, m genModel, start []string, corruptions int) []his
 			}
 		}
 		if len(readers) > 0 && r.IntN(3) > 0 {
-			m.corrupt(r, oneOf(r, readers...))
+			m.corrupt(r, randhistory.OneOf(r, readers...))
 		} else {
-			op := oneOf(r, ops...)
-			op.outcome = oneOf(r, history.Ok, history.Fail, history.Info)
+			op := randhistory.OneOf(r, ops...)
+			op.outcome = randhistory.OneOf(r, history.Ok, history.Fail, history.Info)
 			if op.outcome == history.Ok && op.out == nil { // an ok needs a result: one drawn from nothing
 				m.corrupt(r, op)
 			}
@@ -173,7 +174,7 @@ func generateRegister(r Rand, m genModel, start []string, corruptions int) []his
 // lineOrder writes the entries of ops, and now and then a fault of the
 // nemesis, each process's in its own order: half the time in order of
 // time, the other half interleaved across processes.
-func lineOrder(r Rand, m genModel, ops []*genOp) []history.Op {
+func lineOrder(r randhistory.Rand, m genModel, ops []*genOp) []history.Op {
 	var lines [][]history.Op // each process's entries, processes in order of their first operation
 	slot := map[int]int{}    // process -> its entries in lines
 	for _, op := range ops {
@@ -184,20 +185,20 @@ func lineOrder(r Rand, m genModel, ops []*genOp) []history.Op {
 			slot[op.proc] = p
 			lines = append(lines, nil)
 		}
-		lines[p] = append(lines[p], history.Op{Type: history.Invoke, Process: op.proc, F: op.f, Value: history.MustValue(inv), Time: time.Duration(op.inv) * tick})
+		lines[p] = append(lines[p], history.Op{Type: history.Invoke, Process: op.proc, F: op.f, Value: history.MustValue(inv), Time: time.Duration(op.inv) * randhistory.Tick})
 		if op.outcome != "" {
-			lines[p] = append(lines[p], history.Op{Type: op.outcome, Process: op.proc, F: op.f, Value: history.MustValue(done), Time: time.Duration(op.done) * tick})
+			lines[p] = append(lines[p], history.Op{Type: op.outcome, Process: op.proc, F: op.f, Value: history.MustValue(done), Time: time.Duration(op.done) * randhistory.Tick})
 		}
 	}
 	if r.IntN(4) == 0 { // the nemesis's entries are no operations of the model
-		fault := history.Op{Type: history.Invoke, Process: history.Nemesis, F: "pause-start", Time: time.Duration(r.IntN(10)) * tick}
+		fault := history.Op{Type: history.Invoke, Process: history.Nemesis, F: "pause-start", Time: time.Duration(r.IntN(10)) * randhistory.Tick}
 		end := fault
 		end.Type = history.Info
 		lines = append(lines, []history.Op{fault, end})
 	}
-	h := interleave(r, lines)
+	h := randhistory.Interleave(r, lines)
 	if r.IntN(2) == 0 {
-		h = inTimeOrder(h)
+		h = randhistory.InTimeOrder(h)
 	}
 	return h
 }
@@ -208,17 +209,17 @@ type registerGen struct {
 	keys int
 }
 
-func (g registerGen) draw(r Rand, op *genOp) {
+func (g registerGen) draw(r randhistory.Rand, op *genOp) {
 	op.key = r.IntN(g.keys)
 	fs := []string{registerop.FRead, registerop.FWrite}
 	if g.cas {
 		fs = append(fs, registerop.FCas)
 	}
-	switch op.f = oneOf(r, fs...); op.f {
+	switch op.f = randhistory.OneOf(r, fs...); op.f {
 	case registerop.FWrite: // now and then a write of null, which makes the key absent
-		op.args = []string{oneOf(r, "0", "1", "2", "0", "1", "2", "null")}
+		op.args = []string{randhistory.OneOf(r, "0", "1", "2", "0", "1", "2", "null")}
 	case registerop.FCas:
-		op.args = []string{oneOf(r, "0", "1", "2", "0", "1", "2", "null"), oneOf(r, registerValues...)}
+		op.args = []string{randhistory.OneOf(r, "0", "1", "2", "0", "1", "2", "null"), randhistory.OneOf(r, registerValues...)}
 	}
 }
 
@@ -240,9 +241,9 @@ func (g registerGen) run(op *genOp, s []string) []string {
 	return s
 }
 
-func (g registerGen) corrupt(r Rand, op *genOp) {
+func (g registerGen) corrupt(r randhistory.Rand, op *genOp) {
 	if op.f == registerop.FRead {
-		op.out = []string{oneOf(r, "null", "0", "1", "2", "3")}
+		op.out = []string{randhistory.OneOf(r, "null", "0", "1", "2", "3")}
 	}
 }
 
@@ -268,14 +269,14 @@ type txnGen struct{ keys int }
 // A transaction's args are its steps, "r x" or "w x 1"; out is what each
 // step returned (null for a write).
 
-func (g txnGen) draw(r Rand, op *genOp) {
+func (g txnGen) draw(r randhistory.Rand, op *genOp) {
 	op.f = txnop.FTxn
 	for range 1 + r.IntN(3) {
 		k := registerKeys[r.IntN(g.keys)]
 		if r.IntN(2) == 0 {
 			op.args = append(op.args, "r "+k)
 		} else {
-			op.args = append(op.args, "w "+k+" "+oneOf(r, registerValues...))
+			op.args = append(op.args, "w "+k+" "+randhistory.OneOf(r, registerValues...))
 		}
 	}
 }
@@ -302,12 +303,12 @@ func (g txnGen) run(op *genOp, s []string) []string {
 	return s
 }
 
-func (g txnGen) corrupt(r Rand, op *genOp) {
+func (g txnGen) corrupt(r randhistory.Rand, op *genOp) {
 	op.out = make([]string, len(op.args))
 	for j, a := range op.args {
 		op.out[j] = "null"
 		if f, _, _ := txnStep(a); f == "r" {
-			op.out[j] = oneOf(r, "null", "0", "1", "2", "3")
+			op.out[j] = randhistory.OneOf(r, "null", "0", "1", "2", "3")
 		}
 	}
 }
@@ -338,13 +339,13 @@ type kvValue struct {
 	Value *string `json:"value,omitempty"`
 }
 
-func (g kvGen) draw(r Rand, op *genOp) {
+func (g kvGen) draw(r randhistory.Rand, op *genOp) {
 	op.key = r.IntN(g.keys)
-	switch op.f = oneOf(r, "get", "put", "append"); op.f {
+	switch op.f = randhistory.OneOf(r, "get", "put", "append"); op.f {
 	case "put":
-		op.args = []string{oneOf(r, "a", "b", "")}
+		op.args = []string{randhistory.OneOf(r, "a", "b", "")}
 	case "append":
-		op.args = []string{oneOf(r, "a", "b")}
+		op.args = []string{randhistory.OneOf(r, "a", "b")}
 	}
 }
 
@@ -360,9 +361,9 @@ func (g kvGen) run(op *genOp, s []string) []string {
 	return s
 }
 
-func (g kvGen) corrupt(r Rand, op *genOp) {
+func (g kvGen) corrupt(r randhistory.Rand, op *genOp) {
 	if op.f == "get" {
-		op.out = []string{oneOf(r, "", "a", "b", "ab", "ba", "aa")}
+		op.out = []string{randhistory.OneOf(r, "", "a", "b", "ab", "ba", "aa")}
 	}
 }
 

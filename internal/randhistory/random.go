@@ -1,7 +1,7 @@
 // Where the generators draw their choices: a seeded *rand.Rand in the
 // comparison tests, a fuzzer's bytes in the fuzz targets.
 
-package oracle
+package randhistory
 
 import "github.com/chaos-testing/chaos/history"
 
@@ -23,11 +23,11 @@ func (b *FuzzBytes) IntN(n int) int {
 	return int(c) % n
 }
 
-// oneOf is one of vs, each as likely (a value listed twice, twice as likely).
-func oneOf[T any](r Rand, vs ...T) T { return vs[r.IntN(len(vs))] }
+// OneOf is one of vs, each as likely (a value listed twice, twice as likely).
+func OneOf[T any](r Rand, vs ...T) T { return vs[r.IntN(len(vs))] }
 
-// anyOutcome is how a generated operation ends: ok half the time, else
+// AnyOutcome is how a generated operation ends: ok half the time, else
 // fail, info, or "" for never completed.
-func anyOutcome(r Rand) history.Type {
-	return oneOf(r, history.Ok, history.Ok, history.Ok, history.Fail, history.Info, "")
+func AnyOutcome(r Rand) history.Type {
+	return OneOf(r, history.Ok, history.Ok, history.Ok, history.Fail, history.Info, "")
 }

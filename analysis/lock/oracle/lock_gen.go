@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/randhistory"
 	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
@@ -44,7 +45,7 @@ type lockSent struct {
 // with entries of unknown outcome accepted or not, and now and then an
 // entry no acquisition accounts for. Lines are out of time order across
 // processes: either freely interleaved, or written late by a few ticks.
-func RandomLockHistory(r Rand) LockCase {
+func RandomLockHistory(r randhistory.Rand) LockCase {
 	c := LockCase{Election: r.IntN(4) == 0}
 	names := c.Names()
 	withTokens := r.IntN(4) != 0
@@ -55,13 +56,13 @@ func RandomLockHistory(r Rand) LockCase {
 	var lines [][]history.Op
 	var sent []lockSent
 	for p := range 1 + r.IntN(4) {
-		g := lockProc{r: r, proc: p, t: time.Duration(r.IntN(4)) * tick}
+		g := lockProc{r: r, proc: p, t: time.Duration(r.IntN(4)) * randhistory.Tick}
 		g.run(names, locks, withTokens, &sent)
 		lines = append(lines, g.ops)
 	}
-	c.History = interleavedOrLate(r, lines)
+	c.History = randhistory.InterleavedOrLate(r, lines)
 	if r.IntN(3) != 0 {
-		c.Mode = oneOf(r, "fenced", "unfenced")
+		c.Mode = randhistory.OneOf(r, "fenced", "unfenced")
 		c.Resource = lockResourceLog(r, sent)
 	}
 	return c
@@ -69,7 +70,7 @@ func RandomLockHistory(r Rand) LockCase {
 
 // lockProc draws one process's entries.
 type lockProc struct {
-	r    Rand
+	r    randhistory.Rand
 	proc int
 	t    time.Duration
 	ops  []history.Op
@@ -77,7 +78,7 @@ type lockProc struct {
 
 // emit appends an entry 0 to 2 ticks after the previous one.
 func (g *lockProc) emit(typ history.Type, f string, v any) time.Duration {
-	g.t += time.Duration(g.r.IntN(3)) * tick
+	g.t += time.Duration(g.r.IntN(3)) * randhistory.Tick
 	g.ops = append(g.ops, history.Op{Time: g.t, Type: typ, Process: g.proc, F: f, Value: history.MustValue(v)})
 	return g.t
 }
@@ -86,9 +87,9 @@ func (g *lockProc) run(names LockNames, locks []string, withTokens bool, sent *[
 	session := 0
 	var token *int64
 	for range 1 + g.r.IntN(3) {
-		lock := oneOf(g.r, locks...)
+		lock := randhistory.OneOf(g.r, locks...)
 		g.emit(history.Invoke, names.Acquire, lockop.Value{Lock: lock})
-		out := anyOutcome(g.r)
+		out := randhistory.AnyOutcome(g.r)
 		if out == "" {
 			return
 		}
@@ -111,8 +112,8 @@ func (g *lockProc) run(names LockNames, locks []string, withTokens bool, sent *[
 				w.Session = 0 // tied to the hold it is made in
 			}
 			s := lockSent{proc: g.proc, v: w, inv: g.emit(history.Invoke, lockop.FWrite, w)}
-			s.outcome = anyOutcome(g.r)
-			s.done = s.inv + 3*tick
+			s.outcome = randhistory.AnyOutcome(g.r)
+			s.done = s.inv + 3*randhistory.Tick
 			if s.outcome != "" {
 				s.done = g.emit(s.outcome, lockop.FWrite, w)
 			}
@@ -124,9 +125,9 @@ func (g *lockProc) run(names LockNames, locks []string, withTokens bool, sent *[
 		if g.r.IntN(6) == 0 {
 			continue // no release: the next acquire ends the hold
 		}
-		rv := lockop.Value{Lock: lock, Session: oneOf(g.r, session, session, session, 0, session+1), Token: token}
+		rv := lockop.Value{Lock: lock, Session: randhistory.OneOf(g.r, session, session, session, 0, session+1), Token: token}
 		g.emit(history.Invoke, names.Release, rv)
-		out = anyOutcome(g.r)
+		out = randhistory.AnyOutcome(g.r)
 		if out == "" {
 			return
 		}
@@ -138,7 +139,7 @@ func (g *lockProc) run(names LockNames, locks []string, withTokens bool, sent *[
 // was accepted, a failed one rejected or never seen, one of unknown outcome
 // any of the three; each decided while it was in flight. Now and then an
 // accepted entry of a session no acquisition had.
-func lockResourceLog(r Rand, sent []lockSent) []lockop.ResourceEntry {
+func lockResourceLog(r randhistory.Rand, sent []lockSent) []lockop.ResourceEntry {
 	type decided struct {
 		e   lockop.ResourceEntry
 		tie int
@@ -164,11 +165,11 @@ func lockResourceLog(r Rand, sent []lockSent) []lockop.ResourceEntry {
 		if !e.Accepted {
 			e.Reason = "token lower than the highest accepted"
 		}
-		e.Time = s.inv + time.Duration(r.IntN(int((s.done-s.inv)/tick)+1))*tick
+		e.Time = s.inv + time.Duration(r.IntN(int((s.done-s.inv)/randhistory.Tick)+1))*randhistory.Tick
 		ds = append(ds, decided{e, r.IntN(4)})
 	}
 	if r.IntN(6) == 0 && len(sent) > 0 {
-		s := oneOf(r, sent...)
+		s := randhistory.OneOf(r, sent...)
 		ds = append(ds, decided{lockop.ResourceEntry{Time: s.inv, Client: s.proc, Key: "k", Value: "stray", Session: 99, Accepted: true}, r.IntN(4)})
 	}
 	slices.SortStableFunc(ds, func(a, b decided) int { return cmp.Or(cmp.Compare(a.e.Time, b.e.Time), cmp.Compare(a.tie, b.tie)) })
