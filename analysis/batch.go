@@ -84,7 +84,7 @@ func RunStream(ctx context.Context, names []string, in Input, src Source, batch 
 	checks := make([]*safeBatches, len(names))
 	batchers := make([]*history.Batcher, len(names))
 	for i, c := range checkers {
-		in.progress(c.Name(), 0, 0)
+		in.TellProgress(c.Name(), 0, 0)
 		checks[i] = beginSafely(ctx, c, in)
 		batchers[i] = parts[i].Batcher(batch, func(b []history.Op) error {
 			checks[i].add(b)
@@ -109,7 +109,7 @@ func RunStream(ctx context.Context, names []string, in Input, src Source, batch 
 	want := map[int][]*history.Op{} // entry index -> findings' digests of it
 	for _, c := range checks {
 		r := c.result()
-		if _, digests := c.b.(digesting); digests {
+		if _, digests := c.b.(Digesting); digests {
 			for _, f := range r.Findings {
 				for i := range f.Ops {
 					want[f.Ops[i].Index] = append(want[f.Ops[i].Index], &f.Ops[i])
@@ -134,10 +134,10 @@ func RunStream(ctx context.Context, names []string, in Input, src Source, batch 
 	return rep, nil
 }
 
-// digesting is a Batches that keeps a digest of each entry, not the entry:
+// Digesting is a Batches that keeps a digest of each entry, not the entry:
 // the operations its findings name carry their Index, Time, Type, Process
 // and F only, and RunStream reads the history once more to fill them in.
-type digesting interface{ digestsOnly() }
+type Digesting interface{ DigestsOnly() }
 
 // safeBatches runs a batched check as safeCheck runs a check: a checker
 // that panics is a bug in chaos, and its verdict becomes Unknown.

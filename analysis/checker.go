@@ -79,27 +79,27 @@ type CycleStep struct {
 	Next string `json:"next"`
 }
 
-// maxFindings bounds how many findings a Result lists; FindingsTotal counts all.
-const maxFindings = 20
+// MaxFindings bounds how many findings a Result lists; FindingsTotal counts all.
+const MaxFindings = 20
 
-// findingList keeps the first maxFindings findings and counts them all.
-type findingList struct {
-	list  []Finding
-	total int
+// FindingList keeps the first MaxFindings findings and counts them all.
+type FindingList struct {
+	List  []Finding
+	Total int
 }
 
-// add counts a finding and builds it only while the list has room: a flood
+// Add counts a finding and builds it only while the list has room: a flood
 // of findings costs a count each, not an explanation each.
-func (l *findingList) add(build func() Finding) {
-	l.total++
-	if len(l.list) < maxFindings {
-		l.list = append(l.list, build())
+func (l *FindingList) Add(build func() Finding) {
+	l.Total++
+	if len(l.List) < MaxFindings {
+		l.List = append(l.List, build())
 	}
 }
 
-// opsAt lists the entries of h at the given positions, in history order and
+// OpsAt lists the entries of h at the given positions, in history order and
 // once each. It sorts pos.
-func opsAt(h []history.Op, pos []int) []history.Op {
+func OpsAt(h []history.Op, pos []int) []history.Op {
 	slices.Sort(pos)
 	var ops []history.Op
 	for _, i := range slices.Compact(pos) {
@@ -166,14 +166,16 @@ type Input struct {
 // are done of total (0 when it does not count them).
 type Progress func(checker string, done, total int)
 
-func (in Input) progress(checker string, done, total int) {
+// TellProgress tells in.Progress, if set, which checker runs and how far
+// it has come.
+func (in Input) TellProgress(checker string, done, total int) {
 	if in.Progress != nil {
 		in.Progress(checker, done, total)
 	}
 }
 
-// unknownResult is the result of a check that could not decide, and why.
-func unknownResult(why string) Result {
+// UnknownResult is the result of a check that could not decide, and why.
+func UnknownResult(why string) Result {
 	return Result{Verdict: Unknown, Notes: []string{why}}
 }
 
@@ -210,7 +212,7 @@ func Run(ctx context.Context, names []string, in Input) Report {
 			rep.Results = append(rep.Results, Result{Checker: n, Verdict: Unknown, Notes: []string{"no such checker"}})
 			continue
 		}
-		in.progress(n, 0, 0)
+		in.TellProgress(n, 0, 0)
 		rep.Results = append(rep.Results, safeCheck(ctx, c, in))
 	}
 	for _, r := range rep.Results {

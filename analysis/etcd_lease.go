@@ -31,7 +31,7 @@ type leaseLife struct {
 }
 
 func (LeaseChecker) Check(_ context.Context, in Input) Result {
-	var bad errCount
+	var bad ErrCount
 	lives := map[int64]*leaseLife{}
 	life := func(id int64) *leaseLife {
 		if lives[id] == nil {
@@ -49,14 +49,14 @@ func (LeaseChecker) Check(_ context.Context, in Input) Result {
 	}) {
 		var req etcdop.KVRequest
 		if err := p.Inv.Decode(&req); err != nil {
-			bad.add(err)
+			bad.Add(err)
 			continue
 		}
 		var resp etcdop.KVResponse
 		ok := p.Done != nil && p.Done.Type == history.Ok
 		if ok {
 			if err := p.Done.Decode(&resp); err != nil {
-				bad.add(err)
+				bad.Add(err)
 				continue
 			}
 		}
@@ -75,17 +75,17 @@ func (LeaseChecker) Check(_ context.Context, in Input) Result {
 			}
 		}
 	}
-	if bad.n > 0 {
-		return unknownResult(fmt.Sprintf("%d lease operations could not be read; first: %v", bad.n, bad.first))
+	if bad.N > 0 {
+		return UnknownResult(fmt.Sprintf("%d lease operations could not be read; first: %v", bad.N, bad.First))
 	}
-	var found findingList
+	var found FindingList
 	for _, k := range keeps {
 		l := life(k.lease)
 		switch {
 		case k.ttl > 0:
 			for _, r := range l.revokes {
 				if r.Done != nil && r.Done.Type == history.Ok && r.Done.Time < k.Inv.Time {
-					found.add(func() Finding {
+					found.Add(func() Finding {
 						return Finding{Kind: "lease-revived", Explanation: fmt.Sprintf(
 							"%s's keep-alive of lease %d (#%d) found it, with %d s to live, after its revoke was acknowledged (#%d).",
 							history.ProcessName(k.Inv.Process), k.lease, k.Done.Index, k.ttl, r.Done.Index),
@@ -96,7 +96,7 @@ func (LeaseChecker) Check(_ context.Context, in Input) Result {
 			}
 		case l.grant != nil && l.grant.Done.Time < k.Inv.Time &&
 			!slices.ContainsFunc(l.revokes, func(r history.Pair) bool { return r.Inv.Time < k.Done.Time }):
-			found.add(func() Finding {
+			found.Add(func() Finding {
 				return Finding{Kind: "lease-lost", Explanation: fmt.Sprintf(
 					"%s's keep-alive of lease %d (#%d) found no such lease, although its grant was acknowledged (#%d) and no revoke of it had been sent.",
 					history.ProcessName(k.Inv.Process), k.lease, k.Done.Index, l.grant.Done.Index),
@@ -104,9 +104,9 @@ func (LeaseChecker) Check(_ context.Context, in Input) Result {
 			})
 		}
 	}
-	res := Result{Verdict: Valid, Findings: found.list, FindingsTotal: found.total,
+	res := Result{Verdict: Valid, Findings: found.List, FindingsTotal: found.Total,
 		Stats: map[string]any{"leases": len(lives), "keepalives": len(keeps)}}
-	if found.total > 0 {
+	if found.Total > 0 {
 		res.Verdict = Invalid
 	}
 	if len(keeps) == 0 {

@@ -37,9 +37,9 @@ type servedRead struct {
 }
 
 func (SerializableChecker) Check(_ context.Context, in Input) Result {
-	var bad errCount
+	var bad ErrCount
 	var reads []servedRead
-	var found findingList
+	var found FindingList
 	agree := map[rangeAt]servedAnswer{} // the first answer of each range at each revision
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange
@@ -50,30 +50,30 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 		var req etcdop.KVRequest
 		var resp etcdop.KVResponse
 		if err := errors.Join(p.Inv.Decode(&req), p.Done.Decode(&resp)); err != nil {
-			bad.add(err)
+			bad.Add(err)
 			continue
 		}
 		if len(req.Then) != 1 || len(resp.Results) != 1 {
-			bad.add(fmt.Errorf("op #%d: expected one range and its answer", p.Inv.Index))
+			bad.Add(fmt.Errorf("op #%d: expected one range and its answer", p.Inv.Index))
 			continue
 		}
 		at := rangeAt{key: req.Then[0].Key, end: req.Then[0].End, rev: resp.Revision}
 		if first, ok := agree[at]; !ok {
 			agree[at] = servedAnswer{p, resp}
 		} else if !slices.Equal(first.resp.Results[0].KVs, resp.Results[0].KVs) {
-			found.add(func() Finding { return divergent(first, servedAnswer{p, resp}) })
+			found.Add(func() Finding { return divergent(first, servedAnswer{p, resp}) })
 		}
 		if p.Inv.F != etcdop.FRangeSerializable {
 			continue
 		}
 		if resp.Member == "" {
-			bad.add(fmt.Errorf("op #%d: no member named in the answer", p.Done.Index))
+			bad.Add(fmt.Errorf("op #%d: no member named in the answer", p.Done.Index))
 			continue
 		}
 		reads = append(reads, servedRead{Pair: p, member: resp.Member, rev: resp.Revision})
 	}
-	if bad.n > 0 {
-		return unknownResult(fmt.Sprintf("%d serializable reads could not be read; first: %v", bad.n, bad.first))
+	if bad.N > 0 {
+		return UnknownResult(fmt.Sprintf("%d serializable reads could not be read; first: %v", bad.N, bad.First))
 	}
 	res := Result{Verdict: Valid, Stats: map[string]any{"serializable_reads": len(reads), "ranges_at_revisions": len(agree)}}
 	if len(reads) == 0 {
@@ -97,7 +97,7 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 		if !ok || r.rev >= f.rev {
 			continue
 		}
-		found.add(func() Finding {
+		found.Add(func() Finding {
 			return Finding{Kind: "revision-went-back", Explanation: fmt.Sprintf(
 				"member %s answered %s's serializable read at revision %d (#%d, done at %.3fs), then %s's at revision %d (#%d, invoked at %.3fs): a member's revision went back.",
 				r.member, history.ProcessName(f.Inv.Process), f.rev, f.Done.Index, f.Done.Time.Seconds(),
@@ -105,8 +105,8 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 				Ops: []history.Op{*f.Inv, *f.Done, *r.Inv, *r.Done}}
 		})
 	}
-	res.Findings, res.FindingsTotal = found.list, found.total
-	if found.total > 0 {
+	res.Findings, res.FindingsTotal = found.List, found.Total
+	if found.Total > 0 {
 		res.Verdict = Invalid
 	}
 	return res
@@ -127,7 +127,7 @@ type servedAnswer struct {
 func divergent(a, b servedAnswer) Finding {
 	what := func(s servedAnswer) string {
 		return fmt.Sprintf("%s's %s (#%d, member %s) got %s", history.ProcessName(s.Inv.Process), s.Inv.F, s.Done.Index,
-			cmpOr(s.resp.Member, "unknown"), describeKVs(s.resp.Results[0].KVs))
+			CmpOr(s.resp.Member, "unknown"), describeKVs(s.resp.Results[0].KVs))
 	}
 	return Finding{Kind: "divergent-reads", Explanation: fmt.Sprintf(
 		"two reads of the same keys at revision %d disagree: %s; %s. The store at a revision is the same on every member.",

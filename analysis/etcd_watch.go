@@ -59,15 +59,15 @@ type knownEvent struct {
 
 func (WatchChecker) Check(_ context.Context, in Input) Result {
 	watches, bad := readWatches(in.History)
-	if bad.n > 0 {
-		return unknownResult(fmt.Sprintf("%d watches could not be read; first: %v", bad.n, bad.first))
+	if bad.N > 0 {
+		return UnknownResult(fmt.Sprintf("%d watches could not be read; first: %v", bad.N, bad.First))
 	}
 	res := Result{Verdict: Valid, Stats: map[string]any{"watches": len(watches)}}
 	if len(watches) == 0 {
 		res.Notes = append(res.Notes, "no watch got an answer: nothing to check")
 		return res
 	}
-	var found findingList
+	var found FindingList
 	known := map[eventAt]knownEvent{}
 	learn := func(e knownEvent) {
 		at := eventAt{e.ev.KV.Mod, e.ev.KV.Key}
@@ -76,7 +76,7 @@ func (WatchChecker) Check(_ context.Context, in Input) Result {
 		case !ok:
 			known[at] = e
 		case !sameEvent(first.ev, e.ev):
-			found.add(func() Finding {
+			found.Add(func() Finding {
 				return Finding{Kind: "watch-divergent-event", Explanation: fmt.Sprintf(
 					"at revision %d, %s tells of %s, and %s of %s.", at.rev, first.src, describeEvent(first.ev), e.src, describeEvent(e.ev)),
 					Ops: slices.Concat(first.ops, e.ops)}
@@ -102,15 +102,15 @@ func (WatchChecker) Check(_ context.Context, in Input) Result {
 	}
 	res.Stats["events"] = events
 	res.Stats["revisions_known"] = len(known)
-	res.Findings, res.FindingsTotal = found.list, found.total
-	if found.total > 0 {
+	res.Findings, res.FindingsTotal = found.List, found.Total
+	if found.Total > 0 {
 		res.Verdict = Invalid
 	}
 	return res
 }
 
-func readWatches(h []history.Op) ([]watchOp, errCount) {
-	var bad errCount
+func readWatches(h []history.Op) ([]watchOp, ErrCount) {
+	var bad ErrCount
 	var out []watchOp
 	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.F == etcdop.FWatch }) {
 		if p.Done == nil || len(p.Done.Value) == 0 || p.Done.Type == history.Fail {
@@ -118,7 +118,7 @@ func readWatches(h []history.Op) ([]watchOp, errCount) {
 		}
 		w := watchOp{Pair: p}
 		if err := errors.Join(p.Inv.Decode(&w.req), p.Done.Decode(&w.res)); err != nil {
-			bad.add(err)
+			bad.Add(err)
 			continue
 		}
 		out = append(out, w)
@@ -128,10 +128,10 @@ func readWatches(h []history.Op) ([]watchOp, errCount) {
 
 // checkStream checks one watch's own stream: filtered, ordered, unique,
 // atomic, bookmarkable, from its start revision, prev_kv and IsCreate.
-func checkStream(w watchOp, src string, found *findingList) {
+func checkStream(w watchOp, src string, found *FindingList) {
 	ops := []history.Op{*w.Inv, *w.Done}
 	report := func(kind, format string, args ...any) {
-		found.add(func() Finding {
+		found.Add(func() Finding {
 			return Finding{Kind: kind, Explanation: src + " " + fmt.Sprintf(format, args...), Ops: ops}
 		})
 	}
@@ -224,7 +224,7 @@ func (w watchOp) window() (from, to int64) {
 // checkReliable finds the events a watch should have got and did not:
 // every event known of its keys between the revision it started from (or
 // its first event) and the last revision it got to.
-func checkReliable(w watchOp, known map[eventAt]knownEvent, found *findingList) {
+func checkReliable(w watchOp, known map[eventAt]knownEvent, found *FindingList) {
 	from, to := w.window()
 	if from == 0 || to < from {
 		return
@@ -244,7 +244,7 @@ func checkReliable(w watchOp, known map[eventAt]knownEvent, found *findingList) 
 	slices.SortFunc(missed, func(a, b eventAt) int { return cmp.Or(cmp.Compare(a.rev, b.rev), cmp.Compare(a.key, b.key)) })
 	for _, at := range missed {
 		k := known[at]
-		found.add(func() Finding {
+		found.Add(func() Finding {
 			return Finding{Kind: "watch-lost-event", Explanation: fmt.Sprintf(
 				"%s's watch (#%d) covered revisions %d to %d of %s but never got %s at revision %d, which %s tells of.",
 				history.ProcessName(w.Inv.Process), w.Inv.Index, from, to, describeRange(w.req.Key, w.req.End), describeEvent(k.ev), at.rev, k.src),

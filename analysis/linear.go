@@ -138,7 +138,7 @@ type linearCheck struct {
 	undecided, late int
 	written         int
 	decidedBy       string
-	found           findingList
+	found           FindingList
 	notes           []string
 }
 
@@ -172,7 +172,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 	for _, p := range sc.parts {
 		lc.n += len(p.ops)
 	}
-	if lc.sc.bad.n > 0 || len(sc.parts) == 0 {
+	if lc.sc.bad.N > 0 || len(sc.parts) == 0 {
 		return // a history that cannot be read is not judged
 	}
 	if spec.direct != nil && len(sc.parts) == 1 {
@@ -180,7 +180,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 			lc.decidedBy = "revision order"
 			if f != nil {
 				lc.illegal++
-				lc.found.add(func() Finding { return *f })
+				lc.found.Add(func() Finding { return *f })
 			}
 			return
 		}
@@ -189,7 +189,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 	ctx, cancel := context.WithTimeout(lc.parent, lc.limit)
 	defer cancel()
 	lc.batches++
-	results, late := runParts(ctx, spec.model, sc.parts, lc.limit/30, func(done int) { in.progress(m.name, keysBefore+done, lc.keys) })
+	results, late := runParts(ctx, spec.model, sc.parts, lc.limit/30, func(done int) { in.TellProgress(m.name, keysBefore+done, lc.keys) })
 	if late {
 		lc.late++
 	}
@@ -225,7 +225,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 				defer cancel()
 				return fails.tookEffect(ctx, p, horizon)
 			}
-			lc.found.add(func() Finding { return witness(batch, m, spec.model, p, r.info, file, also) })
+			lc.found.Add(func() Finding { return witness(batch, m, spec.model, p, r.info, file, also) })
 		case r.res != porcupine.Ok:
 			lc.undecided++
 		}
@@ -239,15 +239,15 @@ func (lc *linearCheck) result() Result {
 	m, sc := lc.m, &lc.sc
 	switch {
 	case lc.failed != nil:
-		return unknownResult(lc.failed.Error())
-	case sc.bad.n > 0:
-		return unknownResult(fmt.Sprintf(
-			"%d operations could not be read as %s operations, so the history cannot be judged; first: %v", sc.bad.n, m.name, sc.bad.first))
+		return UnknownResult(lc.failed.Error())
+	case sc.bad.N > 0:
+		return UnknownResult(fmt.Sprintf(
+			"%d operations could not be read as %s operations, so the history cannot be judged; first: %v", sc.bad.N, m.name, sc.bad.First))
 	case lc.n == 0:
 		// As in Knossos: nothing took effect, and the empty order is a
 		// linearization of that. (A run whose clients did nothing is not
 		// a pass: the stats checker says so.)
-		what := []string{"the history has no " + strings.Join(sortedKeys(m.fs), "/") + " operation"}
+		what := []string{"the history has no " + strings.Join(SortedKeys(m.fs), "/") + " operation"}
 		if k := sc.counts["dropped_fail"] + sc.counts["dropped_unknown_reads"]; k > 0 {
 			what = nil
 			if k := sc.counts["dropped_fail"]; k > 0 {
@@ -258,7 +258,7 @@ func (lc *linearCheck) result() Result {
 			}
 		}
 		if len(sc.other) > 0 {
-			what = append(what, "the history has only "+describeCounts(sc.other)+" besides")
+			what = append(what, "the history has only "+DescribeCounts(sc.other)+" besides")
 		}
 		return Result{Verdict: Valid,
 			Stats: map[string]any{"operations": 0, "dropped_fail": sc.counts["dropped_fail"], "dropped_unknown_reads": sc.counts["dropped_unknown_reads"]},
@@ -266,7 +266,7 @@ func (lc *linearCheck) result() Result {
 	}
 
 	res := Result{Verdict: Valid, Stats: map[string]any{}, Notes: lc.notes}
-	res.Findings, res.FindingsTotal = lc.found.list, lc.found.total
+	res.Findings, res.FindingsTotal = lc.found.List, lc.found.Total
 	if lc.decidedBy != "" {
 		res.Stats["decided_by"] = lc.decidedBy
 	}

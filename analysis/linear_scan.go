@@ -29,7 +29,7 @@ type linScan struct {
 	parts  []*linPart
 	counts map[string]int
 	other  map[string]int // entries of operations the model ignores, by f
-	bad    errCount       // operations the model could not read
+	bad    ErrCount       // operations the model could not read
 	// failed are the operations that completed with a failure, left out
 	// of the check; an illegal key's witness asks whether one of them took
 	// effect after all.
@@ -44,11 +44,11 @@ func (sc *linScan) merge(o *linScan) {
 	for k, n := range o.other {
 		sc.other[k] += n
 	}
-	if o.bad.n > 0 {
-		if sc.bad.n == 0 {
-			sc.bad.first = o.bad.first
+	if o.bad.N > 0 {
+		if sc.bad.N == 0 {
+			sc.bad.First = o.bad.First
 		}
-		sc.bad.n += o.bad.n
+		sc.bad.N += o.bad.N
 	}
 }
 
@@ -75,7 +75,7 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 		lop, err := spec.convert(op, d)
 		switch {
 		case err != nil:
-			sc.bad.add(err)
+			sc.bad.Add(err)
 			return
 		case lop.unseen:
 			sc.counts["dropped_unseen_writes"]++

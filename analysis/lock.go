@@ -101,7 +101,7 @@ func (b *lockBatches) Add(batch []history.Op) {
 
 func (b *lockBatches) Result() Result { return b.lh.judge(b.ctx, b.in) }
 
-func (b *lockBatches) digestsOnly() {}
+func (b *lockBatches) DigestsOnly() {}
 
 // judge ends the pass and judges what it found.
 func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
@@ -109,12 +109,12 @@ func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
 	res := Result{Verdict: Valid, Stats: map[string]any{}}
 	v := lh.v
 	if err := ctx.Err(); err != nil {
-		return unknownResult("check cancelled: " + err.Error())
+		return UnknownResult("check cancelled: " + err.Error())
 	}
 
 	me := mutualExclusion(lh)
 	order := tokenOrder(lh)
-	var stale findingList
+	var stale FindingList
 	var rejected, unmatched int
 	switch {
 	case len(in.Resource) > 0:
@@ -124,12 +124,12 @@ func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
 		res.Notes = append(res.Notes, "no resource log: stale writes were judged from the history alone, which sees only writes whose success a client observed")
 	}
 	if err := ctx.Err(); err != nil {
-		return unknownResult("check cancelled: " + err.Error())
+		return UnknownResult("check cancelled: " + err.Error())
 	}
 
 	// Stale writes first: they are the damage done.
-	res.Findings = pickFindings(append(stale.list, order.list...), me.list)
-	res.FindingsTotal = me.total + stale.total + order.total
+	res.Findings = pickFindings(append(stale.List, order.List...), me.List)
+	res.FindingsTotal = me.Total + stale.Total + order.Total
 	switch {
 	case lh.counts[v.acquire+"s_ok"] == 0:
 		res.Verdict = Unknown
@@ -143,8 +143,8 @@ func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
 	if unmatched > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d accepted resource writes match no successful acquire in the history (by client and session); they were not judged", unmatched))
 	}
-	if lh.bad.n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d entries had unreadable values and were judged without them; first: %v", lh.bad.n, lh.bad.first))
+	if lh.bad.N > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d entries had unreadable values and were judged without them; first: %v", lh.bad.N, lh.bad.First))
 	}
 
 	res.Stats[v.acquire+"s_attempted"] = lh.counts[v.acquire+"s_attempted"]
@@ -153,17 +153,17 @@ func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
 			res.Stats[f+"s_"+string(t)] = lh.counts[f+"s_"+string(t)]
 		}
 	}
-	res.Lock = &LockFigures{Holds: len(lh.holds), StaleWritesAccepted: stale.total, StaleWritesRejected: rejected,
-		ExclusionViolations: me.total, TokensSeen: len(lh.grants), TokensStrictlyIncreasing: order.total == 0}
+	res.Lock = &LockFigures{Holds: len(lh.holds), StaleWritesAccepted: stale.Total, StaleWritesRejected: rejected,
+		ExclusionViolations: me.Total, TokensSeen: len(lh.grants), TokensStrictlyIncreasing: order.Total == 0}
 	res.Stats["holds"] = len(lh.holds)
-	res.Stats["stale_writes_accepted"] = stale.total
+	res.Stats["stale_writes_accepted"] = stale.Total
 	res.Stats["stale_writes_rejected"] = rejected
-	res.Stats[strings.ReplaceAll(v.exclusion, "-", "_")+"_violations"] = me.total
+	res.Stats[strings.ReplaceAll(v.exclusion, "-", "_")+"_violations"] = me.Total
 	res.Stats["tokens_seen"] = len(lh.grants)
 	if len(lh.grants) > 0 {
 		// Per lock, each token greater than every token granted before it
 		// was asked for, and no token handed to two grants.
-		res.Stats["tokens_strictly_increasing"] = order.total == 0
+		res.Stats["tokens_strictly_increasing"] = order.Total == 0
 	}
 	holdTimes := make([]time.Duration, len(lh.holds))
 	for i, h := range lh.holds {
@@ -174,11 +174,11 @@ func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
 	return res
 }
 
-// pickFindings keeps at most maxFindings, giving each kind at least half
+// pickFindings keeps at most MaxFindings, giving each kind at least half
 // the room when both have more, so one flood does not hide the other kind.
 func pickFindings(a, b []Finding) []Finding {
-	na := min(len(a), max(maxFindings-len(b), maxFindings/2))
-	nb := min(len(b), maxFindings-na)
+	na := min(len(a), max(MaxFindings-len(b), MaxFindings/2))
+	nb := min(len(b), MaxFindings-na)
 	return append(a[:na:na], b[:nb]...)
 }
 

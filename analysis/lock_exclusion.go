@@ -19,17 +19,17 @@ import (
 // furthest-reaching one unless that is its own process's, in which case it
 // overlaps nothing. One finding per overlapping hold, not per pair:
 // O(n log n) however long a paused holder's tenure.
-func mutualExclusion(lh *lockHistory) findingList {
+func mutualExclusion(lh *lockHistory) FindingList {
 	hs := slices.Clone(lh.holds)
 	slices.SortFunc(hs, func(a, b hold) int {
 		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.proc, b.proc), cmp.Compare(a.acq, b.acq))
 	})
-	var found findingList
+	var found FindingList
 	var reach *hold
 	for i := range hs {
 		h := &hs[i]
 		if reach != nil && h.proc != reach.proc && reach.holdsAt(h.start) && h.holdsAt(h.start) {
-			found.add(func() Finding { return lh.overlapFinding(reach, h) })
+			found.Add(func() Finding { return lh.overlapFinding(reach, h) })
 		}
 		if reach == nil || h.stop > reach.stop || h.stop == reach.stop && h.kept {
 			reach = h
@@ -44,8 +44,8 @@ func (lh *lockHistory) overlapFinding(a, b *hold) Finding {
 		Kind: lh.v.exclusion,
 		Explanation: fmt.Sprintf("%s and %s both %s by their own account: %s from %s (#%d) %s, %s from %s (#%d) %s.",
 			history.ProcessName(a.proc), history.ProcessName(b.proc), lh.v.held,
-			history.ProcessName(a.proc), secs(a.start), o[a.acq].Index, lh.describeEnd(a.end),
-			history.ProcessName(b.proc), secs(b.start), o[b.acq].Index, lh.describeEnd(b.end)),
+			history.ProcessName(a.proc), Secs(a.start), o[a.acq].Index, lh.describeEnd(a.end),
+			history.ProcessName(b.proc), Secs(b.start), o[b.acq].Index, lh.describeEnd(b.end)),
 		Ops: lh.entries([]int{a.acq, a.end, b.acq, b.end}),
 	}
 }
@@ -54,9 +54,9 @@ func (lh *lockHistory) describeEnd(i int) string {
 	op := &lh.ops[i]
 	switch {
 	case op.Type() == history.Invoke && op.f == releaseFn:
-		return fmt.Sprintf("until its %s at %s (#%d)", lh.v.released, secs(op.Time), op.Index)
+		return fmt.Sprintf("until its %s at %s (#%d)", lh.v.released, Secs(op.Time), op.Index)
 	case op.Type() == history.Invoke && op.f == acquireFn:
-		return fmt.Sprintf("until it %s at %s (#%d)", lh.v.again, secs(op.Time), op.Index)
+		return fmt.Sprintf("until it %s at %s (#%d)", lh.v.again, Secs(op.Time), op.Index)
 	}
-	return fmt.Sprintf("until its last entry at %s (#%d), with no %s", secs(op.Time), op.Index, lh.v.released)
+	return fmt.Sprintf("until its last entry at %s (#%d), with no %s", Secs(op.Time), op.Index, lh.v.released)
 }

@@ -117,7 +117,7 @@ type lockHistory struct {
 	latencies []time.Duration   // of ok acquires
 	grants    []tokenGrant      // successful acquires that carried a token
 	granted   map[grantKey]bool // the grants in grants that have a session
-	bad       errCount          // unreadable values
+	bad       ErrCount          // unreadable values
 }
 
 // scanLock starts a pass over a history, fed its entries by see in file
@@ -247,7 +247,7 @@ func (lh *lockHistory) endHold(ps *procState, i int) {
 
 func (lh *lockHistory) decode(op *history.Op, v any) {
 	if err := op.Decode(v); err != nil {
-		lh.bad.add(err)
+		lh.bad.Add(err)
 	}
 }
 

@@ -58,7 +58,7 @@ func (n *newest) newerThan(proc int, t time.Duration) (writer, bool) {
 }
 
 // staleFromResource walks the resource log in its own (decision) order.
-func (lh *lockHistory) staleFromResource(log []lockop.ResourceEntry) (stale findingList, rejected, unmatched int) {
+func (lh *lockHistory) staleFromResource(log []lockop.ResourceEntry) (stale FindingList, rejected, unmatched int) {
 	var n newest
 	for i, e := range log {
 		if !e.Accepted {
@@ -86,7 +86,7 @@ func (lh *lockHistory) staleFromResource(log []lockop.ResourceEntry) (stale find
 // stale if a write of another process, under a newer acquisition, had
 // already succeeded before W was invoked — the resource certainly took that
 // one first. Events are sorted by time since the file is only roughly ordered.
-func (lh *lockHistory) staleFromHistory() (stale findingList) {
+func (lh *lockHistory) staleFromHistory() (stale FindingList) {
 	type event struct {
 		t    time.Duration
 		done bool
@@ -103,7 +103,7 @@ func (lh *lockHistory) staleFromHistory() (stale findingList) {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
-		return cmp.Compare(boolInt(a.done), boolInt(b.done))
+		return cmp.Compare(BoolInt(a.done), BoolInt(b.done))
 	})
 	var n newest
 	for _, ev := range evs {
@@ -120,9 +120,9 @@ func (lh *lockHistory) staleFromHistory() (stale findingList) {
 
 // judgeStale counts c as stale, with a finding, if n has an accepted write of
 // another process made under a newer acquisition than c's.
-func (lh *lockHistory) judgeStale(n *newest, c writer, stale *findingList) {
+func (lh *lockHistory) judgeStale(n *newest, c writer, stale *FindingList) {
 	if newer, ok := n.newerThan(c.proc, c.acqTime); ok {
-		stale.add(func() Finding { return lh.staleFinding(c, newer) })
+		stale.Add(func() Finding { return lh.staleFinding(c, newer) })
 	}
 }
 
@@ -141,14 +141,14 @@ func (lh *lockHistory) staleFinding(s, n writer) Finding {
 	if s.line > 0 {
 		f.ResourceLines = []int{min(s.line, n.line), max(s.line, n.line)}
 		f.Explanation = fmt.Sprintf("%s's write %q%s, made under its %s at %s (#%d), was accepted by the resource (line %d) after %s, which %s at %s (#%d), had its write %q%s accepted (line %d).",
-			sp, s.value, lh.writeRef(s.w), lh.v.gotten, secs(s.acqTime), lh.ops[s.acq].Index, s.line,
-			np, lh.v.gotLater, secs(n.acqTime), lh.ops[n.acq].Index, n.value, lh.writeRef(n.w), n.line)
+			sp, s.value, lh.writeRef(s.w), lh.v.gotten, Secs(s.acqTime), lh.ops[s.acq].Index, s.line,
+			np, lh.v.gotLater, Secs(n.acqTime), lh.ops[n.acq].Index, n.value, lh.writeRef(n.w), n.line)
 		return f
 	}
 	sw, nw := lh.writes[s.w], lh.writes[n.w]
 	f.Explanation = fmt.Sprintf("%s's write %q (#%d, invoked at %s), made under its %s at %s (#%d), succeeded although %s, which %s at %s (#%d), had already written %q successfully at %s (#%d).",
-		sp, s.value, lh.ops[sw.inv].Index, secs(lh.ops[sw.inv].Time), lh.v.gotten, secs(s.acqTime), lh.ops[s.acq].Index,
-		np, lh.v.gotLater, secs(n.acqTime), lh.ops[n.acq].Index, n.value, secs(lh.ops[nw.done].Time), lh.ops[nw.done].Index)
+		sp, s.value, lh.ops[sw.inv].Index, Secs(lh.ops[sw.inv].Time), lh.v.gotten, Secs(s.acqTime), lh.ops[s.acq].Index,
+		np, lh.v.gotLater, Secs(n.acqTime), lh.ops[n.acq].Index, n.value, Secs(lh.ops[nw.done].Time), lh.ops[nw.done].Index)
 	return f
 }
 

@@ -274,8 +274,8 @@ func TestLockFindingsCapped(t *testing.T) {
 	}
 	h.release(0, 100, 100.1, history.Fail, 1)
 	r := check(t, h, nil, "")
-	if r.FindingsTotal != 25 || len(r.Findings) != maxFindings || r.Stats["mutual_exclusion_violations"] != 25 {
-		t.Errorf("total %d, listed %d; want 25, %d", r.FindingsTotal, len(r.Findings), maxFindings)
+	if r.FindingsTotal != 25 || len(r.Findings) != MaxFindings || r.Stats["mutual_exclusion_violations"] != 25 {
+		t.Errorf("total %d, listed %d; want 25, %d", r.FindingsTotal, len(r.Findings), MaxFindings)
 	}
 }
 

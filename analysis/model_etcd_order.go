@@ -49,7 +49,7 @@ func etcdByRevision(h []history.Op, p *linPart, init *etcdState) (f *Finding, de
 				lines = append(lines, r.done)
 			}
 		}
-		return opsAt(h, lines)
+		return OpsAt(h, lines)
 	}
 	describe := func(i int) string {
 		return fmt.Sprintf("%s's %s", history.ProcessName(p.ops[i].ClientId), describeEtcd(p.ops[i].Input.(etcdIn), p.ops[i].Output.(etcdOut)))
@@ -78,7 +78,7 @@ func etcdByRevision(h []history.Op, p *linPart, init *etcdState) (f *Finding, de
 			}
 			switch len(works) {
 			case 0:
-				ids := g[:min(len(g), maxFindings)]
+				ids := g[:min(len(g), MaxFindings)]
 				return &Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
 					"revision %d: no one of the %d operations answered with it can have made it from the store at %s with the others' answers all true; first: %s.",
 					r, len(g), s.String(), describe(g[0])), Ops: entries(ids...)}, true

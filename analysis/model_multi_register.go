@@ -59,7 +59,7 @@ func prepareMultiRegister(in Input) (*linSpec, error) {
 			Init: func() any { // called after the scan: every key is known
 				b := make([]byte, 4*len(keys.texts))
 				for k := range keys.texts {
-					putU32(b, int32(k), cmpOr(perKey[int32(k)], def))
+					putU32(b, int32(k), CmpOr(perKey[int32(k)], def))
 				}
 				return string(b)
 			},

@@ -35,7 +35,7 @@ func prepareMutex(Input) (*linSpec, error) {
 			}
 			return unknown, s // otherwise it cannot have happened
 		},
-		Hash: func(s any) uint64 { return uint64(boolInt(s.(bool))) },
+		Hash: func(s any) uint64 { return uint64(BoolInt(s.(bool))) },
 		DescribeOperation: func(i, o any) string {
 			s := "release"
 			if i.(mutexIn) {

@@ -196,8 +196,8 @@ func TestFindingOpsBounded(t *testing.T) {
 	}
 	r := runChecker(t, "cas-register", Input{History: h.ops})
 	wantResult(t, r, Invalid)
-	if n := len(r.Findings[0].Ops); n > maxFindings {
-		t.Fatalf("finding lists %d ops, expected at most %d", n, maxFindings)
+	if n := len(r.Findings[0].Ops); n > MaxFindings {
+		t.Fatalf("finding lists %d ops, expected at most %d", n, MaxFindings)
 	}
 }
 
@@ -208,7 +208,7 @@ func TestKV(t *testing.T) {
 		if f == "get" {
 			inv = kv(key, "")
 		}
-		return h.add(t1, proc, history.Invoke, f, inv).add(t2, proc, typ, f, kv(key, cmpOr(got, arg)))
+		return h.add(t1, proc, history.Invoke, f, inv).add(t2, proc, typ, f, kv(key, CmpOr(got, arg)))
 	}
 	ok := history.Ok
 	h := new(lh)

@@ -85,7 +85,7 @@ func (c oracleComparison[H]) test(t *testing.T, def int, seed pcgSeed) {
 			tally[l]++
 		}
 	}
-	t.Logf("%d histories agree in %s: %s", n, time.Since(start).Round(time.Millisecond), describeCounts(tally))
+	t.Logf("%d histories agree in %s: %s", n, time.Since(start).Round(time.Millisecond), DescribeCounts(tally))
 }
 
 // fuzz compares on histories drawn from the fuzzer's bytes, starting from

@@ -29,8 +29,8 @@ func TestOracleEtcdOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc := scanLinear(h, etcdKVModel(), spec)
-		if sc.bad.n > 0 {
-			t.Fatalf("history %d: %v", i, sc.bad.first)
+		if sc.bad.N > 0 {
+			t.Fatalf("history %d: %v", i, sc.bad.First)
 		}
 		f, decided := spec.direct(h, sc.parts[0])
 		if !decided {

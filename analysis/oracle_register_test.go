@@ -133,7 +133,7 @@ func namedFailure(explanation string) (int, bool) {
 
 // describeRegCase is a history as JSON lines, and its options.
 func describeRegCase(c oracle.RegisterCase) string {
-	return fmt.Sprintf("initial %s, nil reads unknown %v:\n%s", cmpOr(string(c.Initial), "absent"), c.NilReadsUnknown, jsonLines(c.History))
+	return fmt.Sprintf("initial %s, nil reads unknown %v:\n%s", CmpOr(string(c.Initial), "absent"), c.NilReadsUnknown, jsonLines(c.History))
 }
 
 func FuzzOracleRegister(f *testing.F)      { regOracleRegister.fuzz(f) }

@@ -38,7 +38,7 @@ func (s primarySpan) from() time.Duration { return s.first.Done.Time }
 func (s primarySpan) to() time.Duration   { return s.last.Inv.Time }
 
 func (PrimariesChecker) Check(_ context.Context, in Input) Result {
-	var bad errCount
+	var bad ErrCount
 	polls := 0
 	open := map[string]*primarySpan{}
 	var spans []primarySpan
@@ -48,7 +48,7 @@ func (PrimariesChecker) Check(_ context.Context, in Input) Result {
 			continue
 		}
 		if err := p.Done.Decode(&v); err != nil {
-			bad.add(err)
+			bad.Add(err)
 			continue
 		}
 		polls++
@@ -66,14 +66,14 @@ func (PrimariesChecker) Check(_ context.Context, in Input) Result {
 			delete(open, v.Node)
 		}
 	}
-	for _, n := range sortedKeys(open) {
+	for _, n := range SortedKeys(open) {
 		spans = append(spans, *open[n])
 	}
 	if polls == 0 {
-		return unknownResult("no role observations: the target's servers were never polled")
+		return UnknownResult("no role observations: the target's servers were never polled")
 	}
 	acks := acknowledgedBy(in.History)
-	var findings findingList
+	var findings FindingList
 	var overlap time.Duration
 	for i, a := range spans {
 		for _, b := range spans[i+1:] {
@@ -82,22 +82,22 @@ func (PrimariesChecker) Check(_ context.Context, in Input) Result {
 				continue
 			}
 			overlap += to - from
-			findings.add(func() Finding {
+			findings.Add(func() Finding {
 				return Finding{Kind: "two-primaries", Explanation: fmt.Sprintf(
 					"%s and %s both acted as primary from %s to %s: each took writes before and after, with no refusal seen (%s polls #%d..#%d, %s polls #%d..#%d); clients' adds acknowledged in that time: %s.",
-					a.node, b.node, secs(from), secs(to), a.node, a.first.Done.Index, a.last.Inv.Index, b.node, b.first.Done.Index, b.last.Inv.Index,
+					a.node, b.node, Secs(from), Secs(to), a.node, a.first.Done.Index, a.last.Inv.Index, b.node, b.first.Done.Index, b.last.Inv.Index,
 					describeAcks(acks, from, to, a.node, b.node)),
 					Ops: []history.Op{*a.first.Inv, *a.first.Done, *a.last.Inv, *a.last.Done, *b.first.Inv, *b.first.Done, *b.last.Inv, *b.last.Done}}
 			})
 		}
 	}
-	res := Result{Verdict: Valid, Findings: findings.list, FindingsTotal: findings.total,
+	res := Result{Verdict: Valid, Findings: findings.List, FindingsTotal: findings.Total,
 		Stats: map[string]any{"role_polls": polls, "primary_spans": len(spans), "two_primaries_s": overlap.Seconds()}}
-	if findings.total > 0 {
+	if findings.Total > 0 {
 		res.Verdict = Invalid
 	}
-	if bad.n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d entries unreadable, skipped; the first: %v", bad.n, bad.first))
+	if bad.N > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d entries unreadable, skipped; the first: %v", bad.N, bad.First))
 		res.Verdict = Worst(res.Verdict, Unknown)
 	}
 	return res
@@ -137,5 +137,5 @@ func describeAcks(acks []ack, from, to time.Duration, nodes ...string) string {
 			m[a.node]++
 		}
 	}
-	return describeCounts(m)
+	return DescribeCounts(m)
 }

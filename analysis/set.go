@@ -85,7 +85,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 		elements = map[int64]*setElement{}
 		outcomes setOutcomes
 		reads    []history.Pair
-		bad      errCount
+		bad      ErrCount
 	)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.Process >= 0 && (op.F == setop.FAdd || op.F == setop.FRead)
@@ -98,11 +98,11 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 		}
 		var v setop.Value
 		if err := p.Inv.Decode(&v); err != nil {
-			bad.add(err)
+			bad.Add(err)
 			continue
 		}
 		if v.Element == nil {
-			bad.add(fmt.Errorf("op #%d add has no element", p.Inv.Index))
+			bad.Add(fmt.Errorf("op #%d add has no element", p.Inv.Index))
 			continue
 		}
 		e := elements[*v.Element]
@@ -115,7 +115,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 	}
 	adds := outcomes.acknowledged + outcomes.refused + outcomes.unknown
 	if len(reads) == 0 {
-		r := unknownResult("no final read succeeded, so no add can be judged")
+		r := UnknownResult("no final read succeeded, so no add can be judged")
 		r.Stats = map[string]any{"adds": adds, "elements": len(elements)}
 		return r
 	}
@@ -125,7 +125,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 	// Findings name the earliest read that shows each anomaly.
 	slices.SortStableFunc(reads, func(a, b history.Pair) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) })
 	var (
-		findings                            findingList
+		findings                            FindingList
 		lost, unexpected, future, recovered = map[int64]bool{}, map[int64]bool{}, map[int64]bool{}, map[int64]bool{}
 		lostBy                              = map[string]int{}
 		sorted                              = slices.Sorted(maps.Keys(elements))
@@ -133,7 +133,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 	for _, r := range reads {
 		var rv setop.Value
 		if err := r.Done.Decode(&rv); err != nil {
-			bad.add(err)
+			bad.Add(err)
 			continue
 		}
 		seen := map[int64]bool{}
@@ -148,8 +148,8 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 			lost[e] = true
 			var av setop.Value
 			a.Done.Decode(&av)
-			lostBy[cmpOr(av.Node, "an unknown server")]++
-			findings.add(func() Finding { return lostAdd(e, *a, av, r, rv) })
+			lostBy[CmpOr(av.Node, "an unknown server")]++
+			findings.Add(func() Finding { return lostAdd(e, *a, av, r, rv) })
 		}
 		for _, e := range rv.Read {
 			el := elements[e]
@@ -157,12 +157,12 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 			case el == nil || el.firstTry == nil:
 				if !unexpected[e] {
 					unexpected[e] = true
-					findings.add(func() Finding { return unexpectedElement(e, el, r) })
+					findings.Add(func() Finding { return unexpectedElement(e, el, r) })
 				}
 			case r.Done.Time < el.firstTry.Inv.Time:
 				if !future[e] {
 					future[e] = true
-					findings.add(func() Finding { return futureRead(e, el, r) })
+					findings.Add(func() Finding { return futureRead(e, el, r) })
 				}
 			}
 			if el != nil && el.firstAck == nil && el.firstTry != nil {
@@ -177,15 +177,15 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 		}
 	}
 	stats["recovered"] = len(recovered)
-	res := Result{Verdict: Valid, Stats: stats, Findings: findings.list, FindingsTotal: findings.total}
-	if findings.total > 0 {
+	res := Result{Verdict: Valid, Stats: stats, Findings: findings.List, FindingsTotal: findings.Total}
+	if findings.Total > 0 {
 		res.Verdict = Invalid
 	}
 	if len(lost) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d acknowledged adds lost; acknowledged by %s.", len(lost), describeCounts(lostBy)))
+		res.Notes = append(res.Notes, fmt.Sprintf("%d acknowledged adds lost; acknowledged by %s.", len(lost), DescribeCounts(lostBy)))
 	}
-	if bad.n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d entries unreadable, skipped; the first: %v", bad.n, bad.first))
+	if bad.N > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d entries unreadable, skipped; the first: %v", bad.N, bad.First))
 		res.Verdict = Worst(res.Verdict, Unknown)
 	}
 	return res
@@ -198,8 +198,8 @@ func lostAdd(e int64, a history.Pair, av setop.Value, r history.Pair, rv setop.V
 	}
 	return Finding{Kind: "lost-add", Explanation: fmt.Sprintf(
 		"%s's add of %d was acknowledged by %s at %s (#%d), and is missing from %s's final read from %s, invoked at %s (#%d) and answered at #%d.%s",
-		history.ProcessName(a.Inv.Process), e, cmpOr(av.Node, "an unknown server"), secs(a.Done.Time), a.Done.Index,
-		history.ProcessName(r.Inv.Process), cmpOr(rv.Node, "an unknown server"), secs(r.Inv.Time), r.Inv.Index, r.Done.Index, holes),
+		history.ProcessName(a.Inv.Process), e, CmpOr(av.Node, "an unknown server"), Secs(a.Done.Time), a.Done.Index,
+		history.ProcessName(r.Inv.Process), CmpOr(rv.Node, "an unknown server"), Secs(r.Inv.Time), r.Inv.Index, r.Done.Index, holes),
 		// The read's completion holds the whole set: its index is in the
 		// explanation, its invocation among the ops.
 		Ops: []history.Op{*a.Inv, *a.Done, *r.Inv}}
@@ -232,8 +232,8 @@ func futureRead(e int64, el *setElement, r history.Pair) Finding {
 	}
 	return Finding{Kind: "future-read", Explanation: fmt.Sprintf(
 		"%s's read (#%d) holds %d, answered at %s, before any add of it was invoked: the first that may have taken effect is %s's at %s (#%d)%s.",
-		history.ProcessName(r.Inv.Process), r.Done.Index, e, secs(r.Done.Time),
-		history.ProcessName(a.Inv.Process), secs(a.Inv.Time), a.Inv.Index, later),
+		history.ProcessName(r.Inv.Process), r.Done.Index, e, Secs(r.Done.Time),
+		history.ProcessName(a.Inv.Process), Secs(a.Inv.Time), a.Inv.Index, later),
 		Ops: []history.Op{*r.Inv, *a.Inv}}
 }
 

@@ -125,7 +125,7 @@ func setFindingKinds(r Result) map[string]int {
 // whatever the later add did, the element is lost when the read misses it.
 func TestSetDuplicateAddLost(t *testing.T) {
 	for _, later := range []history.Type{history.Fail, history.Info, ""} {
-		t.Run(cmpOr(string(later), "never-completed"), func(t *testing.T) {
+		t.Run(CmpOr(string(later), "never-completed"), func(t *testing.T) {
 			h := &hist{}
 			h.addOp(0, 1, 1.1, history.Ok, 1, "n1")
 			one := int64(1)
@@ -158,7 +158,7 @@ func TestSetDuplicateAddNotUnexpected(t *testing.T) {
 			if r.Verdict != Valid || r.FindingsTotal != 0 {
 				t.Fatalf("verdict %s, %d findings, stats %v; want valid", r.Verdict, r.FindingsTotal, r.Stats)
 			}
-			if r.Stats["adds"] != 2 || r.Stats["refused"] != 1 || r.Stats["recovered"] != boolInt(first == history.Info) {
+			if r.Stats["adds"] != 2 || r.Stats["refused"] != 1 || r.Stats["recovered"] != BoolInt(first == history.Info) {
 				t.Errorf("stats %v", r.Stats)
 			}
 		})

@@ -22,7 +22,7 @@ type StreamOrderChecker struct{}
 func (StreamOrderChecker) Name() string { return "stream-order" }
 
 func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
-	var bad errCount
+	var bad ErrCount
 	type read struct {
 		history.Pair
 		vs []int64
@@ -34,16 +34,16 @@ func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
 		}
 		var v setop.Value
 		if err := p.Done.Decode(&v); err != nil {
-			bad.add(err)
+			bad.Add(err)
 			continue
 		}
 		reads = append(reads, read{p, v.Read})
 	}
-	if bad.n > 0 {
-		return unknownResult(fmt.Sprintf("%d reads could not be read; first: %v", bad.n, bad.first))
+	if bad.N > 0 {
+		return UnknownResult(fmt.Sprintf("%d reads could not be read; first: %v", bad.N, bad.First))
 	}
 	if len(reads) == 0 {
-		return unknownResult("no final read succeeded: no order to compare")
+		return UnknownResult("no final read succeeded: no order to compare")
 	}
 	duplicates := 0
 	// at maps an element to its first place in each read.
@@ -58,7 +58,7 @@ func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
 			at[i][v] = j
 		}
 	}
-	var found findingList
+	var found FindingList
 	for i := range reads {
 		for j := i + 1; j < len(reads); j++ {
 			// The shared elements, in read j's order, must come in read i's
@@ -73,7 +73,7 @@ func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
 				if k < prevAt {
 					a, b := reads[i], reads[j]
 					x, y := prev, v
-					found.add(func() Finding {
+					found.Add(func() Finding {
 						return Finding{Kind: "stream-order-divergence", Explanation: fmt.Sprintf(
 							"%s's read (#%d) has %d before %d; %s's read (#%d) has %d before %d: the log is not one order.",
 							history.ProcessName(a.Inv.Process), a.Done.Index, y, x, history.ProcessName(b.Inv.Process), b.Done.Index, x, y),
@@ -85,9 +85,9 @@ func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
 			}
 		}
 	}
-	res := Result{Verdict: Valid, Findings: found.list, FindingsTotal: found.total,
+	res := Result{Verdict: Valid, Findings: found.List, FindingsTotal: found.Total,
 		Stats: map[string]any{"reads": len(reads), "duplicates": duplicates}}
-	if found.total > 0 {
+	if found.Total > 0 {
 		res.Verdict = Invalid
 	}
 	return res

@@ -165,7 +165,7 @@ func (c *canonical) write(v any) {
 		b.WriteByte(']')
 	case map[string]any:
 		b.WriteByte('{')
-		for i, k := range sortedKeys(v) {
+		for i, k := range SortedKeys(v) {
 			if i > 0 {
 				b.WriteByte(',')
 			}

@@ -70,11 +70,11 @@ func fileKey(m *linModel, key string) string {
 func faultWindows(ops []history.Op) []porcupine.Annotation {
 	var out []porcupine.Annotation
 	for _, w := range history.FaultWindows(ops) {
-		details := fmt.Sprintf("from #%d at %s", w.From, secs(w.Start))
+		details := fmt.Sprintf("from #%d at %s", w.From, Secs(w.Start))
 		if w.To < 0 {
 			details += ", never healed"
 		} else {
-			details += fmt.Sprintf(" to #%d at %s", w.To, secs(w.End))
+			details += fmt.Sprintf(" to #%d at %s", w.To, Secs(w.End))
 		}
 		out = append(out, porcupine.Annotation{
 			Tag:             "nemesis " + w.Kind,

@@ -19,7 +19,7 @@ import (
 // operations that must come next (those invoked before the earliest
 // completion among the rest) extends P any further. Those operations, the
 // one whose completion forces the order first, and P's last operation are
-// the proof; their entries are listed, at most maxFindings of them. also,
+// the proof; their entries are listed, at most MaxFindings of them. also,
 // given the last completion among those candidates, may add a clause and
 // the entries it rests on (a failure that took effect, witness_failed.go).
 func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, info porcupine.LinearizationInfo, file string, also func(horizon int64) (string, []int)) Finding {
@@ -116,7 +116,7 @@ func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, inf
 	}
 	for _, id := range next {
 		r := p.refs[id]
-		if len(pos)+2 > maxFindings && len(pos) > 0 {
+		if len(pos)+2 > MaxFindings && len(pos) > 0 {
 			break
 		}
 		pos = append(pos, r.inv)
@@ -124,11 +124,18 @@ func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, inf
 			pos = append(pos, r.done)
 		}
 	}
-	return Finding{Kind: "nonlinearizable", Explanation: b.String(), Ops: opsAt(h, pos)}
+	return Finding{Kind: "nonlinearizable", Explanation: b.String(), Ops: OpsAt(h, pos)}
 }
 
 // describeOp is how a finding names operation o, whose invocation is
 // entry #index.
 func describeOp(model porcupine.Model, index int, o porcupine.Operation) string {
 	return fmt.Sprintf("#%d %s %s", index, history.ProcessName(o.ClientId), model.DescribeOperation(o.Input, o.Output))
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

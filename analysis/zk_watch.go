@@ -166,11 +166,11 @@ type firedEvent struct {
 }
 
 func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
-	var bad errCount
+	var bad ErrCount
 	decode := func(op *history.Op) (zkop.Value, bool) {
 		var v zkop.Value
 		if err := op.Decode(&v); err != nil {
-			bad.add(err)
+			bad.Add(err)
 			return v, false
 		}
 		return v, true
@@ -197,15 +197,15 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 		}
 		byProcess[p.Inv.Process] = append(byProcess[p.Inv.Process], p)
 	}
-	if bad.n > 0 {
-		return unknownResult(fmt.Sprintf("%d operations could not be read; first: %v", bad.n, bad.first))
+	if bad.N > 0 {
+		return UnknownResult(fmt.Sprintf("%d operations could not be read; first: %v", bad.N, bad.First))
 	}
 	res := Result{Verdict: Valid, Stats: map[string]any{"watchers": watchers}}
 	if watchers == 0 {
 		res.Notes = append(res.Notes, "no watcher got an answer: nothing to check")
 		return res
 	}
-	var found findingList
+	var found FindingList
 	events := 0
 	for _, proc := range slices.Sorted(maps.Keys(byProcess)) {
 		ops := byProcess[proc]
@@ -225,7 +225,7 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 				// while it sends the requests it held: no order to judge.
 				if watched && zkPlace(p.Inv.F, v) > w.place && !v.EventSeen && v.Conn == w.conn {
 					seen := zkWatchState{place: zkPlace(p.Inv.F, v), child: w.child}
-					found.add(func() Finding {
+					found.Add(func() Finding {
 						return Finding{Kind: "zk-data-before-event", Explanation: fmt.Sprintf(
 							"%s set a watch on %s at %s (#%d), then read %s (#%d) before the watch's event reached it.",
 							history.ProcessName(proc), v.Key, w, w.set.Done.Index, seen, p.Done.Index),
@@ -280,7 +280,7 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 			if !owed {
 				continue
 			}
-			found.add(func() Finding {
+			found.Add(func() Finding {
 				return Finding{Kind: "zk-missed-event", Explanation: fmt.Sprintf(
 					"%s set a watch on %s at %s (#%d); %s #%d (done at %.3fs) shows a change past it, yet no event came by the watcher's end at %.3fs.",
 					history.ProcessName(proc), key, w, w.set.Done.Index, next.pair.Inv.F, next.pair.Done.Index, next.pair.Done.Time.Seconds(), end.Seconds()),
@@ -289,8 +289,8 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 		}
 	}
 	res.Stats["events"] = events
-	res.Findings, res.FindingsTotal = found.list, found.total
-	if found.total > 0 {
+	res.Findings, res.FindingsTotal = found.List, found.Total
+	if found.Total > 0 {
 		res.Verdict = Invalid
 	}
 	return res
@@ -299,13 +299,13 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 // checkEventOrder finds, in the order the events came off the connection,
 // an event whose update certainly came after that of a later event: the
 // least zxid its update can have is above the most the later one's can.
-func checkEventOrder(proc int, fired []firedEvent, found *findingList) {
+func checkEventOrder(proc int, fired []firedEvent, found *FindingList) {
 	slices.SortFunc(fired, func(a, b firedEvent) int { return cmp.Compare(a.v.Seq, b.v.Seq) })
 	top := -1 // the event so far with the highest lower bound
 	for j, b := range fired {
 		if top >= 0 && fired[top].lo > b.hi {
 			a := fired[top]
-			found.add(func() Finding {
+			found.Add(func() Finding {
 				ops := []history.Op{*a.w.set.Inv, *a.w.set.Done, *a.Inv, *a.Done, *b.w.set.Inv, *b.w.set.Done, *b.Inv, *b.Done, *b.by.pair.Inv, *b.by.pair.Done}
 				return Finding{Kind: "zk-event-order", Explanation: fmt.Sprintf(
 					"%s got the event of %s (watch at %s, #%d; its update's zxid at least %#x) before that of %s (watch at %s, #%d; its update's zxid at most %#x, as #%d shows): events out of the order of their updates.",
