@@ -7,6 +7,8 @@ package plugins
 
 import (
 	_ "github.com/chaos-testing/chaos/analysis"
+	_ "github.com/chaos-testing/chaos/analysis/primaries"
+	_ "github.com/chaos-testing/chaos/analysis/set"
 	_ "github.com/chaos-testing/chaos/analysis/txn"
 	_ "github.com/chaos-testing/chaos/targets/etcd"
 	_ "github.com/chaos-testing/chaos/targets/nats"

@@ -1,5 +1,5 @@
 // Package oracle holds the reference checker for the set checker
-// (package analysis): [CheckSet] judges a history straight from the checker's
+// (analysis/set): [CheckSet] judges a history straight from the checker's
 // definitions, by brute force, with nothing clever to get wrong, so that
 // the two can be compared. It imports nothing of the checker it checks.
 //
@@ -13,7 +13,7 @@
 //
 // # Comparison tests
 //
-// TestOracleSet in package analysis (analysis/oracle_set_test.go) draws
+// TestOracleSet in package set (analysis/set/oracle_set_test.go) draws
 // CHAOS_ORACLE_N random histories (by default 50,000), history i from a
 // PCG seeded by i and the test's own stream, and checks each with the
 // checker and the oracle; a disagreement is printed with its seed and the
@@ -21,5 +21,5 @@
 // histories drawn from the fuzzer's bytes:
 //
 //	CHAOS_ORACLE_N=100000 go test -count=1 -run TestOracle ./analysis/...
-//	go test -run '^$' -fuzz '^FuzzOracleSet$' -fuzztime 200000x ./analysis
+//	go test -run '^$' -fuzz '^FuzzOracleSet$' -fuzztime 200000x ./analysis/set
 package oracle

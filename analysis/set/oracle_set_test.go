@@ -1,4 +1,4 @@
-package analysis
+package set
 
 import (
 	"context"
@@ -8,21 +8,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/analysis/set/oracle"
 	"github.com/chaos-testing/chaos/history"
 )
 
 // setComparison draws set histories for TestOracleSet and FuzzOracleSet.
-var setComparison = oracleComparison[[]history.Op]{oracle.RandomSetHistory, diffSetOracle, jsonLines[history.Op]}
+var setComparison = analysistest.Comparison[[]history.Op]{Draw: oracle.RandomSetHistory, Diff: diffSetOracle, Show: analysistest.JSONLines[history.Op]}
 
 // TestOracleSet compares the set checker with the brute-force oracle on
 // random small histories.
-func TestOracleSet(t *testing.T) { setComparison.test(t, 50000, indexed(0x5e7)) }
+func TestOracleSet(t *testing.T) { setComparison.Test(t, 50000, analysistest.Indexed(0x5e7)) }
 
 // FuzzOracleSet turns fuzz bytes into a small set history and compares the
 // set checker with the oracle on it.
 func FuzzOracleSet(f *testing.F) {
-	setComparison.fuzz(f, []byte{},
+	setComparison.Fuzz(f, []byte{},
 		[]byte{4, 11, 0, 1, 2, 3, 4, 0, 1, 1, 0, 1, 0, 1, 0, 1, 2, 3, 4, 2, 0, 3, 1, 0},
 		[]byte("set checker against oracle: duplicates, futures, late lines"))
 }
@@ -34,7 +36,7 @@ func diffSetOracle(h []history.Op) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oracle: %w", err)
 	}
-	got := SetChecker{}.Check(context.Background(), Input{History: h})
+	got := Checker{}.Check(context.Background(), analysis.Input{History: h})
 	var diffs []string
 	differ := func(what string, g, w any) {
 		if fmt.Sprint(g) != fmt.Sprint(w) {
@@ -63,7 +65,7 @@ func diffSetOracle(h []history.Op) ([]string, error) {
 			return nil, fmt.Errorf("stats[%s_elements]: %w", name, err)
 		}
 		differ(name+" elements", g, es)
-		differ(kinds[name]+" findings", len(findingsOf(got, kinds[name])), len(es))
+		differ(kinds[name]+" findings", len(analysistest.FindingsOf(got, kinds[name])), len(es))
 	}
 	for k, w := range counts {
 		differ("stats["+k+"]", got.Stats[k], w)

@@ -1,4 +1,6 @@
-package analysis
+// Package set is the set checker: Jepsen's set check of adds and final
+// reads, judged by the operations' recorded times.
+package set
 
 import (
 	"cmp"
@@ -8,13 +10,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/setop"
 )
 
-func init() { Register(SetChecker{}) }
+func init() { analysis.Register(Checker{}) }
 
-// SetChecker is Jepsen's set check, judged by the recorded times of the
+// Checker is Jepsen's set check, judged by the recorded times of the
 // operations (never by their order in the file). Every ok read counts as a
 // final read; an element may be added more than once. With "before" meaning
 // strictly earlier in recorded time (an operation overlapping another is
@@ -34,9 +37,9 @@ func init() { Register(SetChecker{}) }
 //
 // The verdict is invalid if any element is lost, unexpected or read from
 // the future, unknown if no read succeeded, and valid otherwise.
-type SetChecker struct{}
+type Checker struct{}
 
-func (SetChecker) Name() string { return "set" }
+func (Checker) Name() string { return "set" }
 
 // setElement is what the history says of the adds of one element.
 type setElement struct {
@@ -80,12 +83,12 @@ func (o *setOutcomes) note(p history.Pair) {
 	}
 }
 
-func (SetChecker) Check(_ context.Context, in Input) Result {
+func (Checker) Check(_ context.Context, in analysis.Input) analysis.Result {
 	var (
 		elements = map[int64]*setElement{}
 		outcomes setOutcomes
 		reads    []history.Pair
-		bad      ErrCount
+		bad      analysis.ErrCount
 	)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.Process >= 0 && (op.F == setop.FAdd || op.F == setop.FRead)
@@ -115,7 +118,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 	}
 	adds := outcomes.acknowledged + outcomes.refused + outcomes.unknown
 	if len(reads) == 0 {
-		r := UnknownResult("no final read succeeded, so no add can be judged")
+		r := analysis.UnknownResult("no final read succeeded, so no add can be judged")
 		r.Stats = map[string]any{"adds": adds, "elements": len(elements)}
 		return r
 	}
@@ -125,7 +128,7 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 	// Findings name the earliest read that shows each anomaly.
 	slices.SortStableFunc(reads, func(a, b history.Pair) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) })
 	var (
-		findings                            FindingList
+		findings                            analysis.FindingList
 		lost, unexpected, future, recovered = map[int64]bool{}, map[int64]bool{}, map[int64]bool{}, map[int64]bool{}
 		lostBy                              = map[string]int{}
 		sorted                              = slices.Sorted(maps.Keys(elements))
@@ -148,8 +151,8 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 			lost[e] = true
 			var av setop.Value
 			a.Done.Decode(&av)
-			lostBy[CmpOr(av.Node, "an unknown server")]++
-			findings.Add(func() Finding { return lostAdd(e, *a, av, r, rv) })
+			lostBy[analysis.CmpOr(av.Node, "an unknown server")]++
+			findings.Add(func() analysis.Finding { return lostAdd(e, *a, av, r, rv) })
 		}
 		for _, e := range rv.Read {
 			el := elements[e]
@@ -157,12 +160,12 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 			case el == nil || el.firstTry == nil:
 				if !unexpected[e] {
 					unexpected[e] = true
-					findings.Add(func() Finding { return unexpectedElement(e, el, r) })
+					findings.Add(func() analysis.Finding { return unexpectedElement(e, el, r) })
 				}
 			case r.Done.Time < el.firstTry.Inv.Time:
 				if !future[e] {
 					future[e] = true
-					findings.Add(func() Finding { return futureRead(e, el, r) })
+					findings.Add(func() analysis.Finding { return futureRead(e, el, r) })
 				}
 			}
 			if el != nil && el.firstAck == nil && el.firstTry != nil {
@@ -177,29 +180,29 @@ func (SetChecker) Check(_ context.Context, in Input) Result {
 		}
 	}
 	stats["recovered"] = len(recovered)
-	res := Result{Verdict: Valid, Stats: stats, Findings: findings.List, FindingsTotal: findings.Total}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: stats, Findings: findings.List, FindingsTotal: findings.Total}
 	if findings.Total > 0 {
-		res.Verdict = Invalid
+		res.Verdict = analysis.Invalid
 	}
 	if len(lost) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d acknowledged adds lost; acknowledged by %s.", len(lost), DescribeCounts(lostBy)))
+		res.Notes = append(res.Notes, fmt.Sprintf("%d acknowledged adds lost; acknowledged by %s.", len(lost), analysis.DescribeCounts(lostBy)))
 	}
 	if bad.N > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d entries unreadable, skipped; the first: %v", bad.N, bad.First))
-		res.Verdict = Worst(res.Verdict, Unknown)
+		res.Verdict = analysis.Worst(res.Verdict, analysis.Unknown)
 	}
 	return res
 }
 
-func lostAdd(e int64, a history.Pair, av setop.Value, r history.Pair, rv setop.Value) Finding {
+func lostAdd(e int64, a history.Pair, av setop.Value, r history.Pair, rv setop.Value) analysis.Finding {
 	holes := ""
 	if rv.Holes != "" {
 		holes = " The read's server left holes: " + rv.Holes + "."
 	}
-	return Finding{Kind: "lost-add", Explanation: fmt.Sprintf(
+	return analysis.Finding{Kind: "lost-add", Explanation: fmt.Sprintf(
 		"%s's add of %d was acknowledged by %s at %s (#%d), and is missing from %s's final read from %s, invoked at %s (#%d) and answered at #%d.%s",
-		history.ProcessName(a.Inv.Process), e, CmpOr(av.Node, "an unknown server"), Secs(a.Done.Time), a.Done.Index,
-		history.ProcessName(r.Inv.Process), CmpOr(rv.Node, "an unknown server"), Secs(r.Inv.Time), r.Inv.Index, r.Done.Index, holes),
+		history.ProcessName(a.Inv.Process), e, analysis.CmpOr(av.Node, "an unknown server"), analysis.Secs(a.Done.Time), a.Done.Index,
+		history.ProcessName(r.Inv.Process), analysis.CmpOr(rv.Node, "an unknown server"), analysis.Secs(r.Inv.Time), r.Inv.Index, r.Done.Index, holes),
 		// The read's completion holds the whole set: its index is in the
 		// explanation, its invocation among the ops.
 		Ops: []history.Op{*a.Inv, *a.Done, *r.Inv}}
@@ -207,7 +210,7 @@ func lostAdd(e int64, a history.Pair, av setop.Value, r history.Pair, rv setop.V
 
 // unexpectedElement is the finding for e, held by read r, of which no add
 // (el, nil if none) may have taken effect.
-func unexpectedElement(e int64, el *setElement, r history.Pair) Finding {
+func unexpectedElement(e int64, el *setElement, r history.Pair) analysis.Finding {
 	why, ops := "no client ever added it", []history.Op{}
 	if el != nil {
 		var refusals []string
@@ -217,23 +220,23 @@ func unexpectedElement(e int64, el *setElement, r history.Pair) Finding {
 		}
 		why = fmt.Sprintf("every add of it was refused (%s)", strings.Join(refusals, ", "))
 	}
-	return Finding{Kind: "unexpected-element", Explanation: fmt.Sprintf(
+	return analysis.Finding{Kind: "unexpected-element", Explanation: fmt.Sprintf(
 		"%s's final read (#%d) holds %d, but %s.", history.ProcessName(r.Inv.Process), r.Done.Index, e, why),
 		Ops: append(ops, *r.Inv)}
 }
 
 // futureRead is the finding for e, held by read r, which completed before
 // any add of e that may have taken effect was invoked.
-func futureRead(e int64, el *setElement, r history.Pair) Finding {
+func futureRead(e int64, el *setElement, r history.Pair) analysis.Finding {
 	a := el.firstTry
 	later := ""
 	if el.tries > 1 {
 		later = fmt.Sprintf(" (and %d later ones)", el.tries-1)
 	}
-	return Finding{Kind: "future-read", Explanation: fmt.Sprintf(
+	return analysis.Finding{Kind: "future-read", Explanation: fmt.Sprintf(
 		"%s's read (#%d) holds %d, answered at %s, before any add of it was invoked: the first that may have taken effect is %s's at %s (#%d)%s.",
-		history.ProcessName(r.Inv.Process), r.Done.Index, e, Secs(r.Done.Time),
-		history.ProcessName(a.Inv.Process), Secs(a.Inv.Time), a.Inv.Index, later),
+		history.ProcessName(r.Inv.Process), r.Done.Index, e, analysis.Secs(r.Done.Time),
+		history.ProcessName(a.Inv.Process), analysis.Secs(a.Inv.Time), a.Inv.Index, later),
 		Ops: []history.Op{*r.Inv, *a.Inv}}
 }
 

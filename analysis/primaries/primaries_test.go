@@ -1,18 +1,23 @@
-package analysis
+package primaries
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/roleop"
 )
 
+// hist builds histories of role polls and adds.
+type hist struct{ analysistest.History }
+
 // poll adds a role poll of node and its answer; typ Info is a timeout.
 func (h *hist) poll(inv, done float64, typ history.Type, node, role string, accepts bool) {
-	h.add(inv, history.Observer, history.Invoke, roleop.FRole, roleop.Value{Node: node})
-	h.add(done, history.Observer, typ, roleop.FRole, roleop.Value{Node: node, Role: role, Accepts: accepts})
+	h.Entry(inv, history.Observer, history.Invoke, roleop.FRole, roleop.Value{Node: node})
+	h.Entry(done, history.Observer, typ, roleop.FRole, roleop.Value{Node: node, Role: role, Accepts: accepts})
 }
 
 // failover polls n1 and n2 each second from 0 to 9 s: n1 is primary until
@@ -34,9 +39,9 @@ func failover(promoted, demoted float64) *hist {
 	return h
 }
 
-func checkPrimaries(t *testing.T, h *hist) Result {
+func checkPrimaries(t *testing.T, h *hist) analysis.Result {
 	t.Helper()
-	r := PrimariesChecker{}.Check(context.Background(), Input{History: h.ops})
+	r := Checker{}.Check(context.Background(), analysis.Input{History: h.Ops})
 	for _, f := range r.Findings {
 		t.Logf("%s: %s", f.Kind, f.Explanation)
 	}
@@ -45,7 +50,7 @@ func checkPrimaries(t *testing.T, h *hist) Result {
 
 func TestPrimariesCleanFailover(t *testing.T) {
 	// n1 demoted at 5 s, n2 promoted at 5 s: never two at once.
-	if r := checkPrimaries(t, failover(5, 5)); r.Verdict != Valid {
+	if r := checkPrimaries(t, failover(5, 5)); r.Verdict != analysis.Valid {
 		t.Errorf("verdict %s; want valid", r.Verdict)
 	}
 }
@@ -54,7 +59,7 @@ func TestPrimariesOnePollIsNoSpan(t *testing.T) {
 	// n2 promoted at 4 s, n1 demoted at 5: n1's last accepted poll is at 4 s
 	// and n2's first answer at 4.3 s, after it. One poll of n2 overlapping
 	// n1's acting proves nothing about n1 at the same time.
-	if r := checkPrimaries(t, failover(4, 5)); r.Verdict != Valid {
+	if r := checkPrimaries(t, failover(4, 5)); r.Verdict != analysis.Valid {
 		t.Errorf("verdict %s; want valid", r.Verdict)
 	}
 }
@@ -62,11 +67,11 @@ func TestPrimariesOnePollIsNoSpan(t *testing.T) {
 func TestPrimariesSplitBrain(t *testing.T) {
 	// n2 promoted at 3 s while n1 stays primary until 7 s.
 	h := failover(3, 7)
-	h.addOp(0, 4.4, 4.5, history.Ok, 1, "n1")
-	h.addOp(1, 4.4, 4.6, history.Ok, 2, "n2")
-	h.addOp(1, 8.4, 8.6, history.Ok, 3, "n2") // after the overlap
+	h.SetAdd(0, 4.4, 4.5, history.Ok, 1, "n1")
+	h.SetAdd(1, 4.4, 4.6, history.Ok, 2, "n2")
+	h.SetAdd(1, 8.4, 8.6, history.Ok, 3, "n2") // after the overlap
 	r := checkPrimaries(t, h)
-	if r.Verdict != Invalid || r.FindingsTotal != 1 {
+	if r.Verdict != analysis.Invalid || r.FindingsTotal != 1 {
 		t.Fatalf("verdict %s, %d findings; want one split brain", r.Verdict, r.FindingsTotal)
 	}
 	f := r.Findings[0]
@@ -92,10 +97,10 @@ func TestPrimariesTimeoutEndsSpan(t *testing.T) {
 			h.poll(s+0.6, s+0.7, history.Ok, "n2", "master", true)
 		}
 	}
-	if r := checkPrimaries(t, h); r.Verdict != Valid {
+	if r := checkPrimaries(t, h); r.Verdict != analysis.Valid {
 		t.Errorf("verdict %s; want valid", r.Verdict)
 	}
-	if r := checkPrimaries(t, &hist{}); r.Verdict != Unknown {
+	if r := checkPrimaries(t, &hist{}); r.Verdict != analysis.Unknown {
 		t.Errorf("no polls: verdict %s; want unknown", r.Verdict)
 	}
 }

@@ -1,4 +1,6 @@
-package analysis
+// Package primaries is the primaries checker: split brain in a
+// primary-replica system, from the observer's polls of each node's role.
+package primaries
 
 import (
 	"context"
@@ -6,14 +8,15 @@ import (
 	"slices"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/roleop"
 	"github.com/chaos-testing/chaos/ops/setop"
 )
 
-func init() { Register(PrimariesChecker{}) }
+func init() { analysis.Register(Checker{}) }
 
-// PrimariesChecker finds split brain in a primary-replica system from the
+// Checker finds split brain in a primary-replica system from the
 // observer's role polls: two servers that each claimed to be primary and
 // took writes, over an interval they share.
 //
@@ -24,9 +27,9 @@ func init() { Register(PrimariesChecker{}) }
 // refuse one. Two servers whose spans overlap both acted as primary over
 // the overlap. Clients' adds acknowledged by either in it are counted as
 // further evidence.
-type PrimariesChecker struct{}
+type Checker struct{}
 
-func (PrimariesChecker) Name() string { return "primaries" }
+func (Checker) Name() string { return "primaries" }
 
 // primarySpan is a run of a server's polls that found it acting as primary.
 type primarySpan struct {
@@ -37,8 +40,8 @@ type primarySpan struct {
 func (s primarySpan) from() time.Duration { return s.first.Done.Time }
 func (s primarySpan) to() time.Duration   { return s.last.Inv.Time }
 
-func (PrimariesChecker) Check(_ context.Context, in Input) Result {
-	var bad ErrCount
+func (Checker) Check(_ context.Context, in analysis.Input) analysis.Result {
+	var bad analysis.ErrCount
 	polls := 0
 	open := map[string]*primarySpan{}
 	var spans []primarySpan
@@ -66,14 +69,14 @@ func (PrimariesChecker) Check(_ context.Context, in Input) Result {
 			delete(open, v.Node)
 		}
 	}
-	for _, n := range SortedKeys(open) {
+	for _, n := range analysis.SortedKeys(open) {
 		spans = append(spans, *open[n])
 	}
 	if polls == 0 {
-		return UnknownResult("no role observations: the target's servers were never polled")
+		return analysis.UnknownResult("no role observations: the target's servers were never polled")
 	}
 	acks := acknowledgedBy(in.History)
-	var findings FindingList
+	var findings analysis.FindingList
 	var overlap time.Duration
 	for i, a := range spans {
 		for _, b := range spans[i+1:] {
@@ -82,23 +85,23 @@ func (PrimariesChecker) Check(_ context.Context, in Input) Result {
 				continue
 			}
 			overlap += to - from
-			findings.Add(func() Finding {
-				return Finding{Kind: "two-primaries", Explanation: fmt.Sprintf(
+			findings.Add(func() analysis.Finding {
+				return analysis.Finding{Kind: "two-primaries", Explanation: fmt.Sprintf(
 					"%s and %s both acted as primary from %s to %s: each took writes before and after, with no refusal seen (%s polls #%d..#%d, %s polls #%d..#%d); clients' adds acknowledged in that time: %s.",
-					a.node, b.node, Secs(from), Secs(to), a.node, a.first.Done.Index, a.last.Inv.Index, b.node, b.first.Done.Index, b.last.Inv.Index,
+					a.node, b.node, analysis.Secs(from), analysis.Secs(to), a.node, a.first.Done.Index, a.last.Inv.Index, b.node, b.first.Done.Index, b.last.Inv.Index,
 					describeAcks(acks, from, to, a.node, b.node)),
 					Ops: []history.Op{*a.first.Inv, *a.first.Done, *a.last.Inv, *a.last.Done, *b.first.Inv, *b.first.Done, *b.last.Inv, *b.last.Done}}
 			})
 		}
 	}
-	res := Result{Verdict: Valid, Findings: findings.List, FindingsTotal: findings.Total,
+	res := analysis.Result{Verdict: analysis.Valid, Findings: findings.List, FindingsTotal: findings.Total,
 		Stats: map[string]any{"role_polls": polls, "primary_spans": len(spans), "two_primaries_s": overlap.Seconds()}}
 	if findings.Total > 0 {
-		res.Verdict = Invalid
+		res.Verdict = analysis.Invalid
 	}
 	if bad.N > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d entries unreadable, skipped; the first: %v", bad.N, bad.First))
-		res.Verdict = Worst(res.Verdict, Unknown)
+		res.Verdict = analysis.Worst(res.Verdict, analysis.Unknown)
 	}
 	return res
 }
@@ -137,5 +140,5 @@ func describeAcks(acks []ack, from, to time.Duration, nodes ...string) string {
 			m[a.node]++
 		}
 	}
-	return DescribeCounts(m)
+	return analysis.DescribeCounts(m)
 }
