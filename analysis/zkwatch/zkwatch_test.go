@@ -1,18 +1,20 @@
-package analysis
+package zkwatch
 
 import (
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/zkop"
 )
 
 // zkh builds ZooKeeper watch histories; times in seconds.
-type zkh struct{ lh }
+type zkh struct{ analysistest.History }
 
 func (h *zkh) op(proc int, t1, t2 float64, f string, v zkop.Value) *zkh {
-	h.add(t1, proc, history.Invoke, f, zkop.Value{Key: v.Key, Value: v.Value})
-	h.add(t2, proc, history.Ok, f, v)
+	h.Add(t1, proc, history.Invoke, f, zkop.Value{Key: v.Key, Value: v.Value})
+	h.Add(t2, proc, history.Ok, f, v)
 	return h
 }
 
@@ -94,9 +96,9 @@ func TestZKWatch(t *testing.T) {
 		"an event owed, the watcher gone too soon": {(&zkh{}).watch(0, 1, "a", 0).set(0, 1, 2, "a", 1, 10).read(3, 4, "a", 0, false), ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := runChecker(t, "zookeeper-watch", Input{History: c.h.ops})
+			r := analysistest.RunChecker(t, "zookeeper-watch", analysis.Input{History: c.h.Ops})
 			switch {
-			case c.want == "" && r.Verdict != Valid, c.want != "" && (r.Verdict != Invalid || r.Findings[0].Kind != c.want || len(r.Findings[0].Ops) < 4):
+			case c.want == "" && r.Verdict != analysis.Valid, c.want != "" && (r.Verdict != analysis.Invalid || r.Findings[0].Kind != c.want || len(r.Findings[0].Ops) < 4):
 				t.Fatalf("got %s %+v, expected %q", r.Verdict, r.Findings, c.want)
 			}
 		})

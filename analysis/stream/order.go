@@ -1,28 +1,31 @@
-package analysis
+// Package stream is the stream-order checker: the final reads of a log,
+// which must agree on the order of the elements they share.
+package stream
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/setop"
 )
 
-func init() { Register(StreamOrderChecker{}) }
+func init() { analysis.Register(OrderChecker{}) }
 
-// StreamOrderChecker judges the final reads of a log (a NATS stream read
+// OrderChecker judges the final reads of a log (a NATS stream read
 // whole, in order): a log is one total order, so any two reads hold the
 // elements they share in the same order ("stream-order-divergence": two
 // readers, or the replicas that served them, disagree). An element read
 // twice in one read was stored twice (the clients never publish one number
 // again): JetStream promises at least once, so duplicates are counted, not
 // anomalies. Lost and unexpected elements are the set checker's.
-type StreamOrderChecker struct{}
+type OrderChecker struct{}
 
-func (StreamOrderChecker) Name() string { return "stream-order" }
+func (OrderChecker) Name() string { return "stream-order" }
 
-func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
-	var bad ErrCount
+func (OrderChecker) Check(_ context.Context, in analysis.Input) analysis.Result {
+	var bad analysis.ErrCount
 	type read struct {
 		history.Pair
 		vs []int64
@@ -40,10 +43,10 @@ func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
 		reads = append(reads, read{p, v.Read})
 	}
 	if bad.N > 0 {
-		return UnknownResult(fmt.Sprintf("%d reads could not be read; first: %v", bad.N, bad.First))
+		return analysis.UnknownResult(fmt.Sprintf("%d reads could not be read; first: %v", bad.N, bad.First))
 	}
 	if len(reads) == 0 {
-		return UnknownResult("no final read succeeded: no order to compare")
+		return analysis.UnknownResult("no final read succeeded: no order to compare")
 	}
 	duplicates := 0
 	// at maps an element to its first place in each read.
@@ -58,7 +61,7 @@ func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
 			at[i][v] = j
 		}
 	}
-	var found FindingList
+	var found analysis.FindingList
 	for i := range reads {
 		for j := i + 1; j < len(reads); j++ {
 			// The shared elements, in read j's order, must come in read i's
@@ -73,8 +76,8 @@ func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
 				if k < prevAt {
 					a, b := reads[i], reads[j]
 					x, y := prev, v
-					found.Add(func() Finding {
-						return Finding{Kind: "stream-order-divergence", Explanation: fmt.Sprintf(
+					found.Add(func() analysis.Finding {
+						return analysis.Finding{Kind: "stream-order-divergence", Explanation: fmt.Sprintf(
 							"%s's read (#%d) has %d before %d; %s's read (#%d) has %d before %d: the log is not one order.",
 							history.ProcessName(a.Inv.Process), a.Done.Index, y, x, history.ProcessName(b.Inv.Process), b.Done.Index, x, y),
 							Ops: []history.Op{*a.Inv, *a.Done, *b.Inv, *b.Done}}
@@ -85,10 +88,10 @@ func (StreamOrderChecker) Check(_ context.Context, in Input) Result {
 			}
 		}
 	}
-	res := Result{Verdict: Valid, Findings: found.List, FindingsTotal: found.Total,
+	res := analysis.Result{Verdict: analysis.Valid, Findings: found.List, FindingsTotal: found.Total,
 		Stats: map[string]any{"reads": len(reads), "duplicates": duplicates}}
 	if found.Total > 0 {
-		res.Verdict = Invalid
+		res.Verdict = analysis.Invalid
 	}
 	return res
 }

@@ -1,4 +1,6 @@
-package analysis
+// Package zkwatch is the zookeeper-watch checker: ZooKeeper's watch
+// guarantees, judged on each watcher's own sequence of operations.
+package zkwatch
 
 import (
 	"cmp"
@@ -9,13 +11,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/zkop"
 )
 
-func init() { Register(ZKWatchChecker{}) }
+func init() { analysis.Register(Checker{}) }
 
-// ZKWatchChecker checks ZooKeeper's watch guarantees (the ZooKeeper
+// Checker checks ZooKeeper's watch guarantees (the ZooKeeper
 // Programmer's Guide, "ZooKeeper Watches") on each watcher's own sequence
 // of operations, against what writes' and reads' answers show. A data
 // watch is placed by its znode's data version (and the mzxid of that
@@ -45,13 +48,13 @@ func init() { Register(ZKWatchChecker{}) }
 //     one that reconnects gets the events owed just after: it went on only
 //     as long as it got answers in the watch's session on one connection,
 //     from the later of the change and that connection's first answer.
-type ZKWatchChecker struct{}
+type Checker struct{}
 
 // zkWatchFs are the operations the checker reads.
 var zkWatchFs = []string{zkop.FSet, zkop.FCreate, zkop.FDelete, zkop.FWatch, zkop.FRead,
 	zkop.FChildWatch, zkop.FChildRead, zkop.FEvent, zkop.FLost}
 
-func (ZKWatchChecker) Name() string { return "zookeeper-watch" }
+func (Checker) Name() string { return "zookeeper-watch" }
 
 // missGrace is how long after an answer that shows a change a watcher must
 // still be going for its watch's event to count as missed.
@@ -165,8 +168,8 @@ type firedEvent struct {
 	by     *zkChange // the answer that gives hi
 }
 
-func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
-	var bad ErrCount
+func (Checker) Check(_ context.Context, in analysis.Input) analysis.Result {
+	var bad analysis.ErrCount
 	decode := func(op *history.Op) (zkop.Value, bool) {
 		var v zkop.Value
 		if err := op.Decode(&v); err != nil {
@@ -198,14 +201,14 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 		byProcess[p.Inv.Process] = append(byProcess[p.Inv.Process], p)
 	}
 	if bad.N > 0 {
-		return UnknownResult(fmt.Sprintf("%d operations could not be read; first: %v", bad.N, bad.First))
+		return analysis.UnknownResult(fmt.Sprintf("%d operations could not be read; first: %v", bad.N, bad.First))
 	}
-	res := Result{Verdict: Valid, Stats: map[string]any{"watchers": watchers}}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"watchers": watchers}}
 	if watchers == 0 {
 		res.Notes = append(res.Notes, "no watcher got an answer: nothing to check")
 		return res
 	}
-	var found FindingList
+	var found analysis.FindingList
 	events := 0
 	for _, proc := range slices.Sorted(maps.Keys(byProcess)) {
 		ops := byProcess[proc]
@@ -225,8 +228,8 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 				// while it sends the requests it held: no order to judge.
 				if watched && zkPlace(p.Inv.F, v) > w.place && !v.EventSeen && v.Conn == w.conn {
 					seen := zkWatchState{place: zkPlace(p.Inv.F, v), child: w.child}
-					found.Add(func() Finding {
-						return Finding{Kind: "zk-data-before-event", Explanation: fmt.Sprintf(
+					found.Add(func() analysis.Finding {
+						return analysis.Finding{Kind: "zk-data-before-event", Explanation: fmt.Sprintf(
 							"%s set a watch on %s at %s (#%d), then read %s (#%d) before the watch's event reached it.",
 							history.ProcessName(proc), v.Key, w, w.set.Done.Index, seen, p.Done.Index),
 							Ops: []history.Op{*w.set.Inv, *w.set.Done, *p.Inv, *p.Done}}
@@ -280,8 +283,8 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 			if !owed {
 				continue
 			}
-			found.Add(func() Finding {
-				return Finding{Kind: "zk-missed-event", Explanation: fmt.Sprintf(
+			found.Add(func() analysis.Finding {
+				return analysis.Finding{Kind: "zk-missed-event", Explanation: fmt.Sprintf(
 					"%s set a watch on %s at %s (#%d); %s #%d (done at %.3fs) shows a change past it, yet no event came by the watcher's end at %.3fs.",
 					history.ProcessName(proc), key, w, w.set.Done.Index, next.pair.Inv.F, next.pair.Done.Index, next.pair.Done.Time.Seconds(), end.Seconds()),
 					Ops: []history.Op{*w.set.Inv, *w.set.Done, *next.pair.Inv, *next.pair.Done}}
@@ -291,7 +294,7 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 	res.Stats["events"] = events
 	res.Findings, res.FindingsTotal = found.List, found.Total
 	if found.Total > 0 {
-		res.Verdict = Invalid
+		res.Verdict = analysis.Invalid
 	}
 	return res
 }
@@ -299,15 +302,15 @@ func (ZKWatchChecker) Check(_ context.Context, in Input) Result {
 // checkEventOrder finds, in the order the events came off the connection,
 // an event whose update certainly came after that of a later event: the
 // least zxid its update can have is above the most the later one's can.
-func checkEventOrder(proc int, fired []firedEvent, found *FindingList) {
+func checkEventOrder(proc int, fired []firedEvent, found *analysis.FindingList) {
 	slices.SortFunc(fired, func(a, b firedEvent) int { return cmp.Compare(a.v.Seq, b.v.Seq) })
 	top := -1 // the event so far with the highest lower bound
 	for j, b := range fired {
 		if top >= 0 && fired[top].lo > b.hi {
 			a := fired[top]
-			found.Add(func() Finding {
+			found.Add(func() analysis.Finding {
 				ops := []history.Op{*a.w.set.Inv, *a.w.set.Done, *a.Inv, *a.Done, *b.w.set.Inv, *b.w.set.Done, *b.Inv, *b.Done, *b.by.pair.Inv, *b.by.pair.Done}
-				return Finding{Kind: "zk-event-order", Explanation: fmt.Sprintf(
+				return analysis.Finding{Kind: "zk-event-order", Explanation: fmt.Sprintf(
 					"%s got the event of %s (watch at %s, #%d; its update's zxid at least %#x) before that of %s (watch at %s, #%d; its update's zxid at most %#x, as #%d shows): events out of the order of their updates.",
 					history.ProcessName(proc), a.v.Key, a.w, a.w.set.Done.Index, a.lo, b.v.Key, b.w, b.w.set.Done.Index, b.hi, b.by.pair.Done.Index),
 					Ops: ops}
