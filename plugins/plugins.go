@@ -7,6 +7,7 @@ package plugins
 
 import (
 	_ "github.com/chaos-testing/chaos/analysis"
+	_ "github.com/chaos-testing/chaos/analysis/lock"
 	_ "github.com/chaos-testing/chaos/analysis/primaries"
 	_ "github.com/chaos-testing/chaos/analysis/set"
 	_ "github.com/chaos-testing/chaos/analysis/stream"

@@ -1,5 +1,5 @@
 // Package oracle holds the reference checker for the lock checker
-// (package analysis): [Lock] judges a history straight from the checker's
+// (analysis/lock): [Lock] judges a history straight from the checker's
 // definitions, by brute force, with nothing clever to get wrong, so that
 // the two can be compared. It imports nothing of the checker it checks.
 //
@@ -14,7 +14,7 @@
 //
 // # Comparison tests
 //
-// TestOracleLock in package analysis (analysis/oracle_lock_test.go)
+// TestOracleLock in package lock (analysis/lock/oracle_lock_test.go)
 // draws CHAOS_ORACLE_N random histories (by default 20,000), history i
 // from a PCG seeded by i and the test's own stream, and checks each with
 // the checker and the oracle; a disagreement is printed with its seed and
@@ -22,5 +22,5 @@
 // FuzzOracleLock compares on histories drawn from the fuzzer's bytes:
 //
 //	CHAOS_ORACLE_N=100000 go test -count=1 -run TestOracle ./analysis/...
-//	go test -run '^$' -fuzz '^FuzzOracleLock$' -fuzztime 200000x ./analysis
+//	go test -run '^$' -fuzz '^FuzzOracleLock$' -fuzztime 200000x ./analysis/lock
 package oracle

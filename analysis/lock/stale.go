@@ -1,7 +1,7 @@
 // The lock checker's "stale-write" findings: the resource accepting a write
 // made under an acquisition older than one whose holder had already written,
 // judged from the resource's log or, without one, from the history.
-package analysis
+package lock
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/lockop"
 )
@@ -58,7 +59,7 @@ func (n *newest) newerThan(proc int, t time.Duration) (writer, bool) {
 }
 
 // staleFromResource walks the resource log in its own (decision) order.
-func (lh *lockHistory) staleFromResource(log []lockop.ResourceEntry) (stale FindingList, rejected, unmatched int) {
+func (lh *lockHistory) staleFromResource(log []lockop.ResourceEntry) (stale analysis.FindingList, rejected, unmatched int) {
 	var n newest
 	for i, e := range log {
 		if !e.Accepted {
@@ -86,7 +87,7 @@ func (lh *lockHistory) staleFromResource(log []lockop.ResourceEntry) (stale Find
 // stale if a write of another process, under a newer acquisition, had
 // already succeeded before W was invoked — the resource certainly took that
 // one first. Events are sorted by time since the file is only roughly ordered.
-func (lh *lockHistory) staleFromHistory() (stale FindingList) {
+func (lh *lockHistory) staleFromHistory() (stale analysis.FindingList) {
 	type event struct {
 		t    time.Duration
 		done bool
@@ -103,7 +104,7 @@ func (lh *lockHistory) staleFromHistory() (stale FindingList) {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
-		return cmp.Compare(BoolInt(a.done), BoolInt(b.done))
+		return cmp.Compare(analysis.BoolInt(a.done), analysis.BoolInt(b.done))
 	})
 	var n newest
 	for _, ev := range evs {
@@ -120,13 +121,13 @@ func (lh *lockHistory) staleFromHistory() (stale FindingList) {
 
 // judgeStale counts c as stale, with a finding, if n has an accepted write of
 // another process made under a newer acquisition than c's.
-func (lh *lockHistory) judgeStale(n *newest, c writer, stale *FindingList) {
+func (lh *lockHistory) judgeStale(n *newest, c writer, stale *analysis.FindingList) {
 	if newer, ok := n.newerThan(c.proc, c.acqTime); ok {
-		stale.Add(func() Finding { return lh.staleFinding(c, newer) })
+		stale.Add(func() analysis.Finding { return lh.staleFinding(c, newer) })
 	}
 }
 
-func (lh *lockHistory) staleFinding(s, n writer) Finding {
+func (lh *lockHistory) staleFinding(s, n writer) analysis.Finding {
 	pos := []int{s.acq, n.acq}
 	for _, c := range []writer{s, n} {
 		if c.w >= 0 {
@@ -136,19 +137,19 @@ func (lh *lockHistory) staleFinding(s, n writer) Finding {
 			}
 		}
 	}
-	f := Finding{Kind: lh.v.stale, Ops: lh.opsAt(pos)}
+	f := analysis.Finding{Kind: lh.v.stale, Ops: lh.opsAt(pos)}
 	sp, np := history.ProcessName(s.proc), history.ProcessName(n.proc)
 	if s.line > 0 {
 		f.ResourceLines = []int{min(s.line, n.line), max(s.line, n.line)}
 		f.Explanation = fmt.Sprintf("%s's write %q%s, made under its %s at %s (#%d), was accepted by the resource (line %d) after %s, which %s at %s (#%d), had its write %q%s accepted (line %d).",
-			sp, s.value, lh.writeRef(s.w), lh.v.gotten, Secs(s.acqTime), lh.ops[s.acq].Index, s.line,
-			np, lh.v.gotLater, Secs(n.acqTime), lh.ops[n.acq].Index, n.value, lh.writeRef(n.w), n.line)
+			sp, s.value, lh.writeRef(s.w), lh.v.gotten, analysis.Secs(s.acqTime), lh.ops[s.acq].Index, s.line,
+			np, lh.v.gotLater, analysis.Secs(n.acqTime), lh.ops[n.acq].Index, n.value, lh.writeRef(n.w), n.line)
 		return f
 	}
 	sw, nw := lh.writes[s.w], lh.writes[n.w]
 	f.Explanation = fmt.Sprintf("%s's write %q (#%d, invoked at %s), made under its %s at %s (#%d), succeeded although %s, which %s at %s (#%d), had already written %q successfully at %s (#%d).",
-		sp, s.value, lh.ops[sw.inv].Index, Secs(lh.ops[sw.inv].Time), lh.v.gotten, Secs(s.acqTime), lh.ops[s.acq].Index,
-		np, lh.v.gotLater, Secs(n.acqTime), lh.ops[n.acq].Index, n.value, Secs(lh.ops[nw.done].Time), lh.ops[nw.done].Index)
+		sp, s.value, lh.ops[sw.inv].Index, analysis.Secs(lh.ops[sw.inv].Time), lh.v.gotten, analysis.Secs(s.acqTime), lh.ops[s.acq].Index,
+		np, lh.v.gotLater, analysis.Secs(n.acqTime), lh.ops[n.acq].Index, n.value, analysis.Secs(lh.ops[nw.done].Time), lh.ops[nw.done].Index)
 	return f
 }
 

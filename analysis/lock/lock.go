@@ -1,7 +1,8 @@
-// The lock checker: what it judges, and its verdict, notes and stats. The
-// scan is in lock_scan.go, the two kinds of finding in lock_exclusion.go and
-// lock_stale.go.
-package analysis
+// Package lock is the lock checker, and the split-brain checker that judges
+// leader elections as it judges locks: what it judges, and its verdict,
+// notes and stats. The scan is in scan.go, the two kinds of finding in
+// exclusion.go and stale.go.
+package lock
 
 import (
 	"context"
@@ -11,10 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 )
 
-// LockChecker judges histories of the lock workload, where clients loop
+// Checker judges histories of the lock workload, where clients loop
 // acquire -> write to a protected resource -> release. It finds two kinds of
 // anomaly, "mutual-exclusion" and "stale-write", and checks that fencing
 // tokens grow ("token-order"). Every relation in time is decided by the
@@ -48,12 +50,12 @@ import (
 //     finding per such grant.
 //
 // The zero value judges locks; registered as "split-brain", it judges
-// leader elections with the words of elections (lock_vocab.go).
-type LockChecker struct{ v *vocab }
+// leader elections with the words of elections (vocab.go).
+type Checker struct{ v *vocab }
 
-func init() { Register(LockChecker{}) }
+func init() { analysis.Register(Checker{}) }
 
-func (c LockChecker) vocab() *vocab {
+func (c Checker) vocab() *vocab {
 	if c.v == nil {
 		return lockVocab
 	}
@@ -61,10 +63,10 @@ func (c LockChecker) vocab() *vocab {
 }
 
 // Name is how plans refer to this checker.
-func (c LockChecker) Name() string { return c.vocab().checker }
+func (c Checker) Name() string { return c.vocab().checker }
 
 // Check implements Checker.
-func (c LockChecker) Check(ctx context.Context, in Input) Result {
+func (c Checker) Check(ctx context.Context, in analysis.Input) analysis.Result {
 	lh := scanLock(c.vocab(), in.History)
 	for i := range in.History {
 		lh.see(&in.History[i], i)
@@ -75,12 +77,12 @@ func (c LockChecker) Check(ctx context.Context, in Input) Result {
 // Parts implements BatchChecker: the lock's history does not divide, but
 // the checker keeps a digest of each entry, not the entry, so it can be
 // given as a stream of operations.
-func (c LockChecker) Parts() history.PartOf {
+func (c Checker) Parts() history.PartOf {
 	return func(*history.Op) string { return "" }
 }
 
 // Begin implements BatchChecker.
-func (c LockChecker) Begin(ctx context.Context, in Input) Batches {
+func (c Checker) Begin(ctx context.Context, in analysis.Input) analysis.Batches {
 	return &lockBatches{ctx: ctx, in: in, lh: scanLock(c.vocab(), nil)}
 }
 
@@ -89,7 +91,7 @@ func (c LockChecker) Begin(ctx context.Context, in Input) Batches {
 // fills in.
 type lockBatches struct {
 	ctx context.Context
-	in  Input
+	in  analysis.Input
 	lh  *lockHistory
 }
 
@@ -99,22 +101,22 @@ func (b *lockBatches) Add(batch []history.Op) {
 	}
 }
 
-func (b *lockBatches) Result() Result { return b.lh.judge(b.ctx, b.in) }
+func (b *lockBatches) Result() analysis.Result { return b.lh.judge(b.ctx, b.in) }
 
 func (b *lockBatches) DigestsOnly() {}
 
 // judge ends the pass and judges what it found.
-func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
+func (lh *lockHistory) judge(ctx context.Context, in analysis.Input) analysis.Result {
 	lh.finish()
-	res := Result{Verdict: Valid, Stats: map[string]any{}}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{}}
 	v := lh.v
 	if err := ctx.Err(); err != nil {
-		return UnknownResult("check cancelled: " + err.Error())
+		return analysis.UnknownResult("check cancelled: " + err.Error())
 	}
 
 	me := mutualExclusion(lh)
 	order := tokenOrder(lh)
-	var stale FindingList
+	var stale analysis.FindingList
 	var rejected, unmatched int
 	switch {
 	case len(in.Resource) > 0:
@@ -124,7 +126,7 @@ func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
 		res.Notes = append(res.Notes, "no resource log: stale writes were judged from the history alone, which sees only writes whose success a client observed")
 	}
 	if err := ctx.Err(); err != nil {
-		return UnknownResult("check cancelled: " + err.Error())
+		return analysis.UnknownResult("check cancelled: " + err.Error())
 	}
 
 	// Stale writes first: they are the damage done.
@@ -132,10 +134,10 @@ func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
 	res.FindingsTotal = me.Total + stale.Total + order.Total
 	switch {
 	case lh.counts[v.acquire+"s_ok"] == 0:
-		res.Verdict = Unknown
+		res.Verdict = analysis.Unknown
 		res.Notes = append(res.Notes, "no "+v.acquire+" succeeded, so there was never a holder to judge")
 	case res.FindingsTotal > 0:
-		res.Verdict = Invalid
+		res.Verdict = analysis.Invalid
 	}
 	if in.ResourceMode == "fenced" && len(lh.grants) == 0 {
 		res.Notes = append(res.Notes, "the lock service handed out no fencing token (Redlock has none), so the fenced resource had nothing to check")
@@ -153,7 +155,7 @@ func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
 			res.Stats[f+"s_"+string(t)] = lh.counts[f+"s_"+string(t)]
 		}
 	}
-	res.Lock = &LockFigures{Holds: len(lh.holds), StaleWritesAccepted: stale.Total, StaleWritesRejected: rejected,
+	res.Lock = &analysis.LockFigures{Holds: len(lh.holds), StaleWritesAccepted: stale.Total, StaleWritesRejected: rejected,
 		ExclusionViolations: me.Total, TokensSeen: len(lh.grants), TokensStrictlyIncreasing: order.Total == 0}
 	res.Stats["holds"] = len(lh.holds)
 	res.Stats["stale_writes_accepted"] = stale.Total
@@ -176,9 +178,9 @@ func (lh *lockHistory) judge(ctx context.Context, in Input) Result {
 
 // pickFindings keeps at most MaxFindings, giving each kind at least half
 // the room when both have more, so one flood does not hide the other kind.
-func pickFindings(a, b []Finding) []Finding {
-	na := min(len(a), max(MaxFindings-len(b), MaxFindings/2))
-	nb := min(len(b), MaxFindings-na)
+func pickFindings(a, b []analysis.Finding) []analysis.Finding {
+	na := min(len(a), max(analysis.MaxFindings-len(b), analysis.MaxFindings/2))
+	nb := min(len(b), analysis.MaxFindings-na)
 	return append(a[:na:na], b[:nb]...)
 }
 

@@ -1,45 +1,36 @@
-package analysis
+package lock
 
 import (
 	"context"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
-// hist builds a history entry by entry, in the order given (which need not
-// be time order across processes); Index is the entry's position.
-type hist struct{ ops []history.Op }
-
-func (h *hist) add(sec float64, proc int, typ history.Type, f string, v any) int {
-	i := len(h.ops)
-	h.ops = append(h.ops, history.Op{
-		Index: i, Time: time.Duration(sec * float64(time.Second)),
-		Type: typ, Process: proc, F: f, Value: history.MustValue(v),
-	})
-	return i
-}
+// hist builds lock histories.
+type hist struct{ analysistest.History }
 
 // acquire adds a successful acquire and returns the index of its ok.
 func (h *hist) acquire(proc int, inv, ok float64, session int, token *int64) int {
-	h.add(inv, proc, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
-	return h.add(ok, proc, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: session, Token: token})
+	h.Entry(inv, proc, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+	return h.Entry(ok, proc, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: session, Token: token})
 }
 
 // write adds a write and its completion and returns their indices.
 func (h *hist) write(proc int, inv, done float64, typ history.Type, value string, session int, token *int64) (int, int) {
 	v := lockop.WriteValue{Key: "k", Value: value, Session: session, Token: token}
-	return h.add(inv, proc, history.Invoke, lockop.FWrite, v), h.add(done, proc, typ, lockop.FWrite, v)
+	return h.Entry(inv, proc, history.Invoke, lockop.FWrite, v), h.Entry(done, proc, typ, lockop.FWrite, v)
 }
 
 // release adds a release and its completion and returns the invoke's index.
 func (h *hist) release(proc int, inv, done float64, typ history.Type, session int) int {
-	i := h.add(inv, proc, history.Invoke, lockop.FRelease, lockop.Value{Lock: "l", Session: session})
-	h.add(done, proc, typ, lockop.FRelease, lockop.Value{Lock: "l", Session: session})
+	i := h.Entry(inv, proc, history.Invoke, lockop.FRelease, lockop.Value{Lock: "l", Session: session})
+	h.Entry(done, proc, typ, lockop.FRelease, lockop.Value{Lock: "l", Session: session})
 	return i
 }
 
@@ -49,31 +40,13 @@ func accepted(line, client, session int, value string, ok bool) lockop.ResourceE
 	return lockop.ResourceEntry{Line: line, Client: client, Key: "k", Value: value, Session: session, Accepted: ok}
 }
 
-func check(t *testing.T, h *hist, res []lockop.ResourceEntry, mode string) Result {
+func check(t *testing.T, h *hist, res []lockop.ResourceEntry, mode string) analysis.Result {
 	t.Helper()
-	r := LockChecker{}.Check(context.Background(), Input{History: h.ops, Resource: res, ResourceMode: mode})
+	r := Checker{}.Check(context.Background(), analysis.Input{History: h.Ops, Resource: res, ResourceMode: mode})
 	for _, f := range r.Findings[:min(len(r.Findings), 3)] {
 		t.Logf("%s: %s", f.Kind, f.Explanation)
 	}
 	return r
-}
-
-func opIndices(ops []history.Op) []int {
-	var is []int
-	for _, o := range ops {
-		is = append(is, o.Index)
-	}
-	return is
-}
-
-func findingsOf(r Result, kind string) []Finding {
-	var fs []Finding
-	for _, f := range r.Findings {
-		if f.Kind == kind {
-			fs = append(fs, f)
-		}
-	}
-	return fs
 }
 
 func TestLockCleanSequential(t *testing.T) {
@@ -87,7 +60,7 @@ func TestLockCleanSequential(t *testing.T) {
 		}
 	}
 	r := check(t, h, nil, "")
-	if r.Verdict != Valid || r.FindingsTotal != 0 {
+	if r.Verdict != analysis.Valid || r.FindingsTotal != 0 {
 		t.Fatalf("verdict %s, %d findings; want valid, none", r.Verdict, r.FindingsTotal)
 	}
 	if r.Stats["acquires_ok"] != 9 || r.Stats["holds"] != 9 || r.Stats["writes_ok"] != 9 {
@@ -104,9 +77,9 @@ func TestLockCleanSequential(t *testing.T) {
 func redlockPause(t0, t1 *int64) (h *hist, ix map[string]int) {
 	h, ix = &hist{}, map[string]int{}
 	ix["p0acq"] = h.acquire(0, 1.0, 1.01, 1, t0)
-	h.add(1.5, history.Nemesis, history.Info, "pause-start", map[string]int{"process": 0})
+	h.Entry(1.5, history.Nemesis, history.Info, "pause-start", map[string]int{"process": 0})
 	ix["p1acq"] = h.acquire(1, 11.5, 11.51, 1, t1)
-	h.add(20.0, history.Nemesis, history.Info, "pause-end", map[string]int{"process": 0})
+	h.Entry(20.0, history.Nemesis, history.Info, "pause-end", map[string]int{"process": 0})
 	ix["p1w"], ix["p1wok"] = h.write(1, 11.6, 11.61, history.Ok, "p1-1", 1, t1)
 	ix["p1rel"] = h.release(1, 11.7, 11.71, history.Ok, 1)
 	ix["p0w"], ix["p0wok"] = h.write(0, 20.01, 20.02, history.Ok, "p0-1", 1, t0)
@@ -127,17 +100,17 @@ func TestLockRedlockPause(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := check(t, h, tc.res, "unfenced")
-			if r.Verdict != Invalid || r.FindingsTotal != 2 {
+			if r.Verdict != analysis.Invalid || r.FindingsTotal != 2 {
 				t.Fatalf("verdict %s, %d findings; want invalid, 2", r.Verdict, r.FindingsTotal)
 			}
-			me := findingsOf(r, "mutual-exclusion")
+			me := analysistest.FindingsOf(r, "mutual-exclusion")
 			want := []int{ix["p0acq"], ix["p0rel"], ix["p1acq"], ix["p1rel"]}
-			if len(me) != 1 || !slices.Equal(opIndices(me[0].Ops), want) {
+			if len(me) != 1 || !slices.Equal(analysistest.Indices(me[0].Ops), want) {
 				t.Errorf("mutual-exclusion findings %+v; want one naming %v", me, want)
 			}
-			sw := findingsOf(r, "stale-write")
+			sw := analysistest.FindingsOf(r, "stale-write")
 			want = []int{ix["p0acq"], ix["p1acq"], ix["p1w"], ix["p1wok"], ix["p0w"], ix["p0wok"]}
-			if len(sw) != 1 || !slices.Equal(opIndices(sw[0].Ops), want) || !slices.Equal(sw[0].ResourceLines, tc.wantLines) {
+			if len(sw) != 1 || !slices.Equal(analysistest.Indices(sw[0].Ops), want) || !slices.Equal(sw[0].ResourceLines, tc.wantLines) {
 				t.Fatalf("stale-write findings %+v; want one naming %v, lines %v", sw, want, tc.wantLines)
 			}
 			if !strings.Contains(sw[0].Explanation, "p0") || !strings.Contains(sw[0].Explanation, "11.510s") {
@@ -166,12 +139,12 @@ func TestLockDelayedWrite(t *testing.T) {
 	for _, tc := range []struct {
 		mode                   string
 		p0Accepted, p0First    bool
-		wantVerdict            Verdict
+		wantVerdict            analysis.Verdict
 		wantStale, wantRejects int
 	}{
-		{"fenced", false, false, Valid, 0, 1},
-		{"unfenced", true, false, Invalid, 1, 0},
-		{"unfenced, in time", true, true, Valid, 0, 0}, // p0's write landed before p1's
+		{"fenced", false, false, analysis.Valid, 0, 1},
+		{"unfenced", true, false, analysis.Invalid, 1, 0},
+		{"unfenced, in time", true, true, analysis.Valid, 0, 0}, // p0's write landed before p1's
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			res := []lockop.ResourceEntry{accepted(1, 1, 1, "p1-1", true), accepted(2, 0, 1, "p0-1", tc.p0Accepted)}
@@ -179,7 +152,7 @@ func TestLockDelayedWrite(t *testing.T) {
 				res = []lockop.ResourceEntry{accepted(1, 0, 1, "p0-1", true), accepted(2, 1, 1, "p1-1", true)}
 			}
 			r := check(t, h, res, tc.mode)
-			if r.Verdict != tc.wantVerdict || len(findingsOf(r, "stale-write")) != tc.wantStale || len(findingsOf(r, "mutual-exclusion")) != 0 {
+			if r.Verdict != tc.wantVerdict || len(analysistest.FindingsOf(r, "stale-write")) != tc.wantStale || len(analysistest.FindingsOf(r, "mutual-exclusion")) != 0 {
 				t.Errorf("verdict %s, findings %+v; want %s with %d stale writes", r.Verdict, r.Findings, tc.wantVerdict, tc.wantStale)
 			}
 			if r.Stats["stale_writes_rejected"] != tc.wantRejects || r.Stats["tokens_seen"] != 2 {
@@ -199,12 +172,12 @@ func TestLockOverlapWithoutWrites(t *testing.T) {
 	r1 := h.release(1, 3, 3.1, history.Ok, 1)
 	r0 := h.release(0, 4, 4.1, history.Fail, 1)
 	h.acquire(2, 5, 5.1, 1, nil)
-	h.add(9, 2, history.Invoke, lockop.FWrite, lockop.WriteValue{Key: "k", Value: "p2-1", Session: 1})
+	h.Entry(9, 2, history.Invoke, lockop.FWrite, lockop.WriteValue{Key: "k", Value: "p2-1", Session: 1})
 	r := check(t, h, nil, "")
-	if r.Verdict != Invalid || r.FindingsTotal != 1 || len(findingsOf(r, "mutual-exclusion")) != 1 {
+	if r.Verdict != analysis.Invalid || r.FindingsTotal != 1 || len(analysistest.FindingsOf(r, "mutual-exclusion")) != 1 {
 		t.Fatalf("verdict %s, findings %+v; want one mutual-exclusion", r.Verdict, r.Findings)
 	}
-	if got, want := opIndices(r.Findings[0].Ops), []int{a0, r0, a1, r1}; !slices.Equal(got, want) {
+	if got, want := analysistest.Indices(r.Findings[0].Ops), []int{a0, r0, a1, r1}; !slices.Equal(got, want) {
 		t.Errorf("finding names %v, want %v", got, want)
 	}
 	// p2 never released: its hold lasts until its last entry (5.1s to 9s).
@@ -216,11 +189,11 @@ func TestLockOverlapWithoutWrites(t *testing.T) {
 func TestLockInvokeWithoutCompletionIsNoHold(t *testing.T) {
 	h := &hist{}
 	h.acquire(0, 1, 1.1, 1, nil)
-	h.add(1.5, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"}) // p1's last entry
+	h.Entry(1.5, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"}) // p1's last entry
 	h.write(0, 2, 2.1, history.Ok, "p0-1", 1, nil)
 	h.release(0, 3, 3.1, history.Ok, 1)
 	r := check(t, h, nil, "")
-	if r.Verdict != Valid || r.Stats["holds"] != 1 {
+	if r.Verdict != analysis.Valid || r.Stats["holds"] != 1 {
 		t.Fatalf("verdict %s, findings %+v, stats %v; want valid with one hold", r.Verdict, r.Findings, r.Stats)
 	}
 	if r.Stats["acquires_attempted"] != 2 || r.Stats["acquires_info"] != 1 {
@@ -230,12 +203,12 @@ func TestLockInvokeWithoutCompletionIsNoHold(t *testing.T) {
 
 func TestLockNoSuccessfulAcquire(t *testing.T) {
 	h := &hist{}
-	h.add(1, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
-	h.add(1.1, 0, history.Fail, lockop.FAcquire, lockop.Value{Lock: "l"})
-	h.add(2, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
-	h.add(3, 1, history.Info, lockop.FAcquire, lockop.Value{Lock: "l"})
+	h.Entry(1, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+	h.Entry(1.1, 0, history.Fail, lockop.FAcquire, lockop.Value{Lock: "l"})
+	h.Entry(2, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+	h.Entry(3, 1, history.Info, lockop.FAcquire, lockop.Value{Lock: "l"})
 	r := check(t, h, nil, "")
-	if r.Verdict != Unknown || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "no acquire succeeded") }) {
+	if r.Verdict != analysis.Unknown || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "no acquire succeeded") }) {
 		t.Errorf("verdict %s, notes %q; want unknown saying no acquire succeeded", r.Verdict, r.Notes)
 	}
 }
@@ -258,7 +231,7 @@ func TestLockFencedWithoutTokenNote(t *testing.T) {
 			h.release(0, 3, 3.1, history.Ok, 1)
 			r := check(t, h, []lockop.ResourceEntry{accepted(1, 0, 1, "p0-1", true)}, tc.mode)
 			got := slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "no fencing token") })
-			if got != tc.want || r.Verdict != Valid {
+			if got != tc.want || r.Verdict != analysis.Valid {
 				t.Errorf("verdict %s, notes %q; want valid, note %v", r.Verdict, r.Notes, tc.want)
 			}
 		})
@@ -274,34 +247,17 @@ func TestLockFindingsCapped(t *testing.T) {
 	}
 	h.release(0, 100, 100.1, history.Fail, 1)
 	r := check(t, h, nil, "")
-	if r.FindingsTotal != 25 || len(r.Findings) != MaxFindings || r.Stats["mutual_exclusion_violations"] != 25 {
-		t.Errorf("total %d, listed %d; want 25, %d", r.FindingsTotal, len(r.Findings), MaxFindings)
+	if r.FindingsTotal != 25 || len(r.Findings) != analysis.MaxFindings || r.Stats["mutual_exclusion_violations"] != 25 {
+		t.Errorf("total %d, listed %d; want 25, %d", r.FindingsTotal, len(r.Findings), analysis.MaxFindings)
 	}
 }
 
 func TestRunUnknownChecker(t *testing.T) {
-	rep := Run(context.Background(), []string{"lock", "no-such-checker"}, Input{})
-	if rep.Verdict != Unknown || len(rep.Results) != 2 || rep.Results[1].Verdict != Unknown {
+	rep := analysis.Run(context.Background(), []string{"lock", "no-such-checker"}, analysis.Input{})
+	if rep.Verdict != analysis.Unknown || len(rep.Results) != 2 || rep.Results[1].Verdict != analysis.Unknown {
 		t.Errorf("report %+v; want unknown with the missing checker unknown", rep)
 	}
 	if rep.Results[0].Checker != "lock" {
 		t.Errorf("first result from %q, want lock", rep.Results[0].Checker)
-	}
-}
-
-func TestWorst(t *testing.T) {
-	for _, tc := range []struct {
-		in   []Verdict
-		want Verdict
-	}{
-		{nil, Valid},
-		{[]Verdict{Valid}, Valid},
-		{[]Verdict{Valid, Unknown}, Unknown},
-		{[]Verdict{Unknown, Invalid, Valid}, Invalid},
-		{[]Verdict{Invalid, Unknown}, Invalid},
-	} {
-		if got := Worst(tc.in...); got != tc.want {
-			t.Errorf("Worst(%v) = %s, want %s", tc.in, got, tc.want)
-		}
 	}
 }

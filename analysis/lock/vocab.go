@@ -2,9 +2,12 @@
 // a leader acts by its own account from its election until it resigns or
 // learns it lost (like a holder from acquire to release), and its acts go
 // to the same protected resource. Only the names differ.
-package analysis
+package lock
 
-import "github.com/chaos-testing/chaos/ops/lockop"
+import (
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/ops/lockop"
+)
 
 // vocab names a lock-like workload's operations, findings and roles.
 type vocab struct {
@@ -29,4 +32,4 @@ var electionVocab = &vocab{
 	released: "resignation", again: "campaigned again",
 }
 
-func init() { Register(LockChecker{v: electionVocab}) }
+func init() { analysis.Register(Checker{v: electionVocab}) }

@@ -1,8 +1,9 @@
-package analysis
+package lock
 
 import (
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/lockop"
 )
@@ -20,19 +21,19 @@ func TestLockExclusionAtOneInstant(t *testing.T) {
 		want int
 	}{
 		{"released at once", func(h *hist, first int) {
-			h.add(4, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
-			h.add(4, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+			h.Entry(4, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+			h.Entry(4, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
 			for _, p := range []int{first, 1 - first} {
-				h.add(5, p, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: 1})
+				h.Entry(5, p, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: 1})
 			}
 			h.release(0, 5, 5.1, history.Ok, 1) // p0 held it for no time
 			h.release(1, 10, 10.1, history.Ok, 1)
 		}, 0},
 		{"never released", func(h *hist, first int) {
-			h.add(4, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
-			h.add(4, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+			h.Entry(4, 0, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+			h.Entry(4, 1, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
 			for _, p := range []int{first, 1 - first} {
-				h.add(5, p, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: 1})
+				h.Entry(5, p, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: 1})
 			}
 			h.release(1, 10, 10.1, history.Ok, 1) // p0 holds it at 5 s, its last entry
 		}, 1},
@@ -41,7 +42,7 @@ func TestLockExclusionAtOneInstant(t *testing.T) {
 			h := &hist{}
 			tc.add(h, first)
 			r := check(t, h, nil, "")
-			if got := len(findingsOf(r, "mutual-exclusion")); got != tc.want || r.FindingsTotal != tc.want {
+			if got := len(analysistest.FindingsOf(r, "mutual-exclusion")); got != tc.want || r.FindingsTotal != tc.want {
 				t.Errorf("%s, p%d's acquire first in the file: %d mutual-exclusion findings (%d in all), want %d", tc.name, first, got, r.FindingsTotal, tc.want)
 			}
 		}

@@ -4,12 +4,13 @@
 // they were made under. The pass keeps a digest of each entry it needs, not
 // the entry, so that a history too long to hold in memory can be judged as
 // a stream.
-package analysis
+package lock
 
 import (
 	"slices"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/lockop"
 )
@@ -117,7 +118,7 @@ type lockHistory struct {
 	latencies []time.Duration   // of ok acquires
 	grants    []tokenGrant      // successful acquires that carried a token
 	granted   map[grantKey]bool // the grants in grants that have a session
-	bad       ErrCount          // unreadable values
+	bad       analysis.ErrCount // unreadable values
 }
 
 // scanLock starts a pass over a history, fed its entries by see in file

@@ -1,13 +1,14 @@
 // Fencing-token order: a lock service that hands a later holder a token no
 // greater than an earlier holder's, or one token to two grants, makes
 // fencing useless.
-package analysis
+package lock
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/lockop"
 )
@@ -51,13 +52,13 @@ func (lh *lockHistory) addGrant(inv, i int, v lockop.Value) {
 // per such grant. Grants that overlap in time are not compared for (1): a
 // holder whose answer was delayed (paused while it was in flight) may
 // observe an older token later.
-func tokenOrder(lh *lockHistory) FindingList {
-	var out FindingList
+func tokenOrder(lh *lockHistory) analysis.FindingList {
+	var out analysis.FindingList
 	byLock := map[string][]tokenGrant{}
 	for _, g := range lh.grants {
 		byLock[g.lock] = append(byLock[g.lock], g)
 	}
-	for _, lock := range SortedKeys(byLock) {
+	for _, lock := range analysis.SortedKeys(byLock) {
 		gs := byLock[lock]
 		byOk := slices.Clone(gs)
 		slices.SortFunc(byOk, func(a, b tokenGrant) int {
@@ -77,9 +78,9 @@ func tokenOrder(lh *lockHistory) FindingList {
 			}
 			switch {
 			case best >= 0 && g.token < byOk[best].token:
-				out.Add(func() Finding { return lh.tokenFinding(g, byOk[best], false) })
+				out.Add(func() analysis.Finding { return lh.tokenFinding(g, byOk[best], false) })
 			case first[g.token].ok != g.ok:
-				out.Add(func() Finding { return lh.tokenFinding(g, first[g.token], true) })
+				out.Add(func() analysis.Finding { return lh.tokenFinding(g, first[g.token], true) })
 			}
 		}
 	}
@@ -88,17 +89,17 @@ func tokenOrder(lh *lockHistory) FindingList {
 
 // tokenFinding says that g's token is lower than prev's, which was granted
 // before g was asked for, or the same as prev's.
-func (lh *lockHistory) tokenFinding(g, prev tokenGrant, same bool) Finding {
+func (lh *lockHistory) tokenFinding(g, prev tokenGrant, same bool) analysis.Finding {
 	o := lh.ops
 	gp, pp := history.ProcessName(g.proc), history.ProcessName(prev.proc)
 	why := fmt.Sprintf("lower than token %d that %s had been granted at %s (#%d), before %s asked",
-		prev.token, pp, Secs(o[prev.ok].Time), o[prev.ok].Index, gp)
+		prev.token, pp, analysis.Secs(o[prev.ok].Time), o[prev.ok].Index, gp)
 	if same {
-		why = fmt.Sprintf("the same token as %s's grant at %s (#%d): a token must name one grant", pp, Secs(o[prev.ok].Time), o[prev.ok].Index)
+		why = fmt.Sprintf("the same token as %s's grant at %s (#%d): a token must name one grant", pp, analysis.Secs(o[prev.ok].Time), o[prev.ok].Index)
 	}
-	return Finding{
+	return analysis.Finding{
 		Kind:        "token-order",
-		Explanation: fmt.Sprintf("%s was granted %q with token %d at %s (#%d), %s.", gp, g.lock, g.token, Secs(o[g.ok].Time), o[g.ok].Index, why),
+		Explanation: fmt.Sprintf("%s was granted %q with token %d at %s (#%d), %s.", gp, g.lock, g.token, analysis.Secs(o[g.ok].Time), o[g.ok].Index, why),
 		Ops:         lh.opsAt([]int{prev.inv, prev.ok, g.inv, g.ok}),
 	}
 }

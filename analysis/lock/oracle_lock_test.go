@@ -1,4 +1,4 @@
-package analysis
+package lock
 
 import (
 	"context"
@@ -7,22 +7,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/analysis/lock/oracle"
 )
 
 // lockComparison draws lock and election histories for TestOracleLock and
 // FuzzOracleLock.
-var lockComparison = oracleComparison[oracle.LockCase]{oracle.RandomLockHistory, diffLockOracle, describeLockCase}
+var lockComparison = analysistest.Comparison[oracle.LockCase]{Draw: oracle.RandomLockHistory, Diff: diffLockOracle, Show: describeLockCase}
 
 // TestOracleLock compares the lock and split-brain checkers with the
 // brute-force oracle on random small histories: verdict, counts, and each
 // finding against one the definitions call for.
-func TestOracleLock(t *testing.T) { lockComparison.test(t, 20000, indexed(0x10c)) }
+func TestOracleLock(t *testing.T) { lockComparison.Test(t, 20000, analysistest.Indexed(0x10c)) }
 
 // FuzzOracleLock turns fuzz bytes into a small lock history and compares
 // the checker with the oracle on it.
 func FuzzOracleLock(f *testing.F) {
-	lockComparison.fuzz(f, []byte{}, []byte("two holders, one token, a stale write"),
+	lockComparison.Fuzz(f, []byte{}, []byte("two holders, one token, a stale write"),
 		[]byte{0, 1, 3, 2, 0, 0, 1, 0, 2, 1, 1, 0, 0, 2, 2, 1, 0, 1, 2, 0, 1, 1, 1})
 }
 
@@ -34,19 +36,19 @@ func diffLockOracle(c oracle.LockCase) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oracle: %w", err)
 	}
-	ch := LockChecker{}
+	ch := Checker{}
 	if c.Election {
-		ch = LockChecker{v: electionVocab}
+		ch = Checker{v: electionVocab}
 	}
 	v := ch.vocab()
-	r := ch.Check(context.Background(), Input{History: c.History, Resource: c.Resource, ResourceMode: c.Mode})
+	r := ch.Check(context.Background(), analysis.Input{History: c.History, Resource: c.Resource, ResourceMode: c.Mode})
 
-	verdict := Valid
+	verdict := analysis.Valid
 	switch {
 	case !want.AcquiredOnce:
-		verdict = Unknown
+		verdict = analysis.Unknown
 	case len(want.Findings) > 0:
-		verdict = Invalid
+		verdict = analysis.Invalid
 	}
 	byKind := map[string]int{}
 	for _, f := range want.Findings {
@@ -91,10 +93,10 @@ func diffLockOracle(c oracle.LockCase) ([]string, error) {
 // matchLockFindings pairs each listed finding with a distinct oracle finding
 // of its kind that has a proof naming exactly its entries and lines
 // (augmenting paths: a finding may fit more than one).
-func matchLockFindings(got []Finding, want []oracle.LockFinding, kinds map[string]string) []string {
+func matchLockFindings(got []analysis.Finding, want []oracle.LockFinding, kinds map[string]string) []string {
 	fits := make([][]int, len(got))
 	for i, f := range got {
-		p := oracle.LockProof{Ops: slices.Sorted(slices.Values(opIndices(f.Ops))), Lines: f.ResourceLines}
+		p := oracle.LockProof{Ops: slices.Sorted(slices.Values(analysistest.Indices(f.Ops))), Lines: f.ResourceLines}
 		p.Ops = slices.Compact(p.Ops)
 		for j, w := range want {
 			if w.Kind == kinds[f.Kind] && slices.ContainsFunc(w.Proofs, func(q oracle.LockProof) bool {
@@ -125,16 +127,16 @@ func matchLockFindings(got []Finding, want []oracle.LockFinding, kinds map[strin
 	var errs []string
 	for i, f := range got {
 		if !assign(i, make([]bool, len(want))) {
-			errs = append(errs, fmt.Sprintf("checker's finding %d (%s, ops %v, lines %v) is none the definitions call for", i, f.Kind, opIndices(f.Ops), f.ResourceLines))
+			errs = append(errs, fmt.Sprintf("checker's finding %d (%s, ops %v, lines %v) is none the definitions call for", i, f.Kind, analysistest.Indices(f.Ops), f.ResourceLines))
 		}
 	}
 	return errs
 }
 
-func describeLockFindings(fs []Finding) string {
+func describeLockFindings(fs []analysis.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
-		fmt.Fprintf(&b, "\n  %s %v lines %v: %s", f.Kind, opIndices(f.Ops), f.ResourceLines, f.Explanation)
+		fmt.Fprintf(&b, "\n  %s %v lines %v: %s", f.Kind, analysistest.Indices(f.Ops), f.ResourceLines, f.Explanation)
 	}
 	return b.String()
 }
@@ -151,9 +153,9 @@ func describeOracleFindings(fs []oracle.LockFinding) string {
 // then resource.jsonl, to reproduce a failure.
 func describeLockCase(c oracle.LockCase) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "election %v, resource %q\nhistory.jsonl:\n%s", c.Election, c.Mode, jsonLines(c.History))
+	fmt.Fprintf(&b, "election %v, resource %q\nhistory.jsonl:\n%s", c.Election, c.Mode, analysistest.JSONLines(c.History))
 	if c.Resource != nil {
-		b.WriteString("resource.jsonl:\n" + jsonLines(c.Resource))
+		b.WriteString("resource.jsonl:\n" + analysistest.JSONLines(c.Resource))
 	}
 	return b.String()
 }
