@@ -1,5 +1,6 @@
 // Small helpers shared by the checkers: wording for explanations and notes,
 // and a few generic bits the standard library lacks.
+
 package analysis
 
 import (

@@ -6,7 +6,8 @@
 package plugins
 
 import (
-	_ "github.com/chaos-testing/chaos/analysis"
+	_ "github.com/chaos-testing/chaos/analysis/etcd"
+	_ "github.com/chaos-testing/chaos/analysis/linear"
 	_ "github.com/chaos-testing/chaos/analysis/lock"
 	_ "github.com/chaos-testing/chaos/analysis/primaries"
 	_ "github.com/chaos-testing/chaos/analysis/set"

@@ -1,5 +1,6 @@
 // The lock checker's "mutual-exclusion" findings: two processes holding the
 // lock at once, by their own account.
+
 package lock
 
 import (

@@ -65,7 +65,7 @@ func (c Checker) vocab() *vocab {
 // Name is how plans refer to this checker.
 func (c Checker) Name() string { return c.vocab().checker }
 
-// Check implements Checker.
+// Check implements analysis.Checker.
 func (c Checker) Check(ctx context.Context, in analysis.Input) analysis.Result {
 	lh := scanLock(c.vocab(), in.History)
 	for i := range in.History {
@@ -74,14 +74,14 @@ func (c Checker) Check(ctx context.Context, in analysis.Input) analysis.Result {
 	return lh.judge(ctx, in)
 }
 
-// Parts implements BatchChecker: the lock's history does not divide, but
+// Parts implements analysis.BatchChecker: the lock's history does not divide, but
 // the checker keeps a digest of each entry, not the entry, so it can be
 // given as a stream of operations.
 func (c Checker) Parts() history.PartOf {
 	return func(*history.Op) string { return "" }
 }
 
-// Begin implements BatchChecker.
+// Begin implements analysis.BatchChecker.
 func (c Checker) Begin(ctx context.Context, in analysis.Input) analysis.Batches {
 	return &lockBatches{ctx: ctx, in: in, lh: scanLock(c.vocab(), nil)}
 }

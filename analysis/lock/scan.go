@@ -4,6 +4,7 @@
 // they were made under. The pass keeps a digest of each entry it needs, not
 // the entry, so that a history too long to hold in memory can be judged as
 // a stream.
+
 package lock
 
 import (

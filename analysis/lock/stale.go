@@ -1,6 +1,7 @@
 // The lock checker's "stale-write" findings: the resource accepting a write
 // made under an acquisition older than one whose holder had already written,
 // judged from the resource's log or, without one, from the history.
+
 package lock
 
 import (

@@ -1,6 +1,7 @@
 // Fencing-token order: a lock service that hands a later holder a token no
 // greater than an earlier holder's, or one token to two grants, makes
 // fencing useless.
+
 package lock
 
 import (

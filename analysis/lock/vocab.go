@@ -2,6 +2,7 @@
 // a leader acts by its own account from its election until it resigns or
 // learns it lost (like a holder from acquire to release), and its acts go
 // to the same protected resource. Only the names differ.
+
 package lock
 
 import (

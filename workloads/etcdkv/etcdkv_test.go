@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/chaos-testing/chaos/analysis/etcd" // the workload's checker
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/runner"
 	_ "github.com/chaos-testing/chaos/targets/etcd" // the workload's target

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	_ "github.com/chaos-testing/chaos/analysis/linear"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/plans"

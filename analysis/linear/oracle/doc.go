@@ -1,5 +1,5 @@
 // Package oracle holds reference checkers for the linearizability checkers
-// (package analysis): each one judges a history straight from its model's
+// (analysis/linear): each one judges a history straight from its model's
 // definition, by brute force, with nothing clever to get wrong, so that
 // the two can be compared. It imports nothing of the checkers it checks.
 //
@@ -22,7 +22,7 @@
 // # Comparison tests
 //
 // The checkers are compared with the oracles by the tests TestOracle<Kind>
-// in package analysis (analysis/oracle_<kind>_test.go): each draws
+// in package linear (analysis/linear/oracle_<kind>_test.go): each draws
 // CHAOS_ORACLE_N random histories (by default at least 10,000, a few
 // seconds), history i from a PCG seeded by i and the test's own stream,
 // and checks each with the checker and the oracle. A disagreement is a bug
@@ -37,5 +37,5 @@
 //
 // and to fuzz one kind (a count, not a duration, for -fuzztime):
 //
-//	go test -run '^$' -fuzz '^FuzzOracleRegister$' -fuzztime 200000x ./analysis
+//	go test -run '^$' -fuzz '^FuzzOracleRegister$' -fuzztime 200000x ./analysis/linear
 package oracle

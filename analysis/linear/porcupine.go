@@ -1,7 +1,8 @@
 // Running porcupine on the parts of a history: in parallel, largest first,
 // within the check's time limit, and cut short when the check is cancelled
 // or, once some part is illegal, after a grace period.
-package analysis
+
+package linear
 
 import (
 	"context"
@@ -30,13 +31,13 @@ type partResult struct {
 // (porcupine alone stops at the first illegal partition). late reports that
 // some part was cut short by the grace rather than by ctx. partDone hears
 // how many parts are done as each one ends.
-func runParts(ctx context.Context, model porcupine.Model, parts []*linPart, grace time.Duration, partDone func(int)) (results []partResult, late bool) {
+func runParts(ctx context.Context, model porcupine.Model, parts []*Part, grace time.Duration, partDone func(int)) (results []partResult, late bool) {
 	results = make([]partResult, len(parts))
 	order := make([]int, len(parts))
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return len(parts[order[a]].ops) > len(parts[order[b]].ops) })
+	sort.SliceStable(order, func(a, b int) bool { return len(parts[order[a]].Ops) > len(parts[order[b]].Ops) })
 	r := &runner{model: model, grace: grace, running: map[int]func(){}}
 	var next atomic.Int64
 	// Counting and telling under one lock keeps the counts told in order:
@@ -78,7 +79,7 @@ type runner struct {
 // context; to stop it early the model's steps all fail once the part's
 // context ends, which unwinds its search at once, and whatever it returns
 // then is discarded as Unknown.
-func (r *runner) check(ctx context.Context, j int, p *linPart) (res partResult) {
+func (r *runner) check(ctx context.Context, j int, p *Part) (res partResult) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stop, cut atomic.Bool
@@ -121,7 +122,7 @@ func (r *runner) check(ctx context.Context, j int, p *linPart) (res partResult) 
 		}
 		return step(s, i, o)
 	}
-	out, info := porcupine.CheckOperationsVerbose(model, p.ops, budget)
+	out, info := porcupine.CheckOperationsVerbose(model, p.Ops, budget)
 	if out != porcupine.Ok && ctx.Err() != nil {
 		out = porcupine.Unknown // possibly forced by the failing steps: not a verdict
 	}
@@ -131,7 +132,7 @@ func (r *runner) check(ctx context.Context, j int, p *linPart) (res partResult) 
 func deadline(ctx context.Context) time.Time {
 	d, ok := ctx.Deadline()
 	if !ok {
-		return time.Now().Add(DefaultLinearTimeLimit)
+		return time.Now().Add(DefaultTimeLimit)
 	}
 	return d
 }

@@ -1,4 +1,4 @@
-package analysis
+package linear
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/simhistory"
 )
@@ -19,18 +21,18 @@ import (
 // got from the OS.
 func BenchmarkRegister1M(b *testing.B) {
 	ops := genRegisterRun(1_000_000, 1000, 10)
-	checker, _ := Checkers.Lookup("cas-register")
+	checker, _ := analysis.Checkers.Lookup("cas-register")
 	runtime.GC()
 	base := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(base) // the history itself, before the check
 	peak, stop := sampleHeap()
 	b.ResetTimer()
-	var r Result
+	var r analysis.Result
 	for range b.N {
-		r = checker.Check(context.Background(), Input{History: ops})
+		r = checker.Check(context.Background(), analysis.Input{History: ops})
 	}
 	b.StopTimer()
-	if r.Verdict != Valid {
+	if r.Verdict != analysis.Valid {
 		b.Fatalf("verdict %s, expected valid; notes %q, findings %d", r.Verdict, r.Notes, r.FindingsTotal)
 	}
 	stop()
@@ -80,8 +82,8 @@ func TestGenRegisterRun(t *testing.T) {
 	if len(ops) != 40_000 {
 		t.Fatalf("%d entries, expected 40000", len(ops))
 	}
-	r := runChecker(t, "cas-register", Input{History: ops})
-	if r.Verdict != Valid || r.Stats["open"] == 0 || r.Stats["dropped_fail"] == 0 {
+	r := analysistest.RunChecker(t, "cas-register", analysis.Input{History: ops})
+	if r.Verdict != analysis.Valid || r.Stats["open"] == 0 || r.Stats["dropped_fail"] == 0 {
 		t.Fatalf("verdict %s, stats %v: expected valid, with info and fail ops", r.Verdict, r.Stats)
 	}
 }

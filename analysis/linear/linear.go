@@ -1,10 +1,12 @@
-// The linearizability checkers: LinearChecker, the contract a sequential
-// model fulfils for it (linModel, linSpec, linOp), and checkLinear, which
-// turns porcupine's judgement of each key into a Result. The steps are
-// beside it: linear_scan.go reads the history into porcupine's operations,
-// porcupine.go runs porcupine, witness.go and visualize.go show why a key is
-// illegal; the models are in models.go and model_*.go.
-package analysis
+// Package linear holds the linearizability checkers: Checker, the contract
+// a sequential model fulfils for it (Model, Spec, Op), and checkLinear,
+// which turns porcupine's judgement of each key into a Result. The steps
+// are beside it: scan.go reads the history into porcupine's operations,
+// porcupine.go runs porcupine, witness.go and visualize.go show why a key
+// is illegal; the models are in models.go and model_*.go. A family whose
+// model is its own (analysis/etcd) builds it on Model and registers a
+// Checker of it.
+package linear
 
 import (
 	"cmp"
@@ -15,106 +17,113 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 )
 
-// DefaultLinearTimeLimit bounds one linearizability check whose checker
+// DefaultTimeLimit bounds one linearizability check whose checker
 // sets no limit of its own. Checking is NP-hard: a check that never ends
 // helps nobody, so running out of time gives Unknown, never a guess.
-const DefaultLinearTimeLimit = 60 * time.Second
+const DefaultTimeLimit = 60 * time.Second
 
-// LinearChecker checks that a history is linearizable with respect to a
+// Checker checks that a history is linearizable with respect to a
 // sequential model, with porcupine, one key at a time when the model
 // partitions by key. The registered checkers are values of this type, so a
 // caller can look one up and set its TimeLimit.
-type LinearChecker struct {
-	model *linModel
+type Checker struct {
+	// Model is the sequential specification it checks against.
+	Model *Model
 	// TimeLimit bounds one Check, or each batch of a check given in
 	// batches (a long history's time grows with its length); zero means
-	// DefaultLinearTimeLimit.
+	// DefaultTimeLimit.
 	TimeLimit time.Duration
 }
 
 // Name is how plans refer to the checker: the model's name.
-func (c LinearChecker) Name() string { return c.model.name }
+func (c Checker) Name() string { return c.Model.Name }
 
-// Check implements Checker.
-func (c LinearChecker) Check(ctx context.Context, in Input) Result {
+// Check implements analysis.Checker.
+func (c Checker) Check(ctx context.Context, in analysis.Input) analysis.Result {
 	lc := c.begin(ctx, in)
 	lc.add(in.History)
 	return lc.result()
 }
 
-// Parts implements BatchChecker: a keyed model's keys are independent.
-func (c LinearChecker) Parts() history.PartOf {
-	m := c.model
+// Parts implements analysis.BatchChecker: a keyed model's keys are independent.
+func (c Checker) Parts() history.PartOf {
+	m := c.Model
 	if !m.keyed {
 		return nil
 	}
 	return func(inv *history.Op) string {
-		if !m.fs[inv.F] {
+		if !m.Fs[inv.F] {
 			return ""
 		}
 		return m.keyOf(inv)
 	}
 }
 
-// Begin implements BatchChecker.
-func (c LinearChecker) Begin(ctx context.Context, in Input) Batches { return c.begin(ctx, in) }
+// Begin implements analysis.BatchChecker.
+func (c Checker) Begin(ctx context.Context, in analysis.Input) analysis.Batches {
+	return c.begin(ctx, in)
+}
 
-// linModel is a sequential specification as the porcupine machinery needs
+// Model is a sequential specification as the porcupine machinery needs
 // it. Its porcupine model is made afresh for each check because the initial
 // state and the encoding of values depend on the Input.
-type linModel struct {
-	name string
-	// fs are the operations the model judges; entries of others are ignored.
-	fs map[string]bool
+type Model struct {
+	// Name is the name of the model's checker, by which plans refer to it.
+	Name string
+	// Fs are the operations the model judges; entries of others are ignored.
+	Fs map[string]bool
 	// keyed models are checked one key at a time; the others as a whole.
 	keyed bool
-	// what a key names, for explanations ("register", "lock").
-	what string
+	// What a key names, for explanations ("register", "lock").
+	What string
 	// keyOf, for a keyed model, reads the key of an invocation it judges
-	// as convert does.
-	keyOf   func(inv *history.Op) string
-	prepare func(in Input) (*linSpec, error)
+	// as Convert does.
+	keyOf func(inv *history.Op) string
+	// Prepare makes a check's view of the model for the run in.
+	Prepare func(in analysis.Input) (*Spec, error)
 }
 
-// linSpec is one check's view of a model.
-type linSpec struct {
-	// convert turns an operation into porcupine's terms. done is its ok
+// Spec is one check's view of a model.
+type Spec struct {
+	// Convert turns an operation into porcupine's terms. done is its ok
 	// completion, or nil when its outcome is unknown (then the output must be
 	// one the model accepts whatever the state).
-	convert func(inv, done *history.Op) (linOp, error)
-	// model must be deterministic, total on unknown outputs, and must not
+	Convert func(inv, done *history.Op) (Op, error)
+	// Model must be deterministic, total on unknown outputs, and must not
 	// panic: porcupine runs it in goroutines no recover can reach.
-	model porcupine.Model
-	// direct, if set, decides a history of one part without a search when
+	Model porcupine.Model
+	// Direct, if set, decides a history of one part without a search when
 	// it can (decided false otherwise), giving its finding if illegal.
-	direct func(h []history.Op, p *linPart) (f *Finding, decided bool)
+	Direct func(h []history.Op, p *Part) (f *analysis.Finding, decided bool)
 }
 
-// linOp is one operation in porcupine's terms, on the key it touches.
-type linOp struct {
-	key           string
-	input, output any
-	// drop marks an operation that constrains nothing, such as a read of
+// Op is one operation in porcupine's terms, on the key it touches.
+type Op struct {
+	key string
+	// Input and Output are what porcupine hands the model's functions.
+	Input, Output any
+	// Drop marks an operation that constrains nothing, such as a read of
 	// unknown result: it is left out of the check.
-	drop bool
-	// unseen marks a dropped write of unknown outcome that evidence
+	Drop bool
+	// Unseen marks a dropped write of unknown outcome that evidence
 	// elsewhere in the history shows never took effect.
-	unseen bool
-	// returned, for an operation of unknown outcome whose effect evidence
+	Unseen bool
+	// Returned, for an operation of unknown outcome whose effect evidence
 	// elsewhere in the history shows (its output then known), is the
 	// latest time it can have taken effect.
-	returned time.Duration
+	Returned time.Duration
 }
 
 // keyName is how explanations and notes name a key of m.
-func keyName(m *linModel, key string) string {
+func keyName(m *Model, key string) string {
 	if !m.keyed {
 		return "the history"
 	}
-	return fmt.Sprintf("%s %q", m.what, key)
+	return fmt.Sprintf("%s %q", m.What, key)
 }
 
 // linearCheck is one check of a history given in batches of whole keys
@@ -123,8 +132,8 @@ func keyName(m *linModel, key string) string {
 // long key does not start last), then findings and visualizations for
 // the illegal keys; the verdict, notes and figures once all are in.
 type linearCheck struct {
-	in              Input
-	m               *linModel
+	in              analysis.Input
+	m               *Model
 	limit           time.Duration
 	start           time.Time
 	parent          context.Context
@@ -132,32 +141,32 @@ type linearCheck struct {
 	timedOut        bool // a batch ran out of time
 	faults          []porcupine.Annotation
 	failed          error // the model could not be prepared
-	sc              linScan
+	sc              Scan
 	keys, n         int
 	illegal         int
 	undecided, late int
 	written         int
 	decidedBy       string
-	found           FindingList
+	found           analysis.FindingList
 	notes           []string
 }
 
 // begin starts a check of the run in; its History must hold the
 // nemesis's entries, at least, for the visualizations' fault windows.
-func (c LinearChecker) begin(parent context.Context, in Input) *linearCheck {
-	return &linearCheck{in: in, m: c.model, limit: cmp.Or(c.TimeLimit, DefaultLinearTimeLimit), start: time.Now(),
+func (c Checker) begin(parent context.Context, in analysis.Input) *linearCheck {
+	return &linearCheck{in: in, m: c.Model, limit: cmp.Or(c.TimeLimit, DefaultTimeLimit), start: time.Now(),
 		parent: parent, faults: faultWindows(in.History),
-		sc: linScan{counts: map[string]int{}, other: map[string]int{}}}
+		sc: Scan{counts: map[string]int{}, other: map[string]int{}}}
 }
 
-// Add implements Batches.
+// Add implements analysis.Batches.
 func (lc *linearCheck) Add(batch []history.Op) { lc.add(batch) }
 
 func (lc *linearCheck) add(batch []history.Op) {
 	m := lc.m
 	in := lc.in
 	in.History = batch
-	spec, err := m.prepare(in)
+	spec, err := m.Prepare(in)
 	if err != nil {
 		lc.failed = err
 	}
@@ -165,31 +174,31 @@ func (lc *linearCheck) add(batch []history.Op) {
 		return
 	}
 	// Every model's visualization shows the entries behind an operation.
-	spec.model.DescribeOperationMetadata = describeRef(batch)
-	sc := scanLinear(batch, m, spec)
+	spec.Model.DescribeOperationMetadata = describeRef(batch)
+	sc := ScanHistory(batch, m, spec)
 	lc.sc.merge(sc)
-	lc.keys += len(sc.parts)
-	for _, p := range sc.parts {
-		lc.n += len(p.ops)
+	lc.keys += len(sc.Parts)
+	for _, p := range sc.Parts {
+		lc.n += len(p.Ops)
 	}
-	if lc.sc.bad.N > 0 || len(sc.parts) == 0 {
+	if lc.sc.Bad.N > 0 || len(sc.Parts) == 0 {
 		return // a history that cannot be read is not judged
 	}
-	if spec.direct != nil && len(sc.parts) == 1 {
-		if f, decided := spec.direct(batch, sc.parts[0]); decided {
+	if spec.Direct != nil && len(sc.Parts) == 1 {
+		if f, decided := spec.Direct(batch, sc.Parts[0]); decided {
 			lc.decidedBy = "revision order"
 			if f != nil {
 				lc.illegal++
-				lc.found.Add(func() Finding { return *f })
+				lc.found.Add(func() analysis.Finding { return *f })
 			}
 			return
 		}
 	}
-	keysBefore := lc.keys - len(sc.parts)
+	keysBefore := lc.keys - len(sc.Parts)
 	ctx, cancel := context.WithTimeout(lc.parent, lc.limit)
 	defer cancel()
 	lc.batches++
-	results, late := runParts(ctx, spec.model, sc.parts, lc.limit/30, func(done int) { in.TellProgress(m.name, keysBefore+done, lc.keys) })
+	results, late := runParts(ctx, spec.Model, sc.Parts, lc.limit/30, func(done int) { in.TellProgress(m.Name, keysBefore+done, lc.keys) })
 	if late {
 		lc.late++
 	}
@@ -200,7 +209,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 	// the limit from the first illegal key, as for the keys still running.
 	var explainEnd time.Time
 	for i, r := range results {
-		p := sc.parts[i]
+		p := sc.Parts[i]
 		switch {
 		case r.err != nil:
 			lc.undecided++
@@ -210,7 +219,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 			file := ""
 			if in.Dir != "" {
 				var err error
-				if file, err = visualize(in.Dir, m, spec.model, p.key, r.info, lc.faults); err != nil {
+				if file, err = visualize(in.Dir, m, spec.Model, p.key, r.info, lc.faults); err != nil {
 					lc.notes = append(lc.notes, fmt.Sprintf("visualization of %s not written: %v", keyName(m, p.key), err))
 					file = ""
 				} else {
@@ -225,29 +234,29 @@ func (lc *linearCheck) add(batch []history.Op) {
 				defer cancel()
 				return fails.tookEffect(ctx, p, horizon)
 			}
-			lc.found.Add(func() Finding { return witness(batch, m, spec.model, p, r.info, file, also) })
+			lc.found.Add(func() analysis.Finding { return witness(batch, m, spec.Model, p, r.info, file, also) })
 		case r.res != porcupine.Ok:
 			lc.undecided++
 		}
 	}
 }
 
-// Result implements Batches.
-func (lc *linearCheck) Result() Result { return lc.result() }
+// Result implements analysis.Batches.
+func (lc *linearCheck) Result() analysis.Result { return lc.result() }
 
-func (lc *linearCheck) result() Result {
+func (lc *linearCheck) result() analysis.Result {
 	m, sc := lc.m, &lc.sc
 	switch {
 	case lc.failed != nil:
-		return UnknownResult(lc.failed.Error())
-	case sc.bad.N > 0:
-		return UnknownResult(fmt.Sprintf(
-			"%d operations could not be read as %s operations, so the history cannot be judged; first: %v", sc.bad.N, m.name, sc.bad.First))
+		return analysis.UnknownResult(lc.failed.Error())
+	case sc.Bad.N > 0:
+		return analysis.UnknownResult(fmt.Sprintf(
+			"%d operations could not be read as %s operations, so the history cannot be judged; first: %v", sc.Bad.N, m.Name, sc.Bad.First))
 	case lc.n == 0:
 		// As in Knossos: nothing took effect, and the empty order is a
 		// linearization of that. (A run whose clients did nothing is not
 		// a pass: the stats checker says so.)
-		what := []string{"the history has no " + strings.Join(SortedKeys(m.fs), "/") + " operation"}
+		what := []string{"the history has no " + strings.Join(analysis.SortedKeys(m.Fs), "/") + " operation"}
 		if k := sc.counts["dropped_fail"] + sc.counts["dropped_unknown_reads"]; k > 0 {
 			what = nil
 			if k := sc.counts["dropped_fail"]; k > 0 {
@@ -258,14 +267,14 @@ func (lc *linearCheck) result() Result {
 			}
 		}
 		if len(sc.other) > 0 {
-			what = append(what, "the history has only "+DescribeCounts(sc.other)+" besides")
+			what = append(what, "the history has only "+analysis.DescribeCounts(sc.other)+" besides")
 		}
-		return Result{Verdict: Valid,
+		return analysis.Result{Verdict: analysis.Valid,
 			Stats: map[string]any{"operations": 0, "dropped_fail": sc.counts["dropped_fail"], "dropped_unknown_reads": sc.counts["dropped_unknown_reads"]},
 			Notes: []string{"no operation took effect: " + strings.Join(what, " and ") + "; a history where nothing happened is linearizable"}}
 	}
 
-	res := Result{Verdict: Valid, Stats: map[string]any{}, Notes: lc.notes}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{}, Notes: lc.notes}
 	res.Findings, res.FindingsTotal = lc.found.List, lc.found.Total
 	if lc.decidedBy != "" {
 		res.Stats["decided_by"] = lc.decidedBy
@@ -281,7 +290,7 @@ func (lc *linearCheck) result() Result {
 		case lc.late > 0 && !lc.timedOut:
 			why = fmt.Sprintf("once the history was found invalid, each got at most %s more", lc.limit/30)
 		}
-		what := fmt.Sprintf("%d of %d %ss were", lc.undecided, lc.keys, m.what)
+		what := fmt.Sprintf("%d of %d %ss were", lc.undecided, lc.keys, m.What)
 		if !m.keyed {
 			what = "the history was"
 		}
@@ -289,9 +298,9 @@ func (lc *linearCheck) result() Result {
 	}
 	switch {
 	case lc.illegal > 0:
-		res.Verdict = Invalid
+		res.Verdict = analysis.Invalid
 	case lc.undecided > 0:
-		res.Verdict = Unknown
+		res.Verdict = analysis.Unknown
 	}
 	if lc.written > 0 {
 		res.Notes = append(res.Notes, visualizationNote(m, lc.in.Dir, lc.written, len(lc.faults)))
@@ -305,7 +314,7 @@ func (lc *linearCheck) result() Result {
 }
 
 // stats fills res's figures.
-func (lc *linearCheck) stats(res Result) {
+func (lc *linearCheck) stats(res analysis.Result) {
 	sc := &lc.sc
 	res.Stats["operations"] = lc.n
 	res.Stats["keys"] = lc.keys

@@ -1,7 +1,8 @@
 // Porcupine's HTML visualization of an illegal key, with the nemesis's
 // fault windows drawn as annotations and the history entries behind each
 // operation in its tooltip.
-package analysis
+
+package linear
 
 import (
 	"cmp"
@@ -12,12 +13,13 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 )
 
 // visualize writes porcupine's HTML view of one illegal key to dir, with the
 // nemesis's fault windows drawn as annotations, and returns the file name.
-func visualize(dir string, m *linModel, model porcupine.Model, key string, info porcupine.LinearizationInfo, faults []porcupine.Annotation) (name string, err error) {
+func visualize(dir string, m *Model, model porcupine.Model, key string, info porcupine.LinearizationInfo, faults []porcupine.Annotation) (name string, err error) {
 	defer func() {
 		if e := recover(); e != nil {
 			err = fmt.Errorf("porcupine crashed: %v", e)
@@ -30,10 +32,10 @@ func visualize(dir string, m *linModel, model porcupine.Model, key string, info 
 
 // visualizationNote tells where the visualizations of written illegal keys
 // are, and what their annotations show.
-func visualizationNote(m *linModel, dir string, written, faults int) string {
-	what := fmt.Sprintf("%d illegal %ss written to %s as linearizability-<key>.html", written, m.what, dir)
+func visualizationNote(m *Model, dir string, written, faults int) string {
+	what := fmt.Sprintf("%d illegal %ss written to %s as linearizability-<key>.html", written, m.What, dir)
 	if !m.keyed {
-		what = fmt.Sprintf("the history written to %s as linearizability-%s.html", dir, m.name)
+		what = fmt.Sprintf("the history written to %s as linearizability-%s.html", dir, m.Name)
 	}
 	ann := fmt.Sprintf(", with the %d nemesis fault windows as annotations", faults)
 	if faults == 0 {
@@ -44,9 +46,9 @@ func visualizationNote(m *linModel, dir string, written, faults int) string {
 
 // fileKey makes a key safe as part of a file name. A key that had to be
 // changed gets a hash of the original, so two keys never share a file.
-func fileKey(m *linModel, key string) string {
+func fileKey(m *Model, key string) string {
 	if !m.keyed {
-		return m.name
+		return m.Name
 	}
 	safe := func(r rune) bool {
 		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
@@ -70,11 +72,11 @@ func fileKey(m *linModel, key string) string {
 func faultWindows(ops []history.Op) []porcupine.Annotation {
 	var out []porcupine.Annotation
 	for _, w := range history.FaultWindows(ops) {
-		details := fmt.Sprintf("from #%d at %s", w.From, Secs(w.Start))
+		details := fmt.Sprintf("from #%d at %s", w.From, analysis.Secs(w.Start))
 		if w.To < 0 {
 			details += ", never healed"
 		} else {
-			details += fmt.Sprintf(" to #%d at %s", w.To, Secs(w.End))
+			details += fmt.Sprintf(" to #%d at %s", w.To, analysis.Secs(w.End))
 		}
 		out = append(out, porcupine.Annotation{
 			Tag:             "nemesis " + w.Kind,
@@ -92,13 +94,13 @@ func faultWindows(ops []history.Op) []porcupine.Annotation {
 // operation.
 func describeRef(h []history.Op) func(any) string {
 	return func(m any) string {
-		r, ok := m.(*opRef)
+		r, ok := m.(*OpRef)
 		if !ok {
 			return ""
 		}
-		if r.done < 0 {
-			return fmt.Sprintf("#%d, never completed", h[r.inv].Index)
+		if r.Done < 0 {
+			return fmt.Sprintf("#%d, never completed", h[r.Inv].Index)
 		}
-		return fmt.Sprintf("#%d → #%d %s", h[r.inv].Index, h[r.done].Index, h[r.done].Type)
+		return fmt.Sprintf("#%d → #%d %s", h[r.Inv].Index, h[r.Done].Index, h[r.Done].Type)
 	}
 }

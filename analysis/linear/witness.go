@@ -1,6 +1,7 @@
 // The finding for an illegal key: which operations porcupine could not
 // order, and why, in words a reader can check against the history.
-package analysis
+
+package linear
 
 import (
 	"cmp"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 )
 
@@ -22,7 +24,7 @@ import (
 // the proof; their entries are listed, at most MaxFindings of them. also,
 // given the last completion among those candidates, may add a clause and
 // the entries it rests on (a failure that took effect, witness_failed.go).
-func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, info porcupine.LinearizationInfo, file string, also func(horizon int64) (string, []int)) Finding {
+func witness(h []history.Op, m *Model, model porcupine.Model, p *Part, info porcupine.LinearizationInfo, file string, also func(horizon int64) (string, []int)) analysis.Finding {
 	var best []int
 	if pl := info.PartialLinearizations(); len(pl) > 0 {
 		for _, l := range pl[0] {
@@ -32,32 +34,32 @@ func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, inf
 		}
 	}
 	state := model.Init()
-	in := make([]bool, len(p.ops))
+	in := make([]bool, len(p.Ops))
 	for _, id := range best {
-		_, state = model.Step(state, p.ops[id].Input, p.ops[id].Output)
+		_, state = model.Step(state, p.Ops[id].Input, p.Ops[id].Output)
 		in[id] = true
 	}
 	first := int64(math.MaxInt64)
-	for id, o := range p.ops {
+	for id, o := range p.Ops {
 		if !in[id] {
 			first = min(first, o.Return)
 		}
 	}
 	var next []int
-	for id, o := range p.ops {
+	for id, o := range p.Ops {
 		if !in[id] && o.Call <= first {
 			next = append(next, id)
 		}
 	}
 	// The operation completing first leads (it forces the order); the others
 	// follow by invocation.
-	slices.SortStableFunc(next, func(a, b int) int { return cmp.Compare(p.ops[a].Call, p.ops[b].Call) })
-	if lead := slices.IndexFunc(next, func(id int) bool { return p.ops[id].Return == first }); lead > 0 {
+	slices.SortStableFunc(next, func(a, b int) int { return cmp.Compare(p.Ops[a].Call, p.Ops[b].Call) })
+	if lead := slices.IndexFunc(next, func(id int) bool { return p.Ops[id].Return == first }); lead > 0 {
 		id := next[lead]
 		copy(next[1:lead+1], next[:lead])
 		next[0] = id
 	}
-	describe := func(id int) string { return describeOp(model, h[p.refs[id].inv].Index, p.ops[id]) }
+	describe := func(id int) string { return describeOp(model, h[p.Refs[id].Inv].Index, p.Ops[id]) }
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is not linearizable: ", capitalize(keyName(m, p.key)))
@@ -67,12 +69,12 @@ func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, inf
 		when = "first"
 	} else {
 		fmt.Fprintf(&b, "at most %d of its %d operations can be ordered consistently with real time and the %s model, ending in state %s after %s; ",
-			len(best), len(p.ops), m.name, model.DescribeState(state), describe(best[len(best)-1]))
+			len(best), len(p.Ops), m.Name, model.DescribeState(state), describe(best[len(best)-1]))
 	}
 	fits := false // does some candidate fit the state, only to lead nowhere later?
 	var list []string
 	for i, id := range next {
-		if ok, _ := model.Step(state, p.ops[id].Input, p.ops[id].Output); ok {
+		if ok, _ := model.Step(state, p.Ops[id].Input, p.Ops[id].Output); ok {
 			fits = true
 		}
 		if i < 3 {
@@ -96,7 +98,7 @@ func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, inf
 	// bounds nothing.
 	horizon := first
 	for _, id := range next {
-		if r := p.ops[id].Return; r != math.MaxInt64 {
+		if r := p.Ops[id].Return; r != math.MaxInt64 {
 			horizon = max(horizon, r)
 		}
 	}
@@ -115,16 +117,16 @@ func witness(h []history.Op, m *linModel, model porcupine.Model, p *linPart, inf
 		next = append(next, best[len(best)-1])
 	}
 	for _, id := range next {
-		r := p.refs[id]
-		if len(pos)+2 > MaxFindings && len(pos) > 0 {
+		r := p.Refs[id]
+		if len(pos)+2 > analysis.MaxFindings && len(pos) > 0 {
 			break
 		}
-		pos = append(pos, r.inv)
-		if r.done >= 0 {
-			pos = append(pos, r.done)
+		pos = append(pos, r.Inv)
+		if r.Done >= 0 {
+			pos = append(pos, r.Done)
 		}
 	}
-	return Finding{Kind: "nonlinearizable", Explanation: b.String(), Ops: OpsAt(h, pos)}
+	return analysis.Finding{Kind: "nonlinearizable", Explanation: b.String(), Ops: analysis.OpsAt(h, pos)}
 }
 
 // describeOp is how a finding names operation o, whose invocation is

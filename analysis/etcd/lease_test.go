@@ -1,8 +1,10 @@
-package analysis
+package etcd
 
 import (
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
@@ -33,9 +35,9 @@ func TestEtcdLease(t *testing.T) {
 		"not found while granted":                 {keep(grant(&kvh{}, 0, 3), 2, 4, 0), ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := runChecker(t, "etcd-lease", Input{History: c.h.ops})
+			r := analysistest.RunChecker(t, "etcd-lease", analysis.Input{History: c.h.Ops})
 			switch {
-			case c.want == "" && r.Verdict != Valid, c.want != "" && (r.Verdict != Invalid || r.Findings[0].Kind != c.want || len(r.Findings[0].Ops) != 4):
+			case c.want == "" && r.Verdict != analysis.Valid, c.want != "" && (r.Verdict != analysis.Invalid || r.Findings[0].Kind != c.want || len(r.Findings[0].Ops) != 4):
 				t.Fatalf("got %s %+v, expected %q", r.Verdict, r.Findings, c.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package analysis
+package etcd
 
 import (
 	"cmp"
@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
-func init() { Register(WatchChecker{}) }
+func init() { analysis.Register(WatchChecker{}) }
 
 // WatchChecker checks etcd's documented watch guarantees (etcd.io, "Watch
 // API guarantees") on every watch of a history, against each other and
@@ -57,17 +58,17 @@ type knownEvent struct {
 	src string
 }
 
-func (WatchChecker) Check(_ context.Context, in Input) Result {
+func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result {
 	watches, bad := readWatches(in.History)
 	if bad.N > 0 {
-		return UnknownResult(fmt.Sprintf("%d watches could not be read; first: %v", bad.N, bad.First))
+		return analysis.UnknownResult(fmt.Sprintf("%d watches could not be read; first: %v", bad.N, bad.First))
 	}
-	res := Result{Verdict: Valid, Stats: map[string]any{"watches": len(watches)}}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"watches": len(watches)}}
 	if len(watches) == 0 {
 		res.Notes = append(res.Notes, "no watch got an answer: nothing to check")
 		return res
 	}
-	var found FindingList
+	var found analysis.FindingList
 	known := map[eventAt]knownEvent{}
 	learn := func(e knownEvent) {
 		at := eventAt{e.ev.KV.Mod, e.ev.KV.Key}
@@ -76,8 +77,8 @@ func (WatchChecker) Check(_ context.Context, in Input) Result {
 		case !ok:
 			known[at] = e
 		case !sameEvent(first.ev, e.ev):
-			found.Add(func() Finding {
-				return Finding{Kind: "watch-divergent-event", Explanation: fmt.Sprintf(
+			found.Add(func() analysis.Finding {
+				return analysis.Finding{Kind: "watch-divergent-event", Explanation: fmt.Sprintf(
 					"at revision %d, %s tells of %s, and %s of %s.", at.rev, first.src, describeEvent(first.ev), e.src, describeEvent(e.ev)),
 					Ops: slices.Concat(first.ops, e.ops)}
 			})
@@ -104,13 +105,13 @@ func (WatchChecker) Check(_ context.Context, in Input) Result {
 	res.Stats["revisions_known"] = len(known)
 	res.Findings, res.FindingsTotal = found.List, found.Total
 	if found.Total > 0 {
-		res.Verdict = Invalid
+		res.Verdict = analysis.Invalid
 	}
 	return res
 }
 
-func readWatches(h []history.Op) ([]watchOp, ErrCount) {
-	var bad ErrCount
+func readWatches(h []history.Op) ([]watchOp, analysis.ErrCount) {
+	var bad analysis.ErrCount
 	var out []watchOp
 	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.F == etcdop.FWatch }) {
 		if p.Done == nil || len(p.Done.Value) == 0 || p.Done.Type == history.Fail {
@@ -128,11 +129,11 @@ func readWatches(h []history.Op) ([]watchOp, ErrCount) {
 
 // checkStream checks one watch's own stream: filtered, ordered, unique,
 // atomic, bookmarkable, from its start revision, prev_kv and IsCreate.
-func checkStream(w watchOp, src string, found *FindingList) {
+func checkStream(w watchOp, src string, found *analysis.FindingList) {
 	ops := []history.Op{*w.Inv, *w.Done}
 	report := func(kind, format string, args ...any) {
-		found.Add(func() Finding {
-			return Finding{Kind: kind, Explanation: src + " " + fmt.Sprintf(format, args...), Ops: ops}
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: kind, Explanation: src + " " + fmt.Sprintf(format, args...), Ops: ops}
 		})
 	}
 	var last etcdop.WatchEvent
@@ -224,7 +225,7 @@ func (w watchOp) window() (from, to int64) {
 // checkReliable finds the events a watch should have got and did not:
 // every event known of its keys between the revision it started from (or
 // its first event) and the last revision it got to.
-func checkReliable(w watchOp, known map[eventAt]knownEvent, found *FindingList) {
+func checkReliable(w watchOp, known map[eventAt]knownEvent, found *analysis.FindingList) {
 	from, to := w.window()
 	if from == 0 || to < from {
 		return
@@ -244,8 +245,8 @@ func checkReliable(w watchOp, known map[eventAt]knownEvent, found *FindingList) 
 	slices.SortFunc(missed, func(a, b eventAt) int { return cmp.Or(cmp.Compare(a.rev, b.rev), cmp.Compare(a.key, b.key)) })
 	for _, at := range missed {
 		k := known[at]
-		found.Add(func() Finding {
-			return Finding{Kind: "watch-lost-event", Explanation: fmt.Sprintf(
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: "watch-lost-event", Explanation: fmt.Sprintf(
 				"%s's watch (#%d) covered revisions %d to %d of %s but never got %s at revision %d, which %s tells of.",
 				history.ProcessName(w.Inv.Process), w.Inv.Index, from, to, describeRange(w.req.Key, w.req.End), describeEvent(k.ev), at.rev, k.src),
 				Ops: slices.Concat([]history.Op{*w.Inv, *w.Done}, k.ops)}

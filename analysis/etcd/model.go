@@ -7,7 +7,8 @@
 // range's keys with their revisions and versions, each delete's count and
 // which branch a transaction ran. The revision couples every key, so the
 // history is checked as a whole.
-package analysis
+
+package etcd
 
 import (
 	"cmp"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/linear"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
@@ -53,14 +56,16 @@ type etcdOut struct {
 	partial bool
 }
 
-func etcdKVModel() *linModel {
-	return &linModel{
-		name: "etcd-kv",
+func init() { analysis.Register(linear.Checker{Model: etcdKVModel()}) }
+
+func etcdKVModel() *linear.Model {
+	return &linear.Model{
+		Name: "etcd-kv",
 		// Serializable ranges (etcdop.FRangeSerializable) are not
 		// linearizable: the etcd-serializable checker judges them.
-		fs:      map[string]bool{etcdop.FRange: true, etcdop.FPut: true, etcdop.FDelete: true, etcdop.FKVTxn: true, etcdop.FLeaseGrant: true, etcdop.FLeaseRevoke: true},
-		what:    "store",
-		prepare: prepareEtcd,
+		Fs:      map[string]bool{etcdop.FRange: true, etcdop.FPut: true, etcdop.FDelete: true, etcdop.FKVTxn: true, etcdop.FLeaseGrant: true, etcdop.FLeaseRevoke: true},
+		What:    "store",
+		Prepare: prepareEtcd,
 	}
 }
 
@@ -70,7 +75,7 @@ type etcdInitial struct {
 	Revision int64 `json:"revision"`
 }
 
-func prepareEtcd(in Input) (*linSpec, error) {
+func prepareEtcd(in analysis.Input) (*linear.Spec, error) {
 	init := etcdInitial{Revision: 1}
 	if len(in.Initial) > 0 && string(in.Initial) != "null" {
 		if err := json.Unmarshal(in.Initial, &init); err != nil {
@@ -78,10 +83,10 @@ func prepareEtcd(in Input) (*linSpec, error) {
 		}
 	}
 	ev := gatherEtcdEvidence(in.History, init.Revision)
-	convert := func(inv, done *history.Op) (linOp, error) { return convertEtcd(ev, inv, done) }
+	convert := func(inv, done *history.Op) (linear.Op, error) { return convertEtcd(ev, inv, done) }
 	initial := newEtcdState(init.Revision, map[string]etcdKey{}, map[int64]bool{})
-	direct := func(h []history.Op, p *linPart) (*Finding, bool) { return etcdByRevision(h, p, initial) }
-	return &linSpec{convert: convert, direct: direct, model: porcupine.Model{
+	direct := func(h []history.Op, p *linear.Part) (*analysis.Finding, bool) { return etcdByRevision(h, p, initial) }
+	return &linear.Spec{Convert: convert, Direct: direct, Model: porcupine.Model{
 		Init: func() any { return newEtcdState(init.Revision, map[string]etcdKey{}, map[int64]bool{}) },
 		Step: func(s, i, o any) (bool, any) {
 			ok, next := etcdStep(s.(*etcdState), i.(etcdIn), o.(etcdOut))
@@ -94,28 +99,28 @@ func prepareEtcd(in Input) (*linSpec, error) {
 	}}, nil
 }
 
-func convertEtcd(ev etcdEvidence, inv, done *history.Op) (linOp, error) {
+func convertEtcd(ev etcdEvidence, inv, done *history.Op) (linear.Op, error) {
 	var req etcdop.KVRequest
 	if err := inv.Decode(&req); err != nil {
-		return linOp{}, err
+		return linear.Op{}, err
 	}
 	if err := checkKVRequest(inv.F, &req); err != nil {
-		return linOp{}, fmt.Errorf("op #%d %s: %w", inv.Index, inv.F, err)
+		return linear.Op{}, fmt.Errorf("op #%d %s: %w", inv.Index, inv.F, err)
 	}
 	in := etcdIn{f: inv.F, req: &req}
 	if done == nil {
 		if out, at, none, decided := ev.decide(inv, &req); decided {
-			return linOp{input: in, output: out, returned: at, unseen: none, drop: none}, nil
+			return linear.Op{Input: in, Output: out, Returned: at, Unseen: none, Drop: none}, nil
 		}
 		// A range of unknown result constrains nothing; nor does a lease
 		// grant of unknown result, since nobody learnt its lease.
-		return linOp{input: in, output: etcdOut{}, drop: inv.F == etcdop.FRange || inv.F == etcdop.FLeaseGrant}, nil
+		return linear.Op{Input: in, Output: etcdOut{}, Drop: inv.F == etcdop.FRange || inv.F == etcdop.FLeaseGrant}, nil
 	}
 	var resp etcdop.KVResponse
 	if err := done.Decode(&resp); err != nil {
-		return linOp{}, err
+		return linear.Op{}, err
 	}
-	return linOp{input: in, output: etcdOut{resp: &resp}}, nil
+	return linear.Op{Input: in, Output: etcdOut{resp: &resp}}, nil
 }
 
 // checkKVRequest refuses what the model cannot run.
@@ -387,7 +392,7 @@ func describeEtcd(in etcdIn, out etcdOut) string {
 	}
 	resp := out.resp
 	if resp == nil {
-		return b.String() + unknownMark(true)
+		return b.String() + linear.UnknownMark(true)
 	}
 	b.WriteString(" →")
 	if in.f == etcdop.FKVTxn {

@@ -1,4 +1,4 @@
-package analysis
+package etcd
 
 import (
 	"cmp"
@@ -8,11 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
-func init() { Register(SerializableChecker{}) }
+func init() { analysis.Register(SerializableChecker{}) }
 
 // SerializableChecker judges etcd's serializable reads, which one member
 // answers from its own state without consensus. They may be stale, but:
@@ -36,10 +37,10 @@ type servedRead struct {
 	rev    int64
 }
 
-func (SerializableChecker) Check(_ context.Context, in Input) Result {
-	var bad ErrCount
+func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.Result {
+	var bad analysis.ErrCount
 	var reads []servedRead
-	var found FindingList
+	var found analysis.FindingList
 	agree := map[rangeAt]servedAnswer{} // the first answer of each range at each revision
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange
@@ -61,7 +62,7 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 		if first, ok := agree[at]; !ok {
 			agree[at] = servedAnswer{p, resp}
 		} else if !slices.Equal(first.resp.Results[0].KVs, resp.Results[0].KVs) {
-			found.Add(func() Finding { return divergent(first, servedAnswer{p, resp}) })
+			found.Add(func() analysis.Finding { return divergent(first, servedAnswer{p, resp}) })
 		}
 		if p.Inv.F != etcdop.FRangeSerializable {
 			continue
@@ -73,9 +74,9 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 		reads = append(reads, servedRead{Pair: p, member: resp.Member, rev: resp.Revision})
 	}
 	if bad.N > 0 {
-		return UnknownResult(fmt.Sprintf("%d serializable reads could not be read; first: %v", bad.N, bad.First))
+		return analysis.UnknownResult(fmt.Sprintf("%d serializable reads could not be read; first: %v", bad.N, bad.First))
 	}
-	res := Result{Verdict: Valid, Stats: map[string]any{"serializable_reads": len(reads), "ranges_at_revisions": len(agree)}}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"serializable_reads": len(reads), "ranges_at_revisions": len(agree)}}
 	if len(reads) == 0 {
 		res.Notes = append(res.Notes, "no serializable read succeeded: only reads at the same revision were compared")
 	}
@@ -97,8 +98,8 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 		if !ok || r.rev >= f.rev {
 			continue
 		}
-		found.Add(func() Finding {
-			return Finding{Kind: "revision-went-back", Explanation: fmt.Sprintf(
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: "revision-went-back", Explanation: fmt.Sprintf(
 				"member %s answered %s's serializable read at revision %d (#%d, done at %.3fs), then %s's at revision %d (#%d, invoked at %.3fs): a member's revision went back.",
 				r.member, history.ProcessName(f.Inv.Process), f.rev, f.Done.Index, f.Done.Time.Seconds(),
 				history.ProcessName(r.Inv.Process), r.rev, r.Inv.Index, r.Inv.Time.Seconds()),
@@ -107,7 +108,7 @@ func (SerializableChecker) Check(_ context.Context, in Input) Result {
 	}
 	res.Findings, res.FindingsTotal = found.List, found.Total
 	if found.Total > 0 {
-		res.Verdict = Invalid
+		res.Verdict = analysis.Invalid
 	}
 	return res
 }
@@ -124,12 +125,12 @@ type servedAnswer struct {
 	resp etcdop.KVResponse
 }
 
-func divergent(a, b servedAnswer) Finding {
+func divergent(a, b servedAnswer) analysis.Finding {
 	what := func(s servedAnswer) string {
 		return fmt.Sprintf("%s's %s (#%d, member %s) got %s", history.ProcessName(s.Inv.Process), s.Inv.F, s.Done.Index,
-			CmpOr(s.resp.Member, "unknown"), describeKVs(s.resp.Results[0].KVs))
+			analysis.CmpOr(s.resp.Member, "unknown"), describeKVs(s.resp.Results[0].KVs))
 	}
-	return Finding{Kind: "divergent-reads", Explanation: fmt.Sprintf(
+	return analysis.Finding{Kind: "divergent-reads", Explanation: fmt.Sprintf(
 		"two reads of the same keys at revision %d disagree: %s; %s. The store at a revision is the same on every member.",
 		a.resp.Revision, what(a), what(b)), Ops: []history.Op{*a.Inv, *a.Done, *b.Inv, *b.Done}}
 }

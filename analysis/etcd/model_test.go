@@ -1,25 +1,27 @@
-package analysis
+package etcd
 
 import (
 	"encoding/json"
 	"math"
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
 // kvh builds etcd-kv histories; times are in seconds.
-type kvh struct{ lh }
+type kvh struct{ analysistest.History }
 
 // op adds an operation of proc over [t1, t2]: ok with resp, or info when
 // resp is nil.
 func (h *kvh) op(proc int, t1, t2 float64, f string, req etcdop.KVRequest, resp *etcdop.KVResponse) *kvh {
-	h.add(t1, proc, history.Invoke, f, req)
+	h.Add(t1, proc, history.Invoke, f, req)
 	if resp == nil {
-		h.add(t2, proc, history.Info, f, req)
+		h.Add(t2, proc, history.Info, f, req)
 	} else {
-		h.add(t2, proc, history.Ok, f, resp)
+		h.Add(t2, proc, history.Ok, f, resp)
 	}
 	return h
 }
@@ -48,9 +50,9 @@ func kv(key, value string, create, mod, version int64) etcdop.KV {
 	return etcdop.KV{Key: key, Value: value, Create: create, Mod: mod, Version: version}
 }
 
-func checkEtcd(t *testing.T, h *kvh, want Verdict) {
+func checkEtcd(t *testing.T, h *kvh, want analysis.Verdict) {
 	t.Helper()
-	wantResult(t, runChecker(t, "etcd-kv", Input{History: h.ops}), want)
+	analysistest.WantResult(t, analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: h.Ops}), want)
 }
 
 func TestEtcdKVSequential(t *testing.T) {
@@ -65,7 +67,7 @@ func TestEtcdKVSequential(t *testing.T) {
 		del(0, 6, 7, "a", 1, 4).
 		del(0, 8, 9, "a", 0, 4).
 		get(0, 10, 11, "a", "", 4)
-	checkEtcd(t, h, Valid)
+	checkEtcd(t, h, analysis.Valid)
 }
 
 // Each history breaks one rule of etcd's store, from a valid base.
@@ -98,7 +100,7 @@ func TestEtcdKVAnomalies(t *testing.T) {
 		"a put to a lease never granted": (&kvh{}).put(0, 0, 1, "a", "1", 9, 2),
 		"a lost acknowledged write":      (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).get(1, 2, 3, "a", "", 2),
 	} {
-		t.Run(name, func(t *testing.T) { checkEtcd(t, h, Invalid) })
+		t.Run(name, func(t *testing.T) { checkEtcd(t, h, analysis.Invalid) })
 	}
 }
 
@@ -122,19 +124,19 @@ func TestEtcdKVKept(t *testing.T) {
 			get(1, 8, 9, "a", "c", 4),
 		"a revision as given": (&kvh{}).put(0, 0, 1, "a", "1", 0, 2),
 	} {
-		t.Run(name, func(t *testing.T) { checkEtcd(t, h, Valid) })
+		t.Run(name, func(t *testing.T) { checkEtcd(t, h, analysis.Valid) })
 	}
 }
 
 func TestEtcdKVInitialRevision(t *testing.T) {
 	h := (&kvh{}).put(0, 0, 1, "a", "1", 0, 42)
-	wantResult(t, runChecker(t, "etcd-kv", Input{History: h.ops, Initial: json.RawMessage(`{"revision": 41}`)}), Valid)
-	wantResult(t, runChecker(t, "etcd-kv", Input{History: h.ops}), Invalid)
+	analysistest.WantResult(t, analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: h.Ops, Initial: json.RawMessage(`{"revision": 41}`)}), analysis.Valid)
+	analysistest.WantResult(t, analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: h.Ops}), analysis.Invalid)
 }
 
 func TestEtcdKVRefusesWhatItCannotRun(t *testing.T) {
 	h := (&kvh{}).op(0, 0, 1, etcdop.FPut, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a"}}}, &etcdop.KVResponse{Revision: 1})
-	if r := runChecker(t, "etcd-kv", Input{History: h.ops}); r.Verdict != Unknown {
+	if r := analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: h.Ops}); r.Verdict != analysis.Unknown {
 		t.Fatalf("a put whose operation is a range: %s, expected unknown", r.Verdict)
 	}
 }
@@ -144,8 +146,8 @@ func TestEtcdKVRefusesWhatItCannotRun(t *testing.T) {
 func TestEtcdKVEvidence(t *testing.T) {
 	shown := (&kvh{}).put(0, 0, 1, "a", "1", 0, 0).
 		watch(1, 0, 3, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2}, resp(2, wput("a", "1", 2, 2, 1)))
-	r := runChecker(t, "etcd-kv", Input{History: shown.ops})
-	if r.Verdict != Valid || r.Stats["patched"] != 1 {
+	r := analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: shown.Ops})
+	if r.Verdict != analysis.Valid || r.Stats["patched"] != 1 {
 		t.Fatalf("an unknown put a watch shows: %s %v", r.Verdict, r.Stats)
 	}
 	// Shown by a watch that got it at 3 s: it took effect by then, so a
@@ -153,19 +155,19 @@ func TestEtcdKVEvidence(t *testing.T) {
 	late := (&kvh{}).put(0, 0, 9, "a", "1", 0, 0).
 		watch(1, 0, 3, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2}, resp(2, wput("a", "1", 2, 2, 1))).
 		get(2, 4, 5, "a", "", 1)
-	wantResult(t, runChecker(t, "etcd-kv", Input{History: late.ops}), Invalid)
+	analysistest.WantResult(t, analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: late.Ops}), analysis.Invalid)
 
 	// Never shown, and the watches cover every revision named: no effect.
 	unseen := (&kvh{}).put(0, 0, 1, "a", "1", 0, 0).put(1, 2, 3, "b", "1", 0, 2).
 		watch(2, 0, 4, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2}, resp(2, wput("b", "1", 2, 2, 1)))
-	r = runChecker(t, "etcd-kv", Input{History: unseen.ops})
-	if r.Verdict != Valid || r.Stats["dropped_unseen_writes"] != 1 {
+	r = analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: unseen.Ops})
+	if r.Verdict != analysis.Valid || r.Stats["dropped_unseen_writes"] != 1 {
 		t.Fatalf("an unknown put never shown: %s %v", r.Verdict, r.Stats)
 	}
 	// Without a watch, it stays unknown.
 	open := (&kvh{}).put(0, 0, 1, "a", "1", 0, 0).put(1, 2, 3, "b", "1", 0, 2)
-	r = runChecker(t, "etcd-kv", Input{History: open.ops})
-	if r.Verdict != Valid || r.Stats["open"] != 1 {
+	r = analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: open.Ops})
+	if r.Verdict != analysis.Valid || r.Stats["open"] != 1 {
 		t.Fatalf("an unknown put, no watch: %s %v", r.Verdict, r.Stats)
 	}
 }
@@ -179,14 +181,14 @@ func TestEtcdKVEvidenceMultiOp(t *testing.T) {
 	shown := (&kvh{}).op(0, 0, 1, etcdop.FKVTxn, multi, nil).
 		watch(1, 0, 3, all, resp(2, wput("a", "1", 2, 2, 1), wput("b", "2", 2, 2, 1))).
 		get(2, 4, 5, "a", "z", 2, kv("a", "1", 2, 2, 1), kv("b", "2", 2, 2, 1))
-	r := runChecker(t, "etcd-kv", Input{History: shown.ops})
-	if r.Verdict != Valid || r.Stats["patched"] != 1 {
+	r := analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: shown.Ops})
+	if r.Verdict != analysis.Valid || r.Stats["patched"] != 1 {
 		t.Fatalf("an unknown multi-operation transaction a watch shows: %s %v", r.Verdict, r.Stats)
 	}
 	half := (&kvh{}).op(0, 0, 1, etcdop.FKVTxn, multi, nil).
 		watch(1, 0, 3, all, resp(2, wput("a", "1", 2, 2, 1), wput("b", "2", 2, 2, 1))).
 		get(2, 4, 5, "a", "z", 2, kv("a", "1", 2, 2, 1))
-	wantResult(t, runChecker(t, "etcd-kv", Input{History: half.ops}), Invalid)
+	analysistest.WantResult(t, analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: half.Ops}), analysis.Invalid)
 }
 
 // Deletes and lease revokes of unknown outcome are decided by the
@@ -196,14 +198,14 @@ func TestEtcdKVEvidenceDeletesAndRevokes(t *testing.T) {
 	del := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a"}}}
 	made := (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).op(0, 2, 3, etcdop.FDelete, del, nil).
 		watch(1, 0, 5, all, resp(2, wput("a", "1", 2, 2, 1)), resp(3, wdel("a", 3)))
-	r := runChecker(t, "etcd-kv", Input{History: made.ops})
-	if r.Verdict != Valid || r.Stats["patched"] != 1 {
+	r := analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: made.Ops})
+	if r.Verdict != analysis.Valid || r.Stats["patched"] != 1 {
 		t.Fatalf("an unknown delete whose event a watch got: %s %v", r.Verdict, r.Stats)
 	}
 	none := (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).op(0, 2, 3, etcdop.FDelete, del, nil).
 		watch(1, 0, 5, all, resp(2, wput("a", "1", 2, 2, 1)), etcdop.WatchResponse{Revision: 2, Progress: true})
-	r = runChecker(t, "etcd-kv", Input{History: none.ops})
-	if r.Verdict != Valid || r.Stats["dropped_unseen_writes"] != 1 {
+	r = analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: none.Ops})
+	if r.Verdict != analysis.Valid || r.Stats["dropped_unseen_writes"] != 1 {
 		t.Fatalf("an unknown delete no watch saw: %s %v", r.Verdict, r.Stats)
 	}
 	revoke := (&kvh{}).
@@ -213,8 +215,8 @@ func TestEtcdKVEvidenceDeletesAndRevokes(t *testing.T) {
 		watch(1, 0, 9, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2, PrevKV: true}, resp(2, wput("a", "1", 2, 2, 1)),
 			resp(3, etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: "a", Mod: 3}, Prev: &etcdop.KV{Key: "a", Value: "1", Create: 2, Mod: 2, Version: 1, Lease: 7}})).
 		get(2, 10, 11, "a", "", 3)
-	r = runChecker(t, "etcd-kv", Input{History: revoke.ops})
-	if r.Verdict != Valid || r.Stats["patched"] != 1 {
+	r = analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: revoke.Ops})
+	if r.Verdict != analysis.Valid || r.Stats["patched"] != 1 {
 		t.Fatalf("an unknown revoke whose deletes a watch got: %s %v", r.Verdict, r.Stats)
 	}
 }
@@ -263,9 +265,9 @@ func TestEtcdScanPut(t *testing.T) {
 	}
 	ran := scanPut((&kvh{}).put(0, 0, 1, "a", "1", 0, 2), 2, "2", &etcdop.KVResponse{Revision: 3, Succeeded: true, Results: []etcdop.KVResult{{}}}).
 		get(0, 4, 5, "a", "c", 3, kv("a", "1", 2, 2, 1), kv("b", "2", 3, 3, 1))
-	checkEtcd(t, ran, Valid)
+	checkEtcd(t, ran, analysis.Valid)
 	skipped := scanPut((&kvh{}).put(0, 0, 1, "a", "1", 0, 2), 2, "2", &etcdop.KVResponse{Revision: 2, Succeeded: false, Results: []etcdop.KVResult{}})
-	checkEtcd(t, skipped, Invalid)
+	checkEtcd(t, skipped, analysis.Invalid)
 	if err := checkKVRequest(etcdop.FKVTxn, &etcdop.KVRequest{If: []etcdop.KVCompare{{Key: "a", Target: etcdop.CompareValue, Op: etcdop.CompareLess, Value: "5"}}}); err == nil {
 		t.Error("a value compared by order was accepted")
 	}

@@ -1,21 +1,23 @@
-// The sequential models that LinearChecker checks histories against, one
+// The sequential models that Checker checks histories against, one
 // file each (model_*.go), and what they share. Every model is total on
 // unknown outputs: an operation whose outcome is unknown is legal in any
 // state, applying its effect where it can, so porcupine ordering it last
 // stands for "it never happened".
-package analysis
+
+package linear
 
 import (
 	"encoding/json"
 	"hash/maphash"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 func init() {
-	for _, m := range []*linModel{registerModel(false), registerModel(true), kvModel(), multiRegisterModel(), mutexModel(), etcdKVModel()} {
-		Register(LinearChecker{model: m})
+	for _, m := range []*Model{registerModel(false), registerModel(true), kvModel(), multiRegisterModel(), mutexModel()} {
+		analysis.Register(Checker{Model: m})
 	}
 }
 
@@ -28,8 +30,8 @@ const (
 	opAppend
 )
 
-// unknownMark ends the description of an operation of unknown outcome.
-func unknownMark(unknown bool) string {
+// UnknownMark ends the description of an operation of unknown outcome.
+func UnknownMark(unknown bool) string {
 	if unknown {
 		return " → ?"
 	}
@@ -48,7 +50,7 @@ func valueKey(inv *history.Op) string {
 	var v struct {
 		Key string `json:"key"`
 	}
-	_ = json.Unmarshal(inv.Value, &v) // a value without one is refused by convert
+	_ = json.Unmarshal(inv.Value, &v) // a value without one is refused by Convert
 	return v.Key
 }
 

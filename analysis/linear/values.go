@@ -17,7 +17,8 @@
 //     characters are tagged strings too (:x, x and \x differ from "x");
 //     vectors and lists are both arrays ([1 2] = (1 2)); sets and maps are
 //     written in one order. ##NaN equals nothing, itself included.
-package analysis
+
+package linear
 
 import (
 	"bytes"
@@ -29,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 )
 
@@ -165,7 +167,7 @@ func (c *canonical) write(v any) {
 		b.WriteByte(']')
 	case map[string]any:
 		b.WriteByte('{')
-		for i, k := range SortedKeys(v) {
+		for i, k := range analysis.SortedKeys(v) {
 			if i > 0 {
 				b.WriteByte(',')
 			}

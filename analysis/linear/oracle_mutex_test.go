@@ -1,26 +1,28 @@
-package analysis
+package linear
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/analysis/linear/oracle"
 	"github.com/chaos-testing/chaos/history"
 )
 
 // mutexComparison draws mutex histories for TestOracleMutex and
 // FuzzOracleMutex.
-var mutexComparison = oracleComparison[[]history.Op]{oracle.RandomMutexHistory, diffMutexOracle, jsonLines[history.Op]}
+var mutexComparison = analysistest.Comparison[[]history.Op]{Draw: oracle.RandomMutexHistory, Diff: diffMutexOracle, Show: analysistest.JSONLines[history.Op]}
 
 // TestOracleMutex compares the "mutex" linearizability checker with the
 // exhaustive oracle on random small histories.
-func TestOracleMutex(t *testing.T) { mutexComparison.test(t, 20000, indexed(0x307e)) }
+func TestOracleMutex(t *testing.T) { mutexComparison.Test(t, 20000, analysistest.Indexed(0x307e)) }
 
 // FuzzOracleMutex turns fuzz bytes into a small mutex history and compares
 // the checker with the oracle on it.
 func FuzzOracleMutex(f *testing.F) {
-	mutexComparison.fuzz(f, []byte{}, []byte("acquire, acquire, release: who held it?"),
+	mutexComparison.Fuzz(f, []byte{}, []byte("acquire, acquire, release: who held it?"),
 		[]byte{3, 7, 1, 0, 0, 4, 2, 1, 0, 3, 0, 0, 1, 5, 2, 2, 0, 1})
 }
 
@@ -31,14 +33,14 @@ func diffMutexOracle(h []history.Op) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oracle: %w", err)
 	}
-	c, found := Checkers.Lookup("mutex")
+	c, found := analysis.Checkers.Lookup("mutex")
 	if !found {
 		return nil, fmt.Errorf("no mutex checker")
 	}
-	r := c.Check(context.Background(), Input{History: h})
-	want := Invalid
+	r := c.Check(context.Background(), analysis.Input{History: h})
+	want := analysis.Invalid
 	if ok {
-		want = Valid
+		want = analysis.Valid
 	}
 	if r.Verdict != want {
 		return nil, fmt.Errorf("checker %s, oracle %s; notes %q", r.Verdict, want, r.Notes)

@@ -1,8 +1,10 @@
-package analysis
+package etcd
 
 import (
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
@@ -14,14 +16,14 @@ func (h *kvh) sread(proc int, t1, t2 float64, member string, rev int64) *kvh {
 
 func TestSerializableRevisionWentBack(t *testing.T) {
 	h := (&kvh{}).sread(0, 0, 1, "m1", 7).sread(1, 2, 3, "m1", 5)
-	r := runChecker(t, "etcd-serializable", Input{History: h.ops})
-	if r.Verdict != Invalid || len(r.Findings) != 1 || r.Findings[0].Kind != "revision-went-back" || len(r.Findings[0].Ops) != 4 {
+	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
+	if r.Verdict != analysis.Invalid || len(r.Findings) != 1 || r.Findings[0].Kind != "revision-went-back" || len(r.Findings[0].Ops) != 4 {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 	// The same, the later read's lines written first: times decide.
 	late := &kvh{}
 	late.sread(1, 2, 3, "m1", 5).sread(0, 0, 1, "m1", 7)
-	if r := runChecker(t, "etcd-serializable", Input{History: late.ops}); r.Verdict != Invalid {
+	if r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: late.Ops}); r.Verdict != analysis.Invalid {
 		t.Fatalf("lines out of time order: %s", r.Verdict)
 	}
 }
@@ -34,7 +36,7 @@ func TestSerializableKept(t *testing.T) {
 		"no serializable read yet": &kvh{},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if r := runChecker(t, "etcd-serializable", Input{History: h.ops}); r.Verdict != Valid {
+			if r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops}); r.Verdict != analysis.Valid {
 				t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 			}
 		})
@@ -46,14 +48,14 @@ func TestDivergentReads(t *testing.T) {
 	h.get(0, 0, 1, "a", "", 5, kv("a", "1", 2, 5, 3))
 	req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a"}}}
 	h.op(1, 2, 3, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 5, Member: "m2", Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("a", "0", 2, 4, 2)}}}})
-	r := runChecker(t, "etcd-serializable", Input{History: h.ops})
-	if r.Verdict != Invalid || r.Findings[0].Kind != "divergent-reads" || len(r.Findings[0].Ops) != 4 {
+	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
+	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "divergent-reads" || len(r.Findings[0].Ops) != 4 {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 	// The same keys at another revision may differ; other keys are another range.
 	ok := &kvh{}
 	ok.get(0, 0, 1, "a", "", 5, kv("a", "1", 2, 5, 3)).get(1, 2, 3, "a", "", 6, kv("a", "2", 2, 6, 4)).get(1, 4, 5, "b", "c", 5)
-	if r := runChecker(t, "etcd-serializable", Input{History: ok.ops}); r.Verdict != Valid {
+	if r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: ok.Ops}); r.Verdict != analysis.Valid {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 }

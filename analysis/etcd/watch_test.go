@@ -1,9 +1,11 @@
-package analysis
+package etcd
 
 import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
@@ -14,8 +16,8 @@ func (h *kvh) watch(proc int, t1, t2 float64, req etcdop.WatchRequest, resps ...
 	for i := range resps {
 		resps[i].Time = time.Duration(t2 * float64(time.Second))
 	}
-	h.add(t1, proc, history.Invoke, etcdop.FWatch, req)
-	h.add(t2, proc, history.Ok, etcdop.FWatch, etcdop.WatchResult{Member: "m1", Responses: resps})
+	h.Add(t1, proc, history.Invoke, etcdop.FWatch, req)
+	h.Add(t2, proc, history.Ok, etcdop.FWatch, etcdop.WatchResult{Member: "m1", Responses: resps})
 	return h
 }
 
@@ -33,9 +35,9 @@ func resp(rev int64, evs ...etcdop.WatchEvent) etcdop.WatchResponse {
 
 var all = etcdop.WatchRequest{Key: "a", End: "z"}
 
-func checkWatch(t *testing.T, h *kvh) Result {
+func checkWatch(t *testing.T, h *kvh) analysis.Result {
 	t.Helper()
-	return runChecker(t, "etcd-watch", Input{History: h.ops})
+	return analysistest.RunChecker(t, "etcd-watch", analysis.Input{History: h.Ops})
 }
 
 func TestWatchKept(t *testing.T) {
@@ -58,7 +60,7 @@ func TestWatchKept(t *testing.T) {
 		"no watch": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2),
 	} {
 		t.Run(name, func(t *testing.T) {
-			if r := checkWatch(t, h); r.Verdict != Valid {
+			if r := checkWatch(t, h); r.Verdict != analysis.Valid {
 				t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 			}
 		})
@@ -81,7 +83,7 @@ func TestWatchBroken(t *testing.T) {
 	} {
 		t.Run(kind, func(t *testing.T) {
 			r := checkWatch(t, h)
-			if r.Verdict != Invalid || r.Findings[0].Kind != kind || len(r.Findings[0].Ops) < 2 {
+			if r.Verdict != analysis.Invalid || r.Findings[0].Kind != kind || len(r.Findings[0].Ops) < 2 {
 				t.Fatalf("got %s %+v, expected %s", r.Verdict, r.Findings, kind)
 			}
 		})
@@ -92,7 +94,7 @@ func TestWatchBroken(t *testing.T) {
 func TestWatchLostWrite(t *testing.T) {
 	h := (&kvh{}).put(1, 0, 1, "b", "1", 0, 3).watch(0, 0, 9, all, resp(2, wput("a", "1", 2, 2, 1)), resp(4, wput("a", "2", 2, 4, 2)))
 	r := checkWatch(t, h)
-	if r.Verdict != Invalid || r.Findings[0].Kind != "watch-lost-event" || len(r.Findings[0].Ops) != 4 {
+	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "watch-lost-event" || len(r.Findings[0].Ops) != 4 {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 }

@@ -1,7 +1,8 @@
 // The scan of a history for the linearizability checkers: invocations paired
 // with their completions, converted by the model into porcupine operations,
 // and partitioned by key.
-package analysis
+
+package linear
 
 import (
 	"math"
@@ -10,61 +11,62 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 )
 
-// opRef ties a porcupine operation to its entries (positions in the
-// history): done is its completion, or -1 if it never completed.
-type opRef struct{ inv, done int }
+// OpRef ties a porcupine operation to its entries (positions in the
+// history): Done is its completion, or -1 if it never completed.
+type OpRef struct{ Inv, Done int }
 
-// linPart is the operations of one key, in porcupine's form.
-type linPart struct {
+// Part is the operations of one key, in porcupine's form.
+type Part struct {
 	key  string
-	ops  []porcupine.Operation
-	refs []opRef
+	Ops  []porcupine.Operation
+	Refs []OpRef
 }
 
-// linScan is what one pass over the history gives the check.
-type linScan struct {
-	parts  []*linPart
+// Scan is what one pass over the history gives the check.
+type Scan struct {
+	Parts  []*Part
 	counts map[string]int
-	other  map[string]int // entries of operations the model ignores, by f
-	bad    ErrCount       // operations the model could not read
+	other  map[string]int    // entries of operations the model ignores, by f
+	Bad    analysis.ErrCount // operations the model could not read
 	// failed are the operations that completed with a failure, left out
 	// of the check; an illegal key's witness asks whether one of them took
 	// effect after all.
-	failed []opRef
+	failed []OpRef
 }
 
 // merge adds the counts of o, a scan of another batch of the history.
-func (sc *linScan) merge(o *linScan) {
+func (sc *Scan) merge(o *Scan) {
 	for k, n := range o.counts {
 		sc.counts[k] += n
 	}
 	for k, n := range o.other {
 		sc.other[k] += n
 	}
-	if o.bad.N > 0 {
-		if sc.bad.N == 0 {
-			sc.bad.First = o.bad.First
+	if o.Bad.N > 0 {
+		if sc.Bad.N == 0 {
+			sc.Bad.First = o.Bad.First
 		}
-		sc.bad.N += o.bad.N
+		sc.Bad.N += o.Bad.N
 	}
 }
 
-// scanLinear pairs each process's invocations with their completions in file
+// ScanHistory pairs each process's invocations with their completions in file
 // order, which is the process's own order. A fail never happened and is
 // dropped (kept aside in failed, for a witness to ask about); an info, or
 // an invocation never completed, may or may not have happened: it gets an
 // unknown output and Return = MaxInt64 (or the latest time evidence of its
 // effect allows: unknownReturn), so porcupine may order it anywhere after
 // its call, last included (as good as never).
-func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
-	sc := &linScan{counts: map[string]int{}, other: map[string]int{}}
-	byKey := map[string]*linPart{}
+func ScanHistory(ops []history.Op, m *Model, spec *Spec) *Scan {
+	sc := &Scan{counts: map[string]int{}, other: map[string]int{}}
+	byKey := map[string]*Part{}
 	add := func(inv, done int, open bool) {
 		op := &ops[inv]
-		if !m.fs[op.F] {
+		if !m.Fs[op.F] {
 			sc.other[op.F]++
 			return
 		}
@@ -72,15 +74,15 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 		if !open {
 			d = &ops[done]
 		}
-		lop, err := spec.convert(op, d)
+		lop, err := spec.Convert(op, d)
 		switch {
 		case err != nil:
-			sc.bad.Add(err)
+			sc.Bad.Add(err)
 			return
-		case lop.unseen:
+		case lop.Unseen:
 			sc.counts["dropped_unseen_writes"]++
 			return
-		case lop.drop:
+		case lop.Drop:
 			sc.counts["dropped_unknown_reads"]++
 			return
 		}
@@ -89,20 +91,20 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 		}
 		p := byKey[lop.key]
 		if p == nil {
-			p = &linPart{key: lop.key}
+			p = &Part{key: lop.key}
 			byKey[lop.key] = p
 		}
 		ret := unknownReturn(op, lop)
 		switch {
 		case !open:
 			ret = int64(max(d.Time, op.Time)) // a clock never runs backwards within one op
-		case lop.returned > 0:
+		case lop.Returned > 0:
 			sc.counts["patched"]++
 		default:
 			sc.counts["open"]++
 		}
-		p.ops = append(p.ops, porcupine.Operation{ClientId: op.Process, Input: lop.input, Output: lop.output, Call: int64(op.Time), Return: ret})
-		p.refs = append(p.refs, opRef{inv, done})
+		p.Ops = append(p.Ops, porcupine.Operation{ClientId: op.Process, Input: lop.Input, Output: lop.Output, Call: int64(op.Time), Return: ret})
+		p.Refs = append(p.Refs, OpRef{inv, done})
 	}
 
 	pending := map[int]int{} // process -> position of its invocation in flight
@@ -121,7 +123,7 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 			continue
 		}
 		if !inFlight {
-			if m.fs[op.F] {
+			if m.Fs[op.F] {
 				sc.counts["unmatched_completions"]++
 			}
 			continue
@@ -135,11 +137,11 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 			add(p, i, false)
 		case op.Type == history.Info:
 			add(p, i, true)
-		case !m.fs[op.F]:
+		case !m.Fs[op.F]:
 			sc.other[op.F]++
 		default: // fail: it never happened
 			sc.counts["dropped_fail"]++
-			sc.failed = append(sc.failed, opRef{p, i})
+			sc.failed = append(sc.failed, OpRef{p, i})
 		}
 	}
 	rest := make([]int, 0, len(pending))
@@ -152,12 +154,12 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 	}
 
 	for _, p := range byKey {
-		for j := range p.ops {
-			p.ops[j].Metadata = &p.refs[j] // a pointer: no allocation per op
+		for j := range p.Ops {
+			p.Ops[j].Metadata = &p.Refs[j] // a pointer: no allocation per op
 		}
-		sc.parts = append(sc.parts, p)
+		sc.Parts = append(sc.Parts, p)
 	}
-	slices.SortFunc(sc.parts, func(a, b *linPart) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(sc.Parts, func(a, b *Part) int { return strings.Compare(a.key, b.key) })
 	return sc
 }
 
@@ -165,9 +167,9 @@ func scanLinear(ops []history.Op, m *linModel, spec *linSpec) *linScan {
 // converted as lop, returns for porcupine: at the latest time evidence
 // elsewhere in the history allows, if it shows the effect, else never
 // (MaxInt64), so that it may take effect anywhere after its call.
-func unknownReturn(inv *history.Op, lop linOp) int64 {
-	if lop.returned > 0 {
-		return int64(max(lop.returned, inv.Time))
+func unknownReturn(inv *history.Op, lop Op) int64 {
+	if lop.Returned > 0 {
+		return int64(max(lop.Returned, inv.Time))
 	}
 	return math.MaxInt64
 }

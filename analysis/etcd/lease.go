@@ -1,15 +1,16 @@
-package analysis
+package etcd
 
 import (
 	"context"
 	"fmt"
 	"slices"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
-func init() { Register(LeaseChecker{}) }
+func init() { analysis.Register(LeaseChecker{}) }
 
 // LeaseChecker judges etcd's answers to lease keep-alives against the
 // grants and revokes around them, by recorded times. The workload's
@@ -30,8 +31,8 @@ type leaseLife struct {
 	revokes []history.Pair // revokes sent, whatever their outcome
 }
 
-func (LeaseChecker) Check(_ context.Context, in Input) Result {
-	var bad ErrCount
+func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result {
+	var bad analysis.ErrCount
 	lives := map[int64]*leaseLife{}
 	life := func(id int64) *leaseLife {
 		if lives[id] == nil {
@@ -76,17 +77,17 @@ func (LeaseChecker) Check(_ context.Context, in Input) Result {
 		}
 	}
 	if bad.N > 0 {
-		return UnknownResult(fmt.Sprintf("%d lease operations could not be read; first: %v", bad.N, bad.First))
+		return analysis.UnknownResult(fmt.Sprintf("%d lease operations could not be read; first: %v", bad.N, bad.First))
 	}
-	var found FindingList
+	var found analysis.FindingList
 	for _, k := range keeps {
 		l := life(k.lease)
 		switch {
 		case k.ttl > 0:
 			for _, r := range l.revokes {
 				if r.Done != nil && r.Done.Type == history.Ok && r.Done.Time < k.Inv.Time {
-					found.Add(func() Finding {
-						return Finding{Kind: "lease-revived", Explanation: fmt.Sprintf(
+					found.Add(func() analysis.Finding {
+						return analysis.Finding{Kind: "lease-revived", Explanation: fmt.Sprintf(
 							"%s's keep-alive of lease %d (#%d) found it, with %d s to live, after its revoke was acknowledged (#%d).",
 							history.ProcessName(k.Inv.Process), k.lease, k.Done.Index, k.ttl, r.Done.Index),
 							Ops: []history.Op{*r.Inv, *r.Done, *k.Inv, *k.Done}}
@@ -96,18 +97,18 @@ func (LeaseChecker) Check(_ context.Context, in Input) Result {
 			}
 		case l.grant != nil && l.grant.Done.Time < k.Inv.Time &&
 			!slices.ContainsFunc(l.revokes, func(r history.Pair) bool { return r.Inv.Time < k.Done.Time }):
-			found.Add(func() Finding {
-				return Finding{Kind: "lease-lost", Explanation: fmt.Sprintf(
+			found.Add(func() analysis.Finding {
+				return analysis.Finding{Kind: "lease-lost", Explanation: fmt.Sprintf(
 					"%s's keep-alive of lease %d (#%d) found no such lease, although its grant was acknowledged (#%d) and no revoke of it had been sent.",
 					history.ProcessName(k.Inv.Process), k.lease, k.Done.Index, l.grant.Done.Index),
 					Ops: []history.Op{*l.grant.Inv, *l.grant.Done, *k.Inv, *k.Done}}
 			})
 		}
 	}
-	res := Result{Verdict: Valid, Findings: found.List, FindingsTotal: found.Total,
+	res := analysis.Result{Verdict: analysis.Valid, Findings: found.List, FindingsTotal: found.Total,
 		Stats: map[string]any{"leases": len(lives), "keepalives": len(keeps)}}
 	if found.Total > 0 {
-		res.Verdict = Invalid
+		res.Verdict = analysis.Invalid
 	}
 	if len(keeps) == 0 {
 		res.Notes = append(res.Notes, "no keep-alive was answered: nothing to check")

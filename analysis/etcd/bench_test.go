@@ -1,4 +1,4 @@
-package analysis
+package etcd
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/linear"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 	"github.com/chaos-testing/chaos/ops/registerop"
@@ -26,11 +28,11 @@ func BenchmarkEtcdKV100k(b *testing.B) {
 		ops           []history.Op
 	}{{"etcd-kv", "etcd-kv", kvOps}, {"register", "cas-register", regOps}} {
 		b.Run(c.name, func(b *testing.B) {
-			chk, _ := Checkers.Lookup(c.checker)
-			lc := chk.(LinearChecker)
+			chk, _ := analysis.Checkers.Lookup(c.checker)
+			lc := chk.(linear.Checker)
 			lc.TimeLimit = 10 * time.Minute
 			for range b.N {
-				if r := lc.Check(context.Background(), Input{History: c.ops}); r.Verdict != Valid {
+				if r := lc.Check(context.Background(), analysis.Input{History: c.ops}); r.Verdict != analysis.Valid {
 					b.Fatalf("%s: %s %v", c.checker, r.Verdict, r.Notes)
 				}
 			}

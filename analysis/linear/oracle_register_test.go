@@ -1,4 +1,4 @@
-package analysis
+package linear
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/analysis/linear/oracle"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/randhistory"
@@ -60,12 +62,12 @@ func TestOracleKV(t *testing.T)            { regOracleKV.test(t, 4) }
 // default (a few seconds here), history i drawn from rand.NewPCG(stream, i).
 func (m regOracleModel) test(t *testing.T, stream uint64) {
 	t.Helper()
-	m.comparison().test(t, 10000, func(i uint64) (uint64, uint64) { return stream, i })
+	m.comparison().Test(t, 10000, func(i uint64) (uint64, uint64) { return stream, i })
 }
 
 // comparison is how m's histories are drawn, checked both ways and shown.
-func (m regOracleModel) comparison() oracleComparison[oracle.RegisterCase] {
-	return oracleComparison[oracle.RegisterCase]{m.draw, m.diff, describeRegCase}
+func (m regOracleModel) comparison() analysistest.Comparison[oracle.RegisterCase] {
+	return analysistest.Comparison[oracle.RegisterCase]{Draw: m.draw, Diff: m.diff, Show: describeRegCase}
 }
 
 // diff checks one history both ways. It returns what both said, or why
@@ -75,11 +77,11 @@ func (m regOracleModel) diff(c oracle.RegisterCase) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oracle: %w", err)
 	}
-	checker, _ := Checkers.Lookup(m.checker)
-	res := checker.Check(context.Background(), Input{History: c.History, Initial: c.Initial, NilReadsUnknown: c.NilReadsUnknown})
-	wantVerdict := Invalid
+	checker, _ := analysis.Checkers.Lookup(m.checker)
+	res := checker.Check(context.Background(), analysis.Input{History: c.History, Initial: c.Initial, NilReadsUnknown: c.NilReadsUnknown})
+	wantVerdict := analysis.Invalid
 	if want {
-		wantVerdict = Valid
+		wantVerdict = analysis.Valid
 	}
 	if res.Verdict != wantVerdict {
 		return nil, fmt.Errorf("%s says %s (notes %q), the oracle %s", m.checker, res.Verdict, res.Notes, wantVerdict)
@@ -93,7 +95,7 @@ func (m regOracleModel) diff(c oracle.RegisterCase) ([]string, error) {
 // claimHolds checks what the one finding of res says of a failure that
 // took effect, if it names one: with that operation's outcome unknown, the
 // oracle (judge) must find h linearizable. It gives the labels to tally.
-func claimHolds(res Result, h []history.Op, judge func([]history.Op) (bool, error)) ([]string, error) {
+func claimHolds(res analysis.Result, h []history.Op, judge func([]history.Op) (bool, error)) ([]string, error) {
 	said := []string{string(res.Verdict)}
 	inv, named := failureNamed(res)
 	if !named {
@@ -111,7 +113,7 @@ func claimHolds(res Result, h []history.Op, judge func([]history.Op) (bool, erro
 
 // failureNamed is the position of the operation that the one finding of
 // res says took effect, though answered with a failure, if it names one.
-func failureNamed(res Result) (int, bool) {
+func failureNamed(res analysis.Result) (int, bool) {
 	if res.FindingsTotal != 1 {
 		return 0, false
 	}
@@ -133,7 +135,7 @@ func namedFailure(explanation string) (int, bool) {
 
 // describeRegCase is a history as JSON lines, and its options.
 func describeRegCase(c oracle.RegisterCase) string {
-	return fmt.Sprintf("initial %s, nil reads unknown %v:\n%s", CmpOr(string(c.Initial), "absent"), c.NilReadsUnknown, jsonLines(c.History))
+	return fmt.Sprintf("initial %s, nil reads unknown %v:\n%s", analysis.CmpOr(string(c.Initial), "absent"), c.NilReadsUnknown, analysistest.JSONLines(c.History))
 }
 
 func FuzzOracleRegister(f *testing.F)      { regOracleRegister.fuzz(f) }
@@ -144,7 +146,7 @@ func FuzzOracleKV(f *testing.F)            { regOracleKV.fuzz(f) }
 // fuzz compares the checker with the oracle on histories drawn from the
 // fuzzer's bytes.
 func (m regOracleModel) fuzz(f *testing.F) {
-	m.comparison().fuzz(f, []byte{},
+	m.comparison().Fuzz(f, []byte{},
 		[]byte{1, 0, 8, 2, 0, 1, 1, 2, 3, 0, 1, 2, 2, 1, 0, 5, 3, 7, 1, 1, 0, 2, 9, 4, 4, 1},
 		[]byte("a longer seed: four processes, nine operations, every kind of outcome"))
 }
@@ -153,26 +155,26 @@ func (m regOracleModel) fuzz(f *testing.F) {
 // (reads of unknown outcome, reads of null that say nothing) is
 // linearizable, as for Knossos: the checker must say valid, not unknown.
 func TestNothingToCheckIsValid(t *testing.T) {
-	readX, txnX := reg("x", ""), []txnop.Step{{F: "r", Key: "x"}}
+	readX, txnX := analysistest.Reg("x", ""), []txnop.Step{{F: "r", Key: "x"}}
 	tests := []struct {
 		name, checker string
-		h             *lh
-		in            Input
+		h             *analysistest.History
+		in            analysis.Input
 	}{
-		{"info read", "register", new(lh).add(0, 0, history.Invoke, registerop.FRead, readX).add(1, 0, history.Info, registerop.FRead, readX), Input{}},
-		{"read never completed", "cas-register", new(lh).add(0, 0, history.Invoke, registerop.FRead, readX), Input{}},
-		{"read of null, unknown", "register", new(lh).read(0, 0, 1, "x", "null"), Input{NilReadsUnknown: true}},
-		{"info get", "kv", new(lh).add(0, 0, history.Invoke, "get", readX).add(1, 0, history.Info, "get", readX), Input{}},
-		{"read-only txn of null", "multi-register", new(lh).add(0, 0, history.Invoke, txnop.FTxn, txnX).
-			add(1, 0, history.Ok, txnop.FTxn, []txnop.Step{{F: "r", Key: "x", Value: json.RawMessage("null")}}), Input{}},
+		{"info read", "register", new(analysistest.History).Add(0, 0, history.Invoke, registerop.FRead, readX).Add(1, 0, history.Info, registerop.FRead, readX), analysis.Input{}},
+		{"read never completed", "cas-register", new(analysistest.History).Add(0, 0, history.Invoke, registerop.FRead, readX), analysis.Input{}},
+		{"read of null, unknown", "register", new(analysistest.History).Read(0, 0, 1, "x", "null"), analysis.Input{NilReadsUnknown: true}},
+		{"info get", "kv", new(analysistest.History).Add(0, 0, history.Invoke, "get", readX).Add(1, 0, history.Info, "get", readX), analysis.Input{}},
+		{"read-only txn of null", "multi-register", new(analysistest.History).Add(0, 0, history.Invoke, txnop.FTxn, txnX).
+			Add(1, 0, history.Ok, txnop.FTxn, []txnop.Step{{F: "r", Key: "x", Value: json.RawMessage("null")}}), analysis.Input{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.in.History = tt.h.ops
+			tt.in.History = tt.h.Ops
 			if ok, err := regOracleOf(t, tt.checker).judge(oracle.RegisterCase{History: tt.in.History, NilReadsUnknown: tt.in.NilReadsUnknown}); !ok || err != nil {
 				t.Fatalf("the oracle says linearizable %v (%v)", ok, err)
 			}
-			wantResult(t, runChecker(t, tt.checker, tt.in), Valid)
+			analysistest.WantResult(t, analysistest.RunChecker(t, tt.checker, tt.in), analysis.Valid)
 		})
 	}
 }

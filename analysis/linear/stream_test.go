@@ -1,4 +1,4 @@
-package analysis
+package linear
 
 import (
 	"context"
@@ -6,25 +6,15 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/simhistory"
 )
 
-// sliceSource is a Source over a history in memory.
-func sliceSource(ops []history.Op) Source {
-	return func(each func(history.Op) error) error {
-		for _, op := range ops {
-			if err := each(op); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
 // findingOps lists each finding's operations by index, sorted, for
 // comparing findings whatever order they were found in.
-func findingOps(r Result) [][]int {
+func findingOps(r analysis.Result) [][]int {
 	var out [][]int
 	for _, f := range r.Findings {
 		var ix []int
@@ -44,28 +34,28 @@ func findingOps(r Result) [][]int {
 // at any batch size.
 func TestRunStreamSameAsRun(t *testing.T) {
 	names := []string{"cas-register", "stats"}
-	if !Streamable(names) {
+	if !analysis.Streamable(names) {
 		t.Fatal("cas-register and stats are not streamable")
 	}
 	for _, c := range []struct {
 		name        string
 		keys, stale int
-		want        Verdict
+		want        analysis.Verdict
 	}{
-		{"valid, rotating keys", 20, 0, Valid},
-		{"stale reads, rotating keys", 20, 40, Invalid},
-		{"stale reads, keys come back", 4, 40, Invalid},
+		{"valid, rotating keys", 20, 0, analysis.Valid},
+		{"stale reads, rotating keys", 20, 40, analysis.Invalid},
+		{"stale reads, keys come back", 4, 40, analysis.Invalid},
 	} {
 		var ops []history.Op
 		simhistory.Register(10_000, c.keys, 10, c.stale, func(op history.Op) { ops = append(ops, op) })
 		// The nemesis's faults, for the fault windows of the findings.
 		ops = append(ops, history.Op{Index: len(ops), Time: ops[len(ops)-1].Time, Type: history.Info, Process: history.Nemesis, F: "pause-start", Value: []byte(`{"process":1}`)})
-		whole := Run(context.Background(), names, Input{History: ops})
+		whole := analysis.Run(context.Background(), names, analysis.Input{History: ops})
 		if whole.Verdict != c.want {
 			t.Fatalf("%s: whole: %s, want %s", c.name, whole.Verdict, c.want)
 		}
 		for _, size := range []int{1, 500, 1 << 30} {
-			got, err := RunStream(context.Background(), names, Input{}, sliceSource(ops), size)
+			got, err := analysis.RunStream(context.Background(), names, analysis.Input{}, analysistest.Source(ops), size)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +73,7 @@ func TestRunStreamSameAsRun(t *testing.T) {
 				if !reflect.DeepEqual(g.Stats, w.Stats) {
 					t.Errorf("%s, batches of %d, %s: stats %v; whole: %v", c.name, size, g.Checker, g.Stats, w.Stats)
 				}
-				if w.FindingsTotal <= MaxFindings && !slices.EqualFunc(findingOps(g), findingOps(w), slices.Equal) {
+				if w.FindingsTotal <= analysis.MaxFindings && !slices.EqualFunc(findingOps(g), findingOps(w), slices.Equal) {
 					t.Errorf("%s, batches of %d: findings on %v; whole: %v", c.name, size, findingOps(g), findingOps(w))
 				}
 			}

@@ -1,12 +1,14 @@
 // The register models: "register" (read, write) and "cas-register" (also
 // cas), one register per key, with Knossos's semantics.
-package analysis
+
+package linear
 
 import (
 	"fmt"
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/registerop"
 )
@@ -31,28 +33,28 @@ var (
 	regUnknown any = regOut{unknown: true}
 )
 
-func registerModel(cas bool) *linModel {
+func registerModel(cas bool) *Model {
 	name := "register"
 	if cas {
 		name = "cas-register"
 	}
-	return &linModel{
-		name:    name,
-		fs:      map[string]bool{registerop.FRead: true, registerop.FWrite: true, registerop.FCas: true},
+	return &Model{
+		Name:    name,
+		Fs:      map[string]bool{registerop.FRead: true, registerop.FWrite: true, registerop.FCas: true},
 		keyed:   true,
 		keyOf:   valueKey,
-		what:    "register",
-		prepare: func(in Input) (*linSpec, error) { return prepareRegister(in, cas) },
+		What:    "register",
+		Prepare: func(in analysis.Input) (*Spec, error) { return prepareRegister(in, cas) },
 	}
 }
 
-func prepareRegister(in Input, cas bool) (*linSpec, error) {
+func prepareRegister(in analysis.Input, cas bool) (*Spec, error) {
 	vals := newValueTable()
 	initial, err := vals.id(in.Initial)
 	if err != nil {
 		return nil, fmt.Errorf("initial value: %w", err)
 	}
-	convert := func(inv, done *history.Op) (linOp, error) {
+	convert := func(inv, done *history.Op) (Op, error) {
 		return convertRegister(vals, in.NilReadsUnknown, cas, inv, done)
 	}
 	state := func(id int32) string {
@@ -61,7 +63,7 @@ func prepareRegister(in Input, cas bool) (*linSpec, error) {
 		}
 		return vals.text(id)
 	}
-	return &linSpec{convert: convert, model: porcupine.Model{
+	return &Spec{Convert: convert, Model: porcupine.Model{
 		Init: func() any { return initial },
 		Step: func(s, i, o any) (bool, any) {
 			st, in, out := s.(int32), i.(regIn), o.(regOut)
@@ -86,12 +88,12 @@ func prepareRegister(in Input, cas bool) (*linSpec, error) {
 			case opRead:
 				return "read() → " + state(out.v)
 			case opWrite:
-				return "write(" + vals.text(in.a) + ")" + unknownMark(out.unknown)
+				return "write(" + vals.text(in.a) + ")" + UnknownMark(out.unknown)
 			}
 			result := " → ok"
 			switch {
 			case out.unknown:
-				result = unknownMark(true)
+				result = UnknownMark(true)
 			case out.mismatch:
 				result = " → did not match"
 			}
@@ -103,10 +105,10 @@ func prepareRegister(in Input, cas bool) (*linSpec, error) {
 
 // convertRegister reads a register operation. With nilUnknown, a read of
 // null is of unknown value, as in Knossos; without cas, a cas is an error.
-func convertRegister(vals *valueTable, nilUnknown, cas bool, inv, done *history.Op) (linOp, error) {
+func convertRegister(vals *valueTable, nilUnknown, cas bool, inv, done *history.Op) (Op, error) {
 	var v registerop.Value
 	if err := inv.Decode(&v); err != nil {
-		return linOp{}, err
+		return Op{}, err
 	}
 	out := regUnknown
 	if done != nil {
@@ -115,55 +117,55 @@ func convertRegister(vals *valueTable, nilUnknown, cas bool, inv, done *history.
 	switch inv.F {
 	case registerop.FRead:
 		if done == nil {
-			return linOp{key: v.Key, drop: true}, nil // a read of unknown result constrains nothing
+			return Op{key: v.Key, Drop: true}, nil // a read of unknown result constrains nothing
 		}
 		var d registerop.Value
 		if len(done.Value) > 0 {
 			if err := done.Decode(&d); err != nil {
-				return linOp{}, err
+				return Op{}, err
 			}
 		}
 		id, err := vals.id(d.Value)
 		if err != nil {
-			return linOp{}, fmt.Errorf("op #%d read: %w", done.Index, err)
+			return Op{}, fmt.Errorf("op #%d read: %w", done.Index, err)
 		}
 		if id == 0 && nilUnknown {
-			return linOp{key: v.Key, drop: true}, nil
+			return Op{key: v.Key, Drop: true}, nil
 		}
-		return linOp{key: v.Key, input: regIn{f: opRead}, output: regOut{v: id}}, nil
+		return Op{key: v.Key, Input: regIn{f: opRead}, Output: regOut{v: id}}, nil
 	case registerop.FWrite:
 		if len(v.Value) == 0 {
-			return linOp{}, fmt.Errorf("op #%d write: no value to write", inv.Index)
+			return Op{}, fmt.Errorf("op #%d write: no value to write", inv.Index)
 		}
 		id, err := vals.id(v.Value)
 		if err != nil {
-			return linOp{}, fmt.Errorf("op #%d write: %w", inv.Index, err)
+			return Op{}, fmt.Errorf("op #%d write: %w", inv.Index, err)
 		}
-		return linOp{key: v.Key, input: regIn{f: opWrite, a: id}, output: out}, nil
+		return Op{key: v.Key, Input: regIn{f: opWrite, a: id}, Output: out}, nil
 	default: // cas
 		if !cas {
-			return linOp{}, fmt.Errorf("op #%d is a cas, which the register model lacks: check with cas-register", inv.Index)
+			return Op{}, fmt.Errorf("op #%d is a cas, which the register model lacks: check with cas-register", inv.Index)
 		}
 		if len(v.From) == 0 || len(v.To) == 0 {
-			return linOp{}, fmt.Errorf(`op #%d cas: expected "from" and "to"`, inv.Index)
+			return Op{}, fmt.Errorf(`op #%d cas: expected "from" and "to"`, inv.Index)
 		}
 		from, err := vals.id(v.From)
 		if err != nil {
-			return linOp{}, fmt.Errorf("op #%d cas: %w", inv.Index, err)
+			return Op{}, fmt.Errorf("op #%d cas: %w", inv.Index, err)
 		}
 		to, err := vals.id(v.To)
 		if err != nil {
-			return linOp{}, fmt.Errorf("op #%d cas: %w", inv.Index, err)
+			return Op{}, fmt.Errorf("op #%d cas: %w", inv.Index, err)
 		}
 		if done != nil && len(done.Value) > 0 {
 			var d registerop.Value
 			if err := done.Decode(&d); err != nil {
-				return linOp{}, err
+				return Op{}, err
 			}
 			if d.Mismatch {
 				out = regOut{mismatch: true}
 			}
 		}
-		return linOp{key: v.Key, input: regIn{f: opCas, a: from, b: to}, output: out}, nil
+		return Op{key: v.Key, Input: regIn{f: opCas, a: from, b: to}, Output: out}, nil
 	}
 }

@@ -5,7 +5,8 @@
 // The witness asks whether one of the failed operations near where the
 // order breaks would, had it taken effect, make the key linearizable, and
 // names it if so: the operation and the failure it was answered with.
-package analysis
+
+package linear
 
 import (
 	"cmp"
@@ -30,10 +31,10 @@ const maxFailedTries = 8
 // have no illegal key, and need none of it.
 type failures struct {
 	h     []history.Op
-	m     *linModel
-	spec  *linSpec
-	refs  []opRef
-	byKey map[string][]opRef
+	m     *Model
+	spec  *Spec
+	refs  []OpRef
+	byKey map[string][]OpRef
 }
 
 // tookEffect is, for illegal key p, a clause naming the latest failed
@@ -42,50 +43,50 @@ type failures struct {
 // nothing if none of those tried before ctx ends does. Only keyed models
 // are asked: in a model of the whole history, converting an operation can
 // widen every state the check already judged.
-func (f *failures) tookEffect(ctx context.Context, p *linPart, horizon int64) (string, []int) {
+func (f *failures) tookEffect(ctx context.Context, p *Part, horizon int64) (string, []int) {
 	if !f.m.keyed || len(f.refs) == 0 {
 		return "", nil
 	}
 	if f.byKey == nil {
-		f.byKey = map[string][]opRef{}
+		f.byKey = map[string][]OpRef{}
 		for _, r := range f.refs {
-			k := f.m.keyOf(&f.h[r.inv])
+			k := f.m.keyOf(&f.h[r.Inv])
 			f.byKey[k] = append(f.byKey[k], r)
 		}
 	}
-	var tries []opRef
+	var tries []OpRef
 	for _, r := range f.byKey[p.key] {
-		if int64(f.h[r.inv].Time) <= horizon {
+		if int64(f.h[r.Inv].Time) <= horizon {
 			tries = append(tries, r)
 		}
 	}
 	// The nearest to where the order breaks first.
-	slices.SortStableFunc(tries, func(a, b opRef) int { return cmp.Compare(f.h[b.inv].Time, f.h[a.inv].Time) })
-	model := f.spec.model
-	ops := append(slices.Clip(p.ops), porcupine.Operation{})
+	slices.SortStableFunc(tries, func(a, b OpRef) int { return cmp.Compare(f.h[b.Inv].Time, f.h[a.Inv].Time) })
+	model := f.spec.Model
+	ops := append(slices.Clip(p.Ops), porcupine.Operation{})
 	tried := 0
 	for _, r := range tries {
 		left := time.Until(deadline(ctx))
 		if tried == maxFailedTries || ctx.Err() != nil || left <= 0 { // porcupine reads a timeout <= 0 as "none"
 			break
 		}
-		inv := &f.h[r.inv]
-		lop, err := f.spec.convert(inv, nil)
-		if err != nil || lop.drop || lop.unseen {
+		inv := &f.h[r.Inv]
+		lop, err := f.spec.Convert(inv, nil)
+		if err != nil || lop.Drop || lop.Unseen {
 			continue
 		}
 		tried++
-		o := porcupine.Operation{ClientId: inv.Process, Input: lop.input, Output: lop.output, Call: int64(inv.Time), Return: unknownReturn(inv, lop)}
+		o := porcupine.Operation{ClientId: inv.Process, Input: lop.Input, Output: lop.Output, Call: int64(inv.Time), Return: unknownReturn(inv, lop)}
 		ops[len(ops)-1] = o
 		if porcupine.CheckOperationsTimeout(model, ops, left) != porcupine.Ok {
 			continue
 		}
 		answer := "answered with a failure"
-		if e := f.h[r.done].Error; e != "" {
+		if e := f.h[r.Done].Error; e != "" {
 			answer += " (" + e + ")"
 		}
-		what := strings.TrimSuffix(describeOp(model, inv.Index, o), unknownMark(true))
-		return fmt.Sprintf("it is linearizable if %s, %s, took effect", what, answer), []int{r.inv, r.done}
+		what := strings.TrimSuffix(describeOp(model, inv.Index, o), UnknownMark(true))
+		return fmt.Sprintf("it is linearizable if %s, %s, took effect", what, answer), []int{r.Inv, r.Done}
 	}
 	return "", nil
 }

@@ -1,4 +1,4 @@
-package analysis
+package etcd
 
 import (
 	"fmt"
@@ -8,6 +8,9 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
+	"github.com/chaos-testing/chaos/analysis/linear"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
@@ -18,26 +21,26 @@ import (
 // random linearization points, one answer in two then altered (a
 // revision, a value, a branch, a count).
 func TestOracleEtcdOrder(t *testing.T) {
-	n := oracleN(t, 10000)
+	n := analysistest.OracleN(t, 10000)
 	start := time.Now()
 	tally := map[string]int{}
 	for i := range n {
 		rng := rand.New(rand.NewPCG(uint64(i), 0xe7cd))
 		h, altered := randomEtcdHistory(rng)
-		spec, err := prepareEtcd(Input{History: h})
+		spec, err := prepareEtcd(analysis.Input{History: h})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := scanLinear(h, etcdKVModel(), spec)
-		if sc.bad.N > 0 {
-			t.Fatalf("history %d: %v", i, sc.bad.First)
+		sc := linear.ScanHistory(h, etcdKVModel(), spec)
+		if sc.Bad.N > 0 {
+			t.Fatalf("history %d: %v", i, sc.Bad.First)
 		}
-		f, decided := spec.direct(h, sc.parts[0])
+		f, decided := spec.Direct(h, sc.Parts[0])
 		if !decided {
 			tally["left to porcupine"]++
 			continue
 		}
-		legal := porcupine.CheckOperations(spec.model, sc.parts[0].ops)
+		legal := porcupine.CheckOperations(spec.Model, sc.Parts[0].Ops)
 		if !altered && !legal {
 			t.Fatalf("history %d: answers drawn from a true store, yet illegal\n%s", i, dumpOps(h))
 		}

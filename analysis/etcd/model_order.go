@@ -1,4 +1,4 @@
-package analysis
+package etcd
 
 import (
 	"cmp"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/linear"
 	"github.com/chaos-testing/chaos/history"
 )
 
@@ -29,9 +31,9 @@ import (
 // not all known, or where two operations could each make a revision
 // (their states then differ), is left to porcupine (decided false). The
 // search and this check are cross-checked on random histories.
-func etcdByRevision(h []history.Op, p *linPart, init *etcdState) (f *Finding, decided bool) {
+func etcdByRevision(h []history.Op, p *linear.Part, init *etcdState) (f *analysis.Finding, decided bool) {
 	groups := map[int64][]int{} // by answered revision, in order of invocation
-	for i, op := range p.ops {
+	for i, op := range p.Ops {
 		out := op.Output.(etcdOut)
 		if out.resp == nil {
 			return nil, false
@@ -39,47 +41,47 @@ func etcdByRevision(h []history.Op, p *linPart, init *etcdState) (f *Finding, de
 		groups[out.resp.Revision] = append(groups[out.resp.Revision], i)
 	}
 	revs := slices.Sorted(maps.Keys(groups))
-	pos := make([]int64, len(p.ops)) // 2r for the write that made r, 2r+1 for the rest
+	pos := make([]int64, len(p.Ops)) // 2r for the write that made r, 2r+1 for the rest
 	entries := func(ids ...int) []history.Op {
 		var lines []int
 		for _, i := range ids {
-			r := p.refs[i]
-			lines = append(lines, r.inv)
-			if r.done >= 0 {
-				lines = append(lines, r.done)
+			r := p.Refs[i]
+			lines = append(lines, r.Inv)
+			if r.Done >= 0 {
+				lines = append(lines, r.Done)
 			}
 		}
-		return OpsAt(h, lines)
+		return analysis.OpsAt(h, lines)
 	}
 	describe := func(i int) string {
-		return fmt.Sprintf("%s's %s", history.ProcessName(p.ops[i].ClientId), describeEtcd(p.ops[i].Input.(etcdIn), p.ops[i].Output.(etcdOut)))
+		return fmt.Sprintf("%s's %s", history.ProcessName(p.Ops[i].ClientId), describeEtcd(p.Ops[i].Input.(etcdIn), p.Ops[i].Output.(etcdOut)))
 	}
 	s := init
 	for _, r := range revs {
 		g := groups[r]
-		slices.SortFunc(g, func(a, b int) int { return cmp.Compare(p.ops[a].Call, p.ops[b].Call) })
+		slices.SortFunc(g, func(a, b int) int { return cmp.Compare(p.Ops[a].Call, p.Ops[b].Call) })
 		if r < s.rev {
-			return &Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
+			return &analysis.Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
 				"%s answered revision %d, before the history began (revision %d).", describe(g[0]), r, s.rev), Ops: entries(g[0])}, true
 		}
 		maker := -1
 		if r > s.rev {
 			if r > s.rev+1 {
-				return &Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
+				return &analysis.Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
 					"no operation of the history made revision %d: %s answered %d while the store was at %s.",
 					s.rev+1, describe(g[0]), r, s.String()), Ops: entries(g[0])}, true
 			}
 			var works []int
 			var after *etcdState
 			for _, c := range g {
-				if next, ok := etcdGroup(s, p.ops, g, c); ok {
+				if next, ok := etcdGroup(s, p.Ops, g, c); ok {
 					works, after = append(works, c), next
 				}
 			}
 			switch len(works) {
 			case 0:
-				ids := g[:min(len(g), MaxFindings)]
-				return &Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
+				ids := g[:min(len(g), analysis.MaxFindings)]
+				return &analysis.Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
 					"revision %d: no one of the %d operations answered with it can have made it from the store at %s with the others' answers all true; first: %s.",
 					r, len(g), s.String(), describe(g[0])), Ops: entries(ids...)}, true
 			case 1:
@@ -87,10 +89,10 @@ func etcdByRevision(h []history.Op, p *linPart, init *etcdState) (f *Finding, de
 			default:
 				return nil, false // two possible makers: the states after differ
 			}
-		} else if next, ok := etcdGroup(s, p.ops, g, -1); ok {
+		} else if next, ok := etcdGroup(s, p.Ops, g, -1); ok {
 			s = next
 		} else {
-			return &Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
+			return &analysis.Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
 				"the answers at the initial revision %d disagree with the store; first: %s.", r, describe(g[0])), Ops: entries(g...)}, true
 		}
 		for _, i := range g {
@@ -102,22 +104,22 @@ func etcdByRevision(h []history.Op, p *linPart, init *etcdState) (f *Finding, de
 	}
 	// Real time: sweep by invocation; every operation completed before one
 	// is invoked must be pinned no later.
-	byReturn := make([]int, len(p.ops))
-	byCall := make([]int, len(p.ops))
-	for i := range p.ops {
+	byReturn := make([]int, len(p.Ops))
+	byCall := make([]int, len(p.Ops))
+	for i := range p.Ops {
 		byReturn[i], byCall[i] = i, i
 	}
-	slices.SortFunc(byReturn, func(a, b int) int { return cmp.Compare(p.ops[a].Return, p.ops[b].Return) })
-	slices.SortFunc(byCall, func(a, b int) int { return cmp.Compare(p.ops[a].Call, p.ops[b].Call) })
+	slices.SortFunc(byReturn, func(a, b int) int { return cmp.Compare(p.Ops[a].Return, p.Ops[b].Return) })
+	slices.SortFunc(byCall, func(a, b int) int { return cmp.Compare(p.Ops[a].Call, p.Ops[b].Call) })
 	latest, next := -1, 0 // the operation pinned latest among those completed
 	for _, b := range byCall {
-		for ; next < len(byReturn) && p.ops[byReturn[next]].Return < p.ops[b].Call; next++ {
+		for ; next < len(byReturn) && p.Ops[byReturn[next]].Return < p.Ops[b].Call; next++ {
 			if a := byReturn[next]; latest < 0 || pos[a] > pos[latest] {
 				latest = a
 			}
 		}
 		if latest >= 0 && pos[latest] > pos[b] {
-			return &Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
+			return &analysis.Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
 				"%s completed before %s was invoked, yet saw a later state (revision %d, against %d).",
 				describe(latest), describe(b), pos[latest]/2, pos[b]/2), Ops: entries(latest, b)}, true
 		}

@@ -4,7 +4,8 @@
 // is an unknown value, always legal. Transactions span keys, so the history
 // is checked as a whole: the state is every key's value id, 4 bytes per key
 // in a string, which porcupine can compare and hash as it is.
-package analysis
+
+package linear
 
 import (
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/txnop"
 )
@@ -25,16 +27,16 @@ type txnMicro struct {
 
 type txnOut []int32 // what each read returned, -1 if unknown; nil: outcome unknown
 
-func multiRegisterModel() *linModel {
-	return &linModel{
-		name:    "multi-register",
-		fs:      map[string]bool{txnop.FTxn: true},
-		what:    "key",
-		prepare: prepareMultiRegister,
+func multiRegisterModel() *Model {
+	return &Model{
+		Name:    "multi-register",
+		Fs:      map[string]bool{txnop.FTxn: true},
+		What:    "key",
+		Prepare: prepareMultiRegister,
 	}
 }
 
-func prepareMultiRegister(in Input) (*linSpec, error) {
+func prepareMultiRegister(in analysis.Input) (*Spec, error) {
 	vals, keys := newValueTable(), &interner{ids: map[string]int32{}}
 	def := int32(0)
 	perKey := map[int32]int32{}
@@ -53,13 +55,13 @@ func prepareMultiRegister(in Input) (*linSpec, error) {
 			return nil, fmt.Errorf("initial value: %w", err)
 		}
 	}
-	return &linSpec{
-		convert: func(inv, done *history.Op) (linOp, error) { return convertTxn(vals, keys, inv, done) },
-		model: porcupine.Model{
+	return &Spec{
+		Convert: func(inv, done *history.Op) (Op, error) { return convertTxn(vals, keys, inv, done) },
+		Model: porcupine.Model{
 			Init: func() any { // called after the scan: every key is known
 				b := make([]byte, 4*len(keys.texts))
 				for k := range keys.texts {
-					putU32(b, int32(k), CmpOr(perKey[int32(k)], def))
+					putU32(b, int32(k), analysis.CmpOr(perKey[int32(k)], def))
 				}
 				return string(b)
 			},
@@ -97,10 +99,10 @@ func prepareMultiRegister(in Input) (*linSpec, error) {
 
 // convertTxn reads a transaction. One that writes nothing and whose reads
 // are all unknown constrains nothing and is dropped.
-func convertTxn(vals *valueTable, keys *interner, inv, done *history.Op) (linOp, error) {
+func convertTxn(vals *valueTable, keys *interner, inv, done *history.Op) (Op, error) {
 	var steps []txnop.Step
 	if err := inv.Decode(&steps); err != nil {
-		return linOp{}, err
+		return Op{}, err
 	}
 	in := make([]txnMicro, len(steps))
 	writes := false
@@ -110,43 +112,43 @@ func convertTxn(vals *valueTable, keys *interner, inv, done *history.Op) (linOp,
 		case "w", "write":
 			id, err := vals.id(s.Value)
 			if err != nil || len(s.Value) == 0 {
-				return linOp{}, fmt.Errorf("op #%d txn step %d: expected a value to write: %v", inv.Index, j, err)
+				return Op{}, fmt.Errorf("op #%d txn step %d: expected a value to write: %v", inv.Index, j, err)
 			}
 			in[j].write, in[j].v, writes = true, id, true
 		default:
-			return linOp{}, fmt.Errorf(`op #%d txn step %d: f %q, expected "r" or "w"`, inv.Index, j, s.F)
+			return Op{}, fmt.Errorf(`op #%d txn step %d: f %q, expected "r" or "w"`, inv.Index, j, s.F)
 		}
 		in[j].key = keys.id(s.Key)
 	}
 	if done == nil {
-		return linOp{input: in, output: txnOut(nil), drop: !writes}, nil // read-only and unknown: constrains nothing
+		return Op{Input: in, Output: txnOut(nil), Drop: !writes}, nil // read-only and unknown: constrains nothing
 	}
 	var got []txnop.Step
 	if err := done.Decode(&got); err != nil {
-		return linOp{}, err
+		return Op{}, err
 	}
 	if len(got) != len(steps) {
-		return linOp{}, fmt.Errorf("op #%d txn: %d steps, but its invocation #%d had %d", done.Index, len(got), inv.Index, len(steps))
+		return Op{}, fmt.Errorf("op #%d txn: %d steps, but its invocation #%d had %d", done.Index, len(got), inv.Index, len(steps))
 	}
 	out := make(txnOut, len(steps))
 	known := writes
 	for j, s := range got {
 		out[j] = -1
 		if s.F != steps[j].F || s.Key != steps[j].Key {
-			return linOp{}, fmt.Errorf("op #%d txn step %d is %s %q, but its invocation's is %s %q", done.Index, j, s.F, s.Key, steps[j].F, steps[j].Key)
+			return Op{}, fmt.Errorf("op #%d txn step %d is %s %q, but its invocation's is %s %q", done.Index, j, s.F, s.Key, steps[j].F, steps[j].Key)
 		}
 		if in[j].write || len(s.Value) == 0 {
 			continue
 		}
 		id, err := vals.id(s.Value)
 		if err != nil {
-			return linOp{}, fmt.Errorf("op #%d txn step %d: %w", done.Index, j, err)
+			return Op{}, fmt.Errorf("op #%d txn step %d: %w", done.Index, j, err)
 		}
 		if id != 0 { // nil: unknown, per Knossos
 			out[j], known = id, true
 		}
 	}
-	return linOp{input: in, output: out, drop: !known}, nil
+	return Op{Input: in, Output: out, Drop: !known}, nil
 }
 
 func stepTxn(s, i, o any) (bool, any) {

@@ -1,6 +1,7 @@
 // The kv model: porcupine's own test model, a string per key with get, put
 // and append; a get's "" (or null) means the key is missing.
-package analysis
+
+package linear
 
 import (
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/registerop"
 )
@@ -29,25 +31,25 @@ type kvOut struct {
 	v       string
 }
 
-func kvModel() *linModel {
-	return &linModel{
-		name:    "kv",
-		fs:      map[string]bool{fGet: true, fPut: true, fAppend: true},
+func kvModel() *Model {
+	return &Model{
+		Name:    "kv",
+		Fs:      map[string]bool{fGet: true, fPut: true, fAppend: true},
 		keyed:   true,
 		keyOf:   valueKey,
-		what:    "key",
-		prepare: prepareKV,
+		What:    "key",
+		Prepare: prepareKV,
 	}
 }
 
-func prepareKV(in Input) (*linSpec, error) {
+func prepareKV(in analysis.Input) (*Spec, error) {
 	var initial string
 	if len(in.Initial) > 0 {
 		if err := json.Unmarshal(in.Initial, &initial); err != nil {
 			return nil, fmt.Errorf("initial value %s: the kv model holds strings: %w", in.Initial, err)
 		}
 	}
-	return &linSpec{convert: convertKV, model: porcupine.Model{
+	return &Spec{Convert: convertKV, Model: porcupine.Model{
 		Init: func() any { return initial },
 		Step: func(s, i, o any) (bool, any) {
 			st, in := s.(string), i.(kvIn)
@@ -66,44 +68,44 @@ func prepareKV(in Input) (*linSpec, error) {
 			case opRead:
 				return fmt.Sprintf("get() → %q", out.v)
 			case opWrite:
-				return fmt.Sprintf("put(%q)", in.v) + unknownMark(out.unknown)
+				return fmt.Sprintf("put(%q)", in.v) + UnknownMark(out.unknown)
 			}
-			return fmt.Sprintf("append(%q)", in.v) + unknownMark(out.unknown)
+			return fmt.Sprintf("append(%q)", in.v) + UnknownMark(out.unknown)
 		},
 		DescribeState: func(s any) string { return strconv.Quote(s.(string)) },
 	}}, nil
 }
 
-func convertKV(inv, done *history.Op) (linOp, error) {
+func convertKV(inv, done *history.Op) (Op, error) {
 	var v registerop.Value
 	if err := inv.Decode(&v); err != nil {
-		return linOp{}, err
+		return Op{}, err
 	}
 	if inv.F == fGet {
 		if done == nil {
-			return linOp{key: v.Key, drop: true}, nil // a get of unknown result constrains nothing
+			return Op{key: v.Key, Drop: true}, nil // a get of unknown result constrains nothing
 		}
 		var d registerop.Value
 		var got string
 		if len(done.Value) > 0 {
 			if err := done.Decode(&d); err != nil {
-				return linOp{}, err
+				return Op{}, err
 			}
 			if err := json.Unmarshal(orNull(d.Value), &got); err != nil {
-				return linOp{}, fmt.Errorf("op #%d get: expected a string: %w", done.Index, err)
+				return Op{}, fmt.Errorf("op #%d get: expected a string: %w", done.Index, err)
 			}
 		}
-		return linOp{key: v.Key, input: kvIn{f: opRead}, output: kvOut{v: got}}, nil
+		return Op{key: v.Key, Input: kvIn{f: opRead}, Output: kvOut{v: got}}, nil
 	}
 	var arg string
 	if err := json.Unmarshal(orNull(v.Value), &arg); err != nil || len(v.Value) == 0 {
-		return linOp{}, fmt.Errorf("op #%d %s: expected a string value: %s", inv.Index, inv.F, v.Value)
+		return Op{}, fmt.Errorf("op #%d %s: expected a string value: %s", inv.Index, inv.F, v.Value)
 	}
 	f := opWrite
 	if inv.F == fAppend {
 		f = opAppend
 	}
-	return linOp{key: v.Key, input: kvIn{f: f, v: arg}, output: kvOut{unknown: done == nil}}, nil
+	return Op{key: v.Key, Input: kvIn{f: f, v: arg}, Output: kvOut{unknown: done == nil}}, nil
 }
 
 // orNull reads a missing value as JSON null.
