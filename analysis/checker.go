@@ -118,23 +118,10 @@ type Result struct {
 	// Notes are facts a reader needs to weigh the verdict (e.g. "Redlock
 	// gives no fencing token, so the fenced resource had nothing to check").
 	Notes []string `json:"notes,omitempty"`
-	// Stats are figures for people to read; Lock holds, typed, those that
-	// tools (compare) read.
-	Stats map[string]any `json:"stats,omitempty"`
-	Lock  *LockFigures   `json:"lock,omitempty"`
-}
-
-// LockFigures are the lock checker's figures of a run.
-type LockFigures struct {
-	Holds               int `json:"holds"`
-	StaleWritesAccepted int `json:"stale_writes_accepted"`
-	StaleWritesRejected int `json:"stale_writes_rejected"`
-	// ExclusionViolations counts pairs of holders (or leaders) at once.
-	ExclusionViolations int `json:"exclusion_violations"`
-	TokensSeen          int `json:"tokens_seen"`
-	// TokensStrictlyIncreasing: per lock, every token greater than every
-	// one granted before it was asked for, none handed to two grants.
-	TokensStrictlyIncreasing bool `json:"tokens_strictly_increasing"`
+	// Stats are figures for people to read; Figures holds, typed, those
+	// that tools (compare) read, stored under their kind (figures.go).
+	Stats   map[string]any `json:"stats,omitempty"`
+	Figures Figures        `json:"-"`
 }
 
 // Input is everything a checker may read about a run.

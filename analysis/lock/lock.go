@@ -155,8 +155,8 @@ func (lh *lockHistory) judge(ctx context.Context, in analysis.Input) analysis.Re
 			res.Stats[f+"s_"+string(t)] = lh.counts[f+"s_"+string(t)]
 		}
 	}
-	res.Lock = &analysis.LockFigures{Holds: len(lh.holds), StaleWritesAccepted: stale.Total, StaleWritesRejected: rejected,
-		ExclusionViolations: me.Total, TokensSeen: len(lh.grants), TokensStrictlyIncreasing: order.Total == 0}
+	res.Figures = v.figures(Figures{Holds: len(lh.holds), StaleWritesAccepted: stale.Total, StaleWritesRejected: rejected,
+		ExclusionViolations: me.Total, TokensSeen: len(lh.grants), TokensStrictlyIncreasing: order.Total == 0})
 	res.Stats["holds"] = len(lh.holds)
 	res.Stats["stale_writes_accepted"] = stale.Total
 	res.Stats["stale_writes_rejected"] = rejected

@@ -119,7 +119,7 @@ func TestLockRedlockPause(t *testing.T) {
 			if r.Stats["stale_writes_accepted"] != 1 || r.Stats["mutual_exclusion_violations"] != 1 {
 				t.Errorf("stats %v", r.Stats)
 			}
-			if f := r.Lock; f == nil || f.StaleWritesAccepted != 1 || f.ExclusionViolations != 1 || f.Holds != r.Stats["holds"] {
+			if f, ok := analysis.FiguresOf[Figures](r); !ok || f.StaleWritesAccepted != 1 || f.ExclusionViolations != 1 || f.Holds != r.Stats["holds"] {
 				t.Errorf("figures %+v, want those of stats %v", f, r.Stats)
 			}
 		})
@@ -158,7 +158,7 @@ func TestLockDelayedWrite(t *testing.T) {
 			if r.Stats["stale_writes_rejected"] != tc.wantRejects || r.Stats["tokens_seen"] != 2 {
 				t.Errorf("stats %v", r.Stats)
 			}
-			if f := r.Lock; f == nil || f.StaleWritesRejected != tc.wantRejects || f.TokensSeen != 2 || f.TokensStrictlyIncreasing != (r.Stats["tokens_strictly_increasing"] == true) {
+			if f, ok := analysis.FiguresOf[Figures](r); !ok || f.StaleWritesRejected != tc.wantRejects || f.TokensSeen != 2 || f.TokensStrictlyIncreasing != (r.Stats["tokens_strictly_increasing"] == true) {
 				t.Errorf("figures %+v, want those of stats %v", f, r.Stats)
 			}
 		})

@@ -17,6 +17,8 @@ type vocab struct {
 	exclusion, stale       string // finding kinds
 	held, gotLater, gotten string // "held the lock", "acquired the lock later", "acquisition"
 	released, again        string // "release", "asked for the lock again"
+	// figures types the checker's figures.
+	figures func(Figures) analysis.Figures
 }
 
 var lockVocab = &vocab{
@@ -24,6 +26,7 @@ var lockVocab = &vocab{
 	exclusion: "mutual-exclusion", stale: "stale-write",
 	held: "held the lock", gotLater: "acquired the lock later", gotten: "acquisition",
 	released: "release", again: "asked for the lock again",
+	figures: func(f Figures) analysis.Figures { return f },
 }
 
 var electionVocab = &vocab{
@@ -31,6 +34,7 @@ var electionVocab = &vocab{
 	exclusion: "two-leaders", stale: "stale-leader-write",
 	held: "acted as leader", gotLater: "was elected later", gotten: "election",
 	released: "resignation", again: "campaigned again",
+	figures: func(f Figures) analysis.Figures { return ElectionFigures(f) },
 }
 
 func init() { analysis.Register(Checker{v: electionVocab}) }
