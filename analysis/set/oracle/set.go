@@ -36,7 +36,7 @@ func (o setOp) is(t history.Type) bool { return o.done != nil && o.done.Type == 
 func (o setOp) mayHaveTakenEffect() bool { return !o.is(history.Fail) }
 
 // CheckSet judges a set history straight from the definitions of
-// analysis.SetChecker, element by element and read by read, with nothing
+// set.Checker, element by element and read by read, with nothing
 // but lists and loops. "Before" is strictly earlier in recorded time. An
 // element is lost if an ok read misses it and an add of it was ok before
 // the read was invoked; unexpected if an ok read holds it and every add of
