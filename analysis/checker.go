@@ -1,6 +1,13 @@
 // Package analysis judges a finished history. Checkers read; they never
 // change the history, and a checker that cannot decide says so (Unknown)
 // rather than guessing.
+//
+// This package is the framework: the Checker interface and its registry,
+// findings, results and their typed figures, running checkers on a
+// history whole or in batches, and the stats checker that every run gets.
+// The checkers proper come in families, each a package of its own that
+// registers its checkers in init: analysis/linear, etcd, lock, set,
+// stream, zkwatch, primaries and txn.
 package analysis
 
 import (
