@@ -39,12 +39,11 @@ type Batches interface {
 // returned.
 type Source func(each func(history.Op) error) error
 
-// Streamable reports whether every named checker can judge a history in
+// Streamable reports whether every checker can judge a history in
 // batches, so that RunStream can.
-func Streamable(names []string) bool {
-	for _, n := range names {
-		c, ok := Checkers.Lookup(n)
-		if bc, batched := c.(BatchChecker); !ok || !batched || bc.Parts() == nil {
+func Streamable(checkers []Checker) bool {
+	for _, c := range checkers {
+		if bc, batched := c.(BatchChecker); !batched || bc.Parts() == nil {
 			return false
 		}
 	}
@@ -55,14 +54,13 @@ func Streamable(names []string) bool {
 // twice: first to learn where each checker's parts end and to gather the
 // nemesis's entries, then to hand each checker its batches of whole parts
 // (of about batch entries). Memory holds the parts begun and not ended,
-// a batch per checker and the faults, not the history. The named checkers
-// must be Streamable.
-func RunStream(ctx context.Context, names []string, in Input, src Source, batch int) (Report, error) {
+// a batch per checker and the faults, not the history. The checkers must
+// be Streamable.
+func RunStream(ctx context.Context, cs []Checker, in Input, src Source, batch int) (Report, error) {
 	start := time.Now()
-	checkers := make([]BatchChecker, len(names))
-	parts := make([]*history.Parts, len(names))
-	for i, n := range names {
-		c, _ := Checkers.Lookup(n)
+	checkers := make([]BatchChecker, len(cs))
+	parts := make([]*history.Parts, len(cs))
+	for i, c := range cs {
 		checkers[i] = c.(BatchChecker)
 		parts[i] = history.NewParts(checkers[i].Parts())
 	}
@@ -81,10 +79,10 @@ func RunStream(ctx context.Context, names []string, in Input, src Source, batch 
 	if err != nil {
 		return Report{}, err
 	}
-	checks := make([]*safeBatches, len(names))
-	batchers := make([]*history.Batcher, len(names))
+	checks := make([]*safeBatches, len(cs))
+	batchers := make([]*history.Batcher, len(cs))
 	for i, c := range checkers {
-		in.progress(c.Name(), 0, 0)
+		in.TellProgress(c.Name(), 0, 0)
 		checks[i] = beginSafely(ctx, c, in)
 		batchers[i] = parts[i].Batcher(batch, func(b []history.Op) error {
 			checks[i].add(b)
@@ -109,7 +107,7 @@ func RunStream(ctx context.Context, names []string, in Input, src Source, batch 
 	want := map[int][]*history.Op{} // entry index -> findings' digests of it
 	for _, c := range checks {
 		r := c.result()
-		if _, digests := c.b.(digesting); digests {
+		if _, digests := c.b.(Digesting); digests {
 			for _, f := range r.Findings {
 				for i := range f.Ops {
 					want[f.Ops[i].Index] = append(want[f.Ops[i].Index], &f.Ops[i])
@@ -134,10 +132,10 @@ func RunStream(ctx context.Context, names []string, in Input, src Source, batch 
 	return rep, nil
 }
 
-// digesting is a Batches that keeps a digest of each entry, not the entry:
+// Digesting is a Batches that keeps a digest of each entry, not the entry:
 // the operations its findings name carry their Index, Time, Type, Process
 // and F only, and RunStream reads the history once more to fill them in.
-type digesting interface{ digestsOnly() }
+type Digesting interface{ DigestsOnly() }
 
 // safeBatches runs a batched check as safeCheck runs a check: a checker
 // that panics is a bug in chaos, and its verdict becomes Unknown.

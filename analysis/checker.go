@@ -1,6 +1,13 @@
 // Package analysis judges a finished history. Checkers read; they never
 // change the history, and a checker that cannot decide says so (Unknown)
 // rather than guessing.
+//
+// This package is the framework: the Checker interface and its registry,
+// findings, results and their typed figures, running checkers on a
+// history whole or in batches, and the stats checker that every run gets.
+// The checkers proper come in families, each a package of its own that
+// registers its checkers in init: analysis/linear, etcd, lock, set,
+// stream, zkwatch, primaries and txn.
 package analysis
 
 import (
@@ -78,27 +85,27 @@ type CycleStep struct {
 	Next string `json:"next"`
 }
 
-// maxFindings bounds how many findings a Result lists; FindingsTotal counts all.
-const maxFindings = 20
+// MaxFindings bounds how many findings a Result lists; FindingsTotal counts all.
+const MaxFindings = 20
 
-// findingList keeps the first maxFindings findings and counts them all.
-type findingList struct {
-	list  []Finding
-	total int
+// FindingList keeps the first MaxFindings findings and counts them all.
+type FindingList struct {
+	List  []Finding
+	Total int
 }
 
-// add counts a finding and builds it only while the list has room: a flood
+// Add counts a finding and builds it only while the list has room: a flood
 // of findings costs a count each, not an explanation each.
-func (l *findingList) add(build func() Finding) {
-	l.total++
-	if len(l.list) < maxFindings {
-		l.list = append(l.list, build())
+func (l *FindingList) Add(build func() Finding) {
+	l.Total++
+	if len(l.List) < MaxFindings {
+		l.List = append(l.List, build())
 	}
 }
 
-// opsAt lists the entries of h at the given positions, in history order and
+// OpsAt lists the entries of h at the given positions, in history order and
 // once each. It sorts pos.
-func opsAt(h []history.Op, pos []int) []history.Op {
+func OpsAt(h []history.Op, pos []int) []history.Op {
 	slices.Sort(pos)
 	var ops []history.Op
 	for _, i := range slices.Compact(pos) {
@@ -117,23 +124,10 @@ type Result struct {
 	// Notes are facts a reader needs to weigh the verdict (e.g. "Redlock
 	// gives no fencing token, so the fenced resource had nothing to check").
 	Notes []string `json:"notes,omitempty"`
-	// Stats are figures for people to read; Lock holds, typed, those that
-	// tools (compare) read.
-	Stats map[string]any `json:"stats,omitempty"`
-	Lock  *LockFigures   `json:"lock,omitempty"`
-}
-
-// LockFigures are the lock checker's figures of a run.
-type LockFigures struct {
-	Holds               int `json:"holds"`
-	StaleWritesAccepted int `json:"stale_writes_accepted"`
-	StaleWritesRejected int `json:"stale_writes_rejected"`
-	// ExclusionViolations counts pairs of holders (or leaders) at once.
-	ExclusionViolations int `json:"exclusion_violations"`
-	TokensSeen          int `json:"tokens_seen"`
-	// TokensStrictlyIncreasing: per lock, every token greater than every
-	// one granted before it was asked for, none handed to two grants.
-	TokensStrictlyIncreasing bool `json:"tokens_strictly_increasing"`
+	// Stats are figures for people to read; Figures holds, typed, those
+	// that tools (compare) read, stored under their kind (figures.go).
+	Stats   map[string]any `json:"stats,omitempty"`
+	Figures Figures        `json:"-"`
 }
 
 // Input is everything a checker may read about a run.
@@ -165,14 +159,16 @@ type Input struct {
 // are done of total (0 when it does not count them).
 type Progress func(checker string, done, total int)
 
-func (in Input) progress(checker string, done, total int) {
+// TellProgress tells in.Progress, if set, which checker runs and how far
+// it has come.
+func (in Input) TellProgress(checker string, done, total int) {
 	if in.Progress != nil {
 		in.Progress(checker, done, total)
 	}
 }
 
-// unknownResult is the result of a check that could not decide, and why.
-func unknownResult(why string) Result {
+// UnknownResult is the result of a check that could not decide, and why.
+func UnknownResult(why string) Result {
 	return Result{Verdict: Unknown, Notes: []string{why}}
 }
 
@@ -198,18 +194,13 @@ type Report struct {
 	Took      time.Duration `json:"took_ns"`
 }
 
-// Run runs the named checkers on in. A checker that panics is a bug in
-// chaos, not in the system under test: its verdict becomes Unknown.
-func Run(ctx context.Context, names []string, in Input) Report {
+// Run runs the checkers on in. A checker that panics is a bug in chaos,
+// not in the system under test: its verdict becomes Unknown.
+func Run(ctx context.Context, checkers []Checker, in Input) Report {
 	start := time.Now()
 	rep := Report{Verdict: Valid, Ops: len(in.History)}
-	for _, n := range names {
-		c, ok := Checkers.Lookup(n)
-		if !ok {
-			rep.Results = append(rep.Results, Result{Checker: n, Verdict: Unknown, Notes: []string{"no such checker"}})
-			continue
-		}
-		in.progress(n, 0, 0)
+	for _, c := range checkers {
+		in.TellProgress(c.Name(), 0, 0)
 		rep.Results = append(rep.Results, safeCheck(ctx, c, in))
 	}
 	for _, r := range rep.Results {

@@ -1,5 +1,6 @@
 // Small helpers shared by the checkers: wording for explanations and notes,
 // and a few generic bits the standard library lacks.
+
 package analysis
 
 import (
@@ -9,26 +10,20 @@ import (
 	"time"
 )
 
-// secs is how explanations give a time in the run.
-func secs(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
+// Secs is how explanations give a time in the run.
+func Secs(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
 
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// describeCounts lists counts by name, in name order: "cas ×2, read ×5".
-func describeCounts(m map[string]int) string {
+// DescribeCounts lists counts by name, in name order: "cas ×2, read ×5".
+func DescribeCounts(m map[string]int) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range SortedKeys(m) {
 		parts = append(parts, fmt.Sprintf("%s ×%d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
+// SortedKeys lists m's keys in order.
+func SortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
@@ -37,8 +32,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-// cmpOr is cmp.Or for types that are not ordered: the first non-empty value.
-func cmpOr[T comparable](a, b T) T {
+// CmpOr is cmp.Or for types that are not ordered: the first non-empty value.
+func CmpOr[T comparable](a, b T) T {
 	var zero T
 	if a != zero {
 		return a
@@ -46,23 +41,25 @@ func cmpOr[T comparable](a, b T) T {
 	return b
 }
 
-func boolInt(b bool) int {
+// BoolInt is 1 for true, 0 for false.
+func BoolInt(b bool) int {
 	if b {
 		return 1
 	}
 	return 0
 }
 
-// errCount counts errors and keeps the first, so that a note can say how
+// ErrCount counts errors and keeps the first, so that a note can say how
 // many entries were unreadable and show one.
-type errCount struct {
-	n     int
-	first error
+type ErrCount struct {
+	N     int
+	First error
 }
 
-func (c *errCount) add(err error) {
-	if c.n == 0 {
-		c.first = err
+// Add counts err, keeping it if it is the first.
+func (c *ErrCount) Add(err error) {
+	if c.N == 0 {
+		c.First = err
 	}
-	c.n++
+	c.N++
 }

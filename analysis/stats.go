@@ -59,14 +59,14 @@ func (sc *statsCheck) Add(batch []history.Op) {
 func (sc *statsCheck) Result() Result {
 	counts := sc.counts
 	if len(counts) == 0 {
-		return unknownResult("the clients did no operation: nothing was tested")
+		return UnknownResult("the clients did no operation: nothing was tested")
 	}
 	if len(sc.changes) > 0 && !slices.ContainsFunc(sc.changes, func(f string) bool { return counts[f] != nil }) {
-		return unknownResult(fmt.Sprintf("the clients attempted no %s: nothing changed, so nothing was tested", strings.Join(sc.changes, " or ")))
+		return UnknownResult(fmt.Sprintf("the clients attempted no %s: nothing changed, so nothing was tested", strings.Join(sc.changes, " or ")))
 	}
 	res := Result{Verdict: Valid, Stats: map[string]any{}}
 	var never []string
-	for _, f := range sortedKeys(counts) {
+	for _, f := range SortedKeys(counts) {
 		c := counts[f]
 		res.Stats[f] = map[string]int{"ok": c[history.Ok], "fail": c[history.Fail], "info": c[history.Info]}
 		if c[history.Ok] == 0 {

@@ -98,11 +98,6 @@ func (b *Plan) bindWorkload(p *plans.Plan) error {
 	if w.Target() != p.Target.Kind {
 		return p.Errorf("workload.kind", "workload %q runs against target %q, not %q", p.Workload.Kind, w.Target(), p.Target.Kind)
 	}
-	for _, c := range Checkers(w) {
-		if _, ok := analysis.Checkers.Lookup(c); !ok {
-			return p.Errorf("workload.kind", "workload %q is judged by checker %q, which this chaos lacks", p.Workload.Kind, c)
-		}
-	}
 	params := w.NewParams()
 	if err := p.DecodeParams("workload", p.Workload.Params, p.Workload, params); err != nil {
 		return err
@@ -139,11 +134,12 @@ func (b *Plan) bindFault(p *plans.Plan, i int) error {
 	return nil
 }
 
-// Checkers are the names of the checkers that judge a run of a workload
-// of kind w: its own, and stats, which keeps a run in which some kind of
-// operation never succeeded from passing (the checkers judge such a
-// history valid).
-func Checkers(w workloads.Registered) []string { return append(w.Checkers(), "stats") }
+// Checkers are the checkers that judge a run of a workload of kind w:
+// its own, and stats, which keeps a run in which some kind of operation
+// never succeeded from passing (the checkers judge such a history valid).
+func Checkers(w workloads.Registered) []analysis.Checker {
+	return append(w.Checkers(), analysis.StatsChecker{})
+}
 
 // Disks says whether a fault of the plan acts on nodes' disks: only then
 // do its nodes get disks (package disks), which cost a little speed.

@@ -1,7 +1,6 @@
 package bind_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/bind"
-	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/plans"
 	_ "github.com/chaos-testing/chaos/plugins" // every plug-in, as the command line has them
 	"github.com/chaos-testing/chaos/targets"
@@ -512,34 +510,28 @@ func TestResolvedPlan(t *testing.T) {
 	}
 }
 
-// TestCheckersResolved: every workload's checkers exist, so that Bind
-// accepts its plans; a name that does not is refused before the run.
-func TestCheckersResolved(t *testing.T) {
-	workloads.Register[struct{}]("validate-test-unjudged", unjudged{})
-	p := validateParse(t, validateEdit(t, "  kind: redlock", "  kind: validate-test-unjudged"))
-	_, err := bind.Bind(p)
-	if err == nil || !strings.Contains(err.Error(), `workload "validate-test-unjudged" is judged by checker "nonesuch", which this chaos lacks`) {
-		t.Errorf("Bind = %v, want the missing checker refused", err)
-	}
+// TestCheckersNamed: every workload is judged by checkers, each once, and
+// each is the checker the registry knows by its name, which results,
+// reports and chaos check --model use.
+func TestCheckersNamed(t *testing.T) {
 	for _, k := range workloads.Workloads.Names() {
 		w, _ := workloads.Workloads.Lookup(k)
-		for _, c := range w.Checkers() {
-			if _, ok := analysis.Checkers.Lookup(c); !ok && k != "validate-test-unjudged" {
-				t.Errorf("workload %s: no checker %s", k, c)
+		cs := bind.Checkers(w)
+		if len(cs) < 2 {
+			t.Errorf("workload %s: checkers %v; want its own and stats", k, cs)
+		}
+		seen := map[string]bool{}
+		for _, c := range cs {
+			if seen[c.Name()] {
+				t.Errorf("workload %s: checker %s twice", k, c.Name())
+			}
+			seen[c.Name()] = true
+			if r, ok := analysis.Checkers.Lookup(c.Name()); !ok || fmt.Sprint(r) != fmt.Sprint(c) {
+				t.Errorf("workload %s: checker %s is not the registry's of that name (%v)", k, c.Name(), r)
 			}
 		}
 	}
 }
-
-// unjudged is a workload on redis judged by a checker that does not exist.
-type unjudged struct{}
-
-func (unjudged) Target() string                                                           { return "redis" }
-func (unjudged) Checkers() []string                                                       { return []string{"nonesuch"} }
-func (unjudged) Check(*struct{}, workloads.Setting) error                                 { return nil }
-func (unjudged) Needs(struct{}) workloads.Needs                                           { return workloads.Needs{} }
-func (unjudged) Libraries() []string                                                      { return nil }
-func (unjudged) Run(context.Context, workloads.Client[struct{}], *history.Appender) error { return nil }
 
 // TestTrafficFieldsDecoded: a register plan's traffic fields reach its
 // parameters, those of its pace included.

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/lock"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 	"github.com/chaos-testing/chaos/runfolder"
 )
 
@@ -130,9 +132,7 @@ func Build(dirs []string) (*Table, error) {
 				Version: version, Config: info.Config, Findings: map[string]int{}, TokensIncreasing: true})
 			i = len(t.Rows) - 1
 		}
-		if err := t.Rows[i].add(dir, rep, ops); err != nil {
-			return nil, err
-		}
+		t.Rows[i].add(dir, rep, ops)
 	}
 	if !t.Shared() {
 		for _, r := range t.Rows {
@@ -175,7 +175,7 @@ func (t *Table) LockTable() bool {
 	return len(t.Rows) > 0 && !slices.ContainsFunc(t.Rows, func(r *Row) bool { return !r.Lock })
 }
 
-func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) error {
+func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) {
 	r.Runs = append(r.Runs, dir)
 	switch rep.Verdict {
 	case analysis.Invalid:
@@ -205,20 +205,24 @@ func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) error {
 	if len(ops) > 0 {
 		r.Seconds += ops[len(ops)-1].Time.Seconds()
 	}
-	k := slices.IndexFunc(rep.Results, func(res analysis.Result) bool { return res.Checker == "lock" })
-	lock := k >= 0
+	// The lock checker's figures, found by their type: a run judged by
+	// it is a lock run.
+	var lf lock.Figures
+	lockRun := false
+	for _, res := range rep.Results {
+		if f, ok := analysis.FiguresOf[lock.Figures](res); ok {
+			lf, lockRun = f, true
+			break
+		}
+	}
 	measured := history.Pairs(ops, func(op *history.Op) bool {
-		return op.Process >= 0 && (!lock || op.F == history.FAcquire)
+		return op.Process >= 0 && (!lockRun || op.F == lockop.FAcquire)
 	})
 	faults := history.FaultWindows(ops)
 	r.measure(measured, faults)
 	r.FaultSeconds += faultTime(faults).Seconds()
-	if !lock {
-		return nil
-	}
-	lf := rep.Results[k].Lock
-	if lf == nil {
-		return fmt.Errorf("%s: its lock result has no figures (analyzed by an older chaos? chaos check analyzes it again)", dir)
+	if !lockRun {
+		return
 	}
 	r.Lock = true
 	r.StaleAccepted += lf.StaleWritesAccepted
@@ -239,7 +243,6 @@ func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) error {
 		}
 	}
 	r.Failover = append(r.Failover, failovers(faults, measured)...)
-	return nil
 }
 
 // measure adds the completed operations' latencies (ok ones) and counts

@@ -1,4 +1,4 @@
-package history
+package history_test
 
 import (
 	"fmt"
@@ -7,19 +7,22 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 func TestAppendRead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
-	a, err := OpenAppender(path, NewClock(), 3)
+	a, err := history.OpenAppender(path, history.NewClock(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Op{
-		{Type: Invoke, F: FAcquire, Value: MustValue(LockValue{Lock: "l"})},
-		{Type: Ok, F: FAcquire, Value: MustValue(LockValue{Lock: "l", Session: 1})},
-		{Type: Invoke, F: FRelease},
-		{Type: Info, F: FRelease, Error: "timeout"},
+	want := []history.Op{
+		{Type: history.Invoke, F: lockop.FAcquire, Value: history.MustValue(lockop.Value{Lock: "l"})},
+		{Type: history.Ok, F: lockop.FAcquire, Value: history.MustValue(lockop.Value{Lock: "l", Session: 1})},
+		{Type: history.Invoke, F: lockop.FRelease},
+		{Type: history.Info, F: lockop.FRelease, Error: "timeout"},
 	}
 	for _, op := range want {
 		if _, err := a.Append(op); err != nil {
@@ -29,7 +32,7 @@ func TestAppendRead(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got, trunc, err := Read(path)
+	got, trunc, err := history.Read(path)
 	if err != nil || trunc != nil {
 		t.Fatalf("Read: %v, %v", trunc, err)
 	}
@@ -52,12 +55,12 @@ func TestAppendRead(t *testing.T) {
 // back whole, and each appender's entries in its own order.
 func TestConcurrentAppenders(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
-	clock := NewClock()
+	clock := history.NewClock()
 	const perGoroutine, goroutines = 200, 4
 	pad := strings.Repeat("x", 8<<10) // far above a pipe's atomic write size
 	var wg sync.WaitGroup
 	for proc := range 2 {
-		a, err := OpenAppender(path, clock, proc)
+		a, err := history.OpenAppender(path, clock, proc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,8 +68,8 @@ func TestConcurrentAppenders(t *testing.T) {
 		for g := range goroutines {
 			wg.Go(func() {
 				for i := range perGoroutine {
-					v := WriteValue{Key: fmt.Sprint(g), Value: fmt.Sprintf("%d-%s", i, pad)}
-					if _, err := a.Invoke(FWrite, v); err != nil {
+					v := lockop.WriteValue{Key: fmt.Sprint(g), Value: fmt.Sprintf("%d-%s", i, pad)}
+					if _, err := a.Invoke(lockop.FWrite, v); err != nil {
 						t.Error(err)
 						return
 					}
@@ -75,7 +78,7 @@ func TestConcurrentAppenders(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	ops, trunc, err := Read(path)
+	ops, trunc, err := history.Read(path)
 	if err != nil || trunc != nil {
 		t.Fatalf("Read: %v, %v", trunc, err)
 	}
@@ -84,7 +87,7 @@ func TestConcurrentAppenders(t *testing.T) {
 	}
 	next := map[string]int{} // per process and goroutine, the next sequence number
 	for _, op := range ops {
-		var v WriteValue
+		var v lockop.WriteValue
 		if err := op.Decode(&v); err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +122,7 @@ func TestReadErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			ops, trunc, err := Read(path)
+			ops, trunc, err := history.Read(path)
 			if tc.wantErr != "" {
 				want := strings.ReplaceAll(tc.wantErr, "FILE", path)
 				if err == nil || !strings.Contains(err.Error(), want) {
@@ -144,26 +147,26 @@ func TestReadErrors(t *testing.T) {
 }
 
 func TestMonotonicNeverGoesBack(t *testing.T) {
-	prev := Monotonic()
+	prev := history.Monotonic()
 	for i := range 200_000 {
-		now := Monotonic()
+		now := history.Monotonic()
 		if now < prev {
 			t.Fatalf("call %d: %v after %v", i, now, prev)
 		}
 		prev = now
 	}
-	if c := NewClock(); c.Now() < 0 {
+	if c := history.NewClock(); c.Now() < 0 {
 		t.Error("a new clock reads negative")
 	}
 }
 
 func BenchmarkAppend(b *testing.B) {
-	a, err := OpenAppender(filepath.Join(b.TempDir(), "history.jsonl"), NewClock(), 0)
+	a, err := history.OpenAppender(filepath.Join(b.TempDir(), "history.jsonl"), history.NewClock(), 0)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer a.Close()
-	op := Op{Type: Invoke, F: FWrite, Value: MustValue(WriteValue{Key: "k", Value: "p0-123456", Session: 42})}
+	op := history.Op{Type: history.Invoke, F: lockop.FWrite, Value: history.MustValue(lockop.WriteValue{Key: "k", Value: "p0-123456", Session: 42})}
 	n := 0
 	for b.Loop() {
 		if _, err := a.Append(op); err != nil {
@@ -186,7 +189,7 @@ func FuzzRead(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ops, trunc, err := Read(path)
+		ops, trunc, err := history.Read(path)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), path+":") {
 				t.Fatalf("error without file and line: %v", err)
@@ -194,7 +197,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		for i, op := range ops {
-			if op.Index != i || !op.Type.Valid() || op.F == "" || op.Process < Observer {
+			if op.Index != i || !op.Type.Valid() || op.F == "" || op.Process < history.Observer {
 				t.Fatalf("entry %d accepted: %+v", i, op)
 			}
 		}
@@ -214,7 +217,7 @@ func TestReadProgressCountsBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var last int64
-	ops, _, err := ReadProgress(path, func(n int64) { last = n })
+	ops, _, err := history.ReadProgress(path, func(n int64) { last = n })
 	if err != nil || len(ops) != 1000 {
 		t.Fatalf("ReadProgress: %d ops, %v", len(ops), err)
 	}

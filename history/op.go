@@ -23,6 +23,11 @@ const (
 // Nemesis is the process number of the fault injector.
 const Nemesis = -1
 
+// Observer is the process number of the role poller, which asks every
+// node of the cluster, from outside the run's network faults, which role
+// it claims.
+const Observer = -2
+
 // Op is one history entry. An invocation and its completion are separate
 // entries of the same process; a process has at most one operation in flight.
 type Op struct {

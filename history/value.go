@@ -7,10 +7,10 @@ import (
 )
 
 // Values in a history are JSON. Two values are equal when they are the
-// same JSON value (analysis/values.go says exactly when); numbers are
+// same JSON value (analysis/linear/values.go says exactly when); numbers are
 // mathematical values, compared exactly, whatever their spelling. A string
 // that begins with "~" holds a value from a Jepsen EDN history that JSON
-// cannot hold, such as a keyword or a double (history/jepsen/tagged.go
+// cannot hold, such as a keyword or a double (foreign/jepsen/tagged.go
 // gives the forms); the EDN reader escapes a string of its own that begins
 // with "~" by doubling the "~".
 

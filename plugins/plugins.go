@@ -6,8 +6,14 @@
 package plugins
 
 import (
-	_ "github.com/chaos-testing/chaos/analysis"
+	_ "github.com/chaos-testing/chaos/analysis/etcd"
+	_ "github.com/chaos-testing/chaos/analysis/linear"
+	_ "github.com/chaos-testing/chaos/analysis/lock"
+	_ "github.com/chaos-testing/chaos/analysis/primaries"
+	_ "github.com/chaos-testing/chaos/analysis/set"
+	_ "github.com/chaos-testing/chaos/analysis/stream"
 	_ "github.com/chaos-testing/chaos/analysis/txn"
+	_ "github.com/chaos-testing/chaos/analysis/zkwatch"
 	_ "github.com/chaos-testing/chaos/targets/etcd"
 	_ "github.com/chaos-testing/chaos/targets/nats"
 	_ "github.com/chaos-testing/chaos/targets/redis"

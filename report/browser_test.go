@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/chaos-testing/chaos/analysis/lock"
 	"github.com/chaos-testing/chaos/compare"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/runner/runtest"

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // Port the resource listens on inside its container.
@@ -24,7 +25,7 @@ const Port = 7000
 // Request is one write attempt.
 type Request struct {
 	Client int `json:"client"`
-	history.WriteValue
+	lockop.WriteValue
 }
 
 // Response is the resource's decision.

@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/linear"
+	"github.com/chaos-testing/chaos/foreign/jepsen"
+	"github.com/chaos-testing/chaos/foreign/porcupinelog"
 	"github.com/chaos-testing/chaos/history"
-	"github.com/chaos-testing/chaos/history/jepsen"
-	"github.com/chaos-testing/chaos/history/porcupinelog"
 )
 
 // FileCheck says how to judge a history file that chaos did not write.
@@ -44,7 +45,7 @@ func CheckFile(ctx context.Context, path string, c FileCheck) (analysis.Report, 
 	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
 		return analysis.Report{}, err
 	}
-	rep := analysis.Run(ctx, []string{checker}, in)
+	rep := analysis.Run(ctx, []analysis.Checker{checker}, in)
 	noteReversals(&rep, history.FindReversals(in.History))
 	return rep, nil
 }
@@ -62,19 +63,29 @@ func noteReversals(rep *analysis.Report, r history.Reversals) {
 	}
 }
 
-func readForeign(path, model string) (analysis.Input, string, error) {
+// readForeign reads a history from elsewhere, and says which checker
+// judges it: the one a Jepsen history's model names (a checker's name),
+// or the model of a porcupine log's kind.
+func readForeign(path, model string) (analysis.Input, analysis.Checker, error) {
 	if strings.HasSuffix(path, ".edn") {
 		ops, err := jepsen.ReadFile(path, model)
+		if err != nil {
+			return analysis.Input{}, nil, err
+		}
+		c, ok := analysis.Checkers.Lookup(model)
+		if !ok {
+			return analysis.Input{}, nil, fmt.Errorf("%s: no checker of model %q", path, model)
+		}
 		// Knossos's semantics: a nil read is an unknown value.
-		return analysis.Input{History: ops, NilReadsUnknown: true}, model, err
+		return analysis.Input{History: ops, NilReadsUnknown: true}, c, nil
 	}
 	ops, format, err := porcupinelog.ReadFile(path)
 	if err != nil {
-		return analysis.Input{}, "", fmt.Errorf("%s: not a chaos run folder, a Jepsen .edn history, or a porcupine log: %w", path, err)
+		return analysis.Input{}, nil, fmt.Errorf("%s: not a chaos run folder, a Jepsen .edn history, or a porcupine log: %w", path, err)
 	}
 	if format == porcupinelog.KV {
-		return analysis.Input{History: ops}, "kv", nil
+		return analysis.Input{History: ops}, linear.KV, nil
 	}
 	// Porcupine's etcd logs: a nil read means the key was absent.
-	return analysis.Input{History: ops}, "cas-register", nil
+	return analysis.Input{History: ops}, linear.CASRegister, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/runner"
 )
@@ -66,7 +67,7 @@ func TestCheckEtcdFailedCasIsEvidence(t *testing.T) {
 // Clojure's = tells apart every pair of values in register-types-invalid.edn,
 // each on a key of its own: every key is illegal, not just some.
 func TestEDNValueTypesEveryKey(t *testing.T) {
-	r, _ := checkFile(t, "../history/jepsen/testdata/register-types-invalid.edn", "register", t.TempDir())
+	r, _ := checkFile(t, "../foreign/jepsen/testdata/register-types-invalid.edn", "register", t.TempDir())
 	if r.Verdict != analysis.Invalid || r.Stats["keys"] != 7 || r.Stats["keys_illegal"] != 7 {
 		t.Fatalf("%s, stats %v: expected all 7 registers illegal", r.Verdict, r.Stats)
 	}
@@ -74,7 +75,7 @@ func TestEDNValueTypesEveryKey(t *testing.T) {
 
 // A history whose every operation failed is valid, and says why.
 func TestCheckAllFailed(t *testing.T) {
-	r, _ := checkFile(t, "../history/jepsen/testdata/cas-register-all-failed-valid.edn", "cas-register", t.TempDir())
+	r, _ := checkFile(t, "../foreign/jepsen/testdata/cas-register-all-failed-valid.edn", "cas-register", t.TempDir())
 	if r.Verdict != analysis.Valid || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no operation took effect: 4 failed;") {
 		t.Fatalf("%s %q: expected valid, with a note that no operation took effect", r.Verdict, r.Notes)
 	}
@@ -86,17 +87,17 @@ func TestAnalyzeNotesTimeReversals(t *testing.T) {
 	dir := t.TempDir()
 	info, _ := json.Marshal(runfolder.Info{Plan: "p", Workload: "etcd-register", End: &runfolder.End{At: time.Unix(1, 0)}})
 	rv := func(v string) json.RawMessage {
-		return history.MustValue(history.RegisterValue{Key: "x", Value: json.RawMessage(v)})
+		return history.MustValue(registerop.Value{Key: "x", Value: json.RawMessage(v)})
 	}
 	var lines []string
 	for _, op := range []history.Op{
-		{Time: 10, Type: history.Invoke, Process: 0, F: history.FWrite, Value: rv("1")},
-		{Time: 20, Type: history.Ok, Process: 0, F: history.FWrite, Value: rv("1")},
+		{Time: 10, Type: history.Invoke, Process: 0, F: registerop.FWrite, Value: rv("1")},
+		{Time: 20, Type: history.Ok, Process: 0, F: registerop.FWrite, Value: rv("1")},
 		{Time: 15, Type: history.Invoke, Process: history.Nemesis, F: "pause"}, // the nemesis's faults run side by side
-		{Time: 5, Type: history.Invoke, Process: 1, F: history.FRead, Value: rv("")},
-		{Time: 6, Type: history.Ok, Process: 1, F: history.FRead, Value: rv("null")},
-		{Time: 12, Type: history.Invoke, Process: 0, F: history.FRead, Value: rv("")}, // line 6: before line 2's 20ns
-		{Time: 11, Type: history.Ok, Process: 0, F: history.FRead, Value: rv("1")},
+		{Time: 5, Type: history.Invoke, Process: 1, F: registerop.FRead, Value: rv("")},
+		{Time: 6, Type: history.Ok, Process: 1, F: registerop.FRead, Value: rv("null")},
+		{Time: 12, Type: history.Invoke, Process: 0, F: registerop.FRead, Value: rv("")}, // line 6: before line 2's 20ns
+		{Time: 11, Type: history.Ok, Process: 0, F: registerop.FRead, Value: rv("1")},
 	} {
 		b, _ := json.Marshal(op)
 		lines = append(lines, string(b))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/lock"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/runner"
 	"github.com/chaos-testing/chaos/runner/runtest"
@@ -44,8 +45,8 @@ func fencingBroken(rep analysis.Report) []string {
 				out = append(out, f.Kind+": "+f.Explanation)
 			}
 		}
-		if r.Lock != nil && r.Lock.StaleWritesAccepted > 0 {
-			out = append(out, fmt.Sprintf("%d stale writes accepted", r.Lock.StaleWritesAccepted))
+		if f, ok := analysis.FiguresOf[lock.Figures](r); ok && f.StaleWritesAccepted > 0 {
+			out = append(out, fmt.Sprintf("%d stale writes accepted", f.StaleWritesAccepted))
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/progress"
+	"github.com/chaos-testing/chaos/ops/lockop"
 )
 
 // live is the harness's view of the history as clients append to it: what
@@ -35,9 +36,9 @@ func (l *live) observe(op history.Op) {
 	}
 	l.counts[op.Type]++
 	switch {
-	case (op.F == history.FAcquire || op.F == history.FCampaign) && op.Type == history.Ok:
+	case (op.F == lockop.FAcquire || op.F == lockop.FCampaign) && op.Type == history.Ok:
 		l.holding[op.Process] = true
-	case (op.F == history.FRelease || op.F == history.FResign) && op.Type == history.Invoke:
+	case (op.F == lockop.FRelease || op.F == lockop.FResign) && op.Type == history.Invoke:
 		delete(l.holding, op.Process)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/roleop"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
 )
@@ -63,14 +64,14 @@ func observe(env *faultEnv, target targets.Target, histPath string, clock histor
 // poll asks one server and records the question and its answer; one not
 // answered in time is unknown (info): nothing was learnt.
 func poll(rr targets.RoleReporter, n cluster.Node, h *history.Appender) error {
-	q := history.RoleValue{Node: n.Container.Name}
-	_, err := workloads.Record(context.Background(), h, workloads.Op[history.RoleValue]{F: history.FRole, Value: q, Timeout: pollTimeout,
-		Call: func(ctx context.Context) (history.RoleValue, error) {
+	q := roleop.Value{Node: n.Container.Name}
+	_, err := workloads.Record(context.Background(), h, workloads.Op[roleop.Value]{F: roleop.FRole, Value: q, Timeout: pollTimeout,
+		Call: func(ctx context.Context) (roleop.Value, error) {
 			v := q
 			var err error
 			v.Role, v.Accepts, err = rr.Role(ctx, n)
 			return v, err
 		},
-		Completion: func(v history.RoleValue, _ error) any { return v }})
+		Completion: func(v roleop.Value, _ error) any { return v }})
 	return err
 }

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/foreign/jepsen"
+	"github.com/chaos-testing/chaos/foreign/porcupinelog"
 	"github.com/chaos-testing/chaos/history"
-	"github.com/chaos-testing/chaos/history/jepsen"
-	"github.com/chaos-testing/chaos/history/porcupinelog"
 	"github.com/chaos-testing/chaos/runner"
 )
 
@@ -200,7 +200,7 @@ var ednKinds = map[string]string{"list-append-invalid": "G2-item", "rw-register-
 // TestEDNExamples checks the Jepsen EDN examples, one or more per Knossos
 // model, valid and invalid: the file name gives model and verdict.
 func TestEDNExamples(t *testing.T) {
-	files, _ := filepath.Glob("../history/jepsen/testdata/*valid.edn")
+	files, _ := filepath.Glob("../foreign/jepsen/testdata/*valid.edn")
 	models := map[string]bool{}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".edn")

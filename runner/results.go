@@ -119,15 +119,15 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	read := func(what string) func(int64) {
 		return func(read int64) { task.Set(read>>20, size>>20, what) }
 	}
-	names := bind.Checkers(w)
+	checkers := bind.Checkers(w)
 	var a analyzed
 	how := ""
-	if size >= StreamAbove && analysis.Streamable(names) {
+	if size >= StreamAbove && analysis.Streamable(checkers) {
 		how = ", read as a stream"
 		in.Progress = nil // keys come batch by batch: the bytes read say how far it is
-		a, err = analyzeStream(ctx, histPath, names, in, read("MB of history read, 1st pass: where each key ends"), read("MB of history judged, 2nd pass"))
+		a, err = analyzeStream(ctx, histPath, checkers, in, read("MB of history read, 1st pass: where each key ends"), read("MB of history judged, 2nd pass"))
 	} else {
-		a, err = analyzeWhole(ctx, histPath, names, in, read("MB of history read"))
+		a, err = analyzeWhole(ctx, histPath, checkers, in, read("MB of history read"))
 	}
 	if err != nil {
 		return analysis.Report{}, err
@@ -178,18 +178,18 @@ type analyzed struct {
 }
 
 // analyzeWhole reads the history at path into memory and judges it.
-func analyzeWhole(ctx context.Context, path string, names []string, in analysis.Input, read func(int64)) (analyzed, error) {
+func analyzeWhole(ctx context.Context, path string, checkers []analysis.Checker, in analysis.Input, read func(int64)) (analyzed, error) {
 	ops, trunc, err := history.ReadProgress(path, read)
 	if err != nil && !os.IsNotExist(err) {
 		return analyzed{}, err
 	}
 	in.History = ops
-	return analyzed{rep: analysis.Run(ctx, names, in), reversals: history.FindReversals(ops), truncated: trunc, drawn: ops, every: 1}, nil
+	return analyzed{rep: analysis.Run(ctx, checkers, in), reversals: history.FindReversals(ops), truncated: trunc, drawn: ops, every: 1}, nil
 }
 
 // analyzeStream judges the history at path as a stream (twice read),
 // sampling it for the report on the way.
-func analyzeStream(ctx context.Context, path string, names []string, in analysis.Input, read1, read2 func(int64)) (analyzed, error) {
+func analyzeStream(ctx context.Context, path string, checkers []analysis.Checker, in analysis.Input, read1, read2 func(int64)) (analyzed, error) {
 	var a analyzed
 	var rev history.ReversalScan
 	sample := history.NewSample(drawnOps)
@@ -211,7 +211,7 @@ func analyzeStream(ctx context.Context, path string, names []string, in analysis
 		a.truncated = trunc
 		return err
 	}
-	rep, err := analysis.RunStream(ctx, names, in, src, streamBatch)
+	rep, err := analysis.RunStream(ctx, checkers, in, src, streamBatch)
 	if err != nil {
 		return analyzed{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/registry"
@@ -16,7 +17,7 @@ import (
 type Registered interface {
 	NewParams() any
 	Target() string
-	Checkers() []string
+	Checkers() []analysis.Checker
 	Libraries() []string
 	// Changes are the kinds of operation by which the workload changes
 	// the system's state (Changer); nil if it does not say.
@@ -62,9 +63,9 @@ type registered[P any] struct {
 	k    Kind[P]
 }
 
-func (r registered[P]) Target() string      { return r.k.Target() }
-func (r registered[P]) Checkers() []string  { return r.k.Checkers() }
-func (r registered[P]) Libraries() []string { return r.k.Libraries() }
+func (r registered[P]) Target() string               { return r.k.Target() }
+func (r registered[P]) Checkers() []analysis.Checker { return r.k.Checkers() }
+func (r registered[P]) Libraries() []string          { return r.k.Libraries() }
 
 func (r registered[P]) Changes() []string {
 	if c, ok := r.k.(Changer); ok {

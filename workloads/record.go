@@ -17,7 +17,7 @@ var ErrNotApplied = errors.New("not applied")
 // Op is one operation of a client, recorded as Jepsen's client contract
 // has it: its invocation, the call under a timeout, and its completion.
 type Op[T any] struct {
-	F     string // history.FRead, ...
+	F     string // registerop.FRead, ...
 	Value any    // the invocation's value
 	// Timeout bounds the call: a longer silence leaves the outcome unknown.
 	Timeout time.Duration

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
 // TestRecord: every operation is an invocation then a completion of the
@@ -40,7 +41,7 @@ func TestRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := Record(context.Background(), h, Op[int]{F: history.FRead, Value: map[string]int{"asked": 1}, Timeout: 50 * time.Millisecond,
+			d, err := Record(context.Background(), h, Op[int]{F: registerop.FRead, Value: map[string]int{"asked": 1}, Timeout: 50 * time.Millisecond,
 				ReadOnly: c.readOnly, Call: c.call, Completion: func(v int, _ error) any { return map[string]int{"got": v} }})
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
@@ -115,8 +116,8 @@ type Kind[P any] interface {
 	Check(p *P, s Setting) error
 	// Needs is what else a run of the workload with p needs.
 	Needs(p P) Needs
-	// Checkers names the analyzers that judge this workload's histories.
-	Checkers() []string
+	// Checkers are the checkers that judge this workload's histories.
+	Checkers() []analysis.Checker
 	// Libraries are the Go modules of the client libraries its clients
 	// drive the cluster with, whose versions a run records.
 	Libraries() []string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // simTxn is one transaction of a simulated run.
@@ -100,8 +101,8 @@ func genSimHistory(n int, seed uint64, stale float64) []history.Op {
 	}
 	ops := make([]history.Op, 0, 2*n)
 	for _, tx := range txns {
-		ops = append(ops, history.Op{Time: tx.inv, Type: history.Invoke, Process: tx.process, F: history.FTxn, Value: encodeSim(tx.steps, false)},
-			history.Op{Time: tx.end, Type: tx.outcome, Process: tx.process, F: history.FTxn, Value: encodeSim(tx.steps, tx.outcome == history.Ok)})
+		ops = append(ops, history.Op{Time: tx.inv, Type: history.Invoke, Process: tx.process, F: txnop.FTxn, Value: encodeSim(tx.steps, false)},
+			history.Op{Time: tx.end, Type: tx.outcome, Process: tx.process, F: txnop.FTxn, Value: encodeSim(tx.steps, tx.outcome == history.Ok)})
 	}
 	slices.SortStableFunc(ops, func(a, b history.Op) int { return cmp.Compare(a.Time, b.Time) })
 	for i := range ops {

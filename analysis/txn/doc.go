@@ -7,7 +7,7 @@
 //
 // # History format
 //
-// A transaction is an operation with F "txn" (history.FTxn); ops with any
+// A transaction is an operation with F "txn" (txnop.FTxn); ops with any
 // other F, and the nemesis's and observer's, are ignored. Its Value is a
 // JSON array of micro-ops, each [f, key, value]:
 //
@@ -23,7 +23,7 @@
 // (numbers as written; strings with escapes decoded), so they may be
 // numbers or strings, and each value may be written to a key only once.
 // A micro-op may also be an object {"f": f, "key": k, "value": v}
-// (history.TxnStep), which is how chaos's list-append workload and the
+// (txnop.Step), which is how chaos's list-append workload and the
 // Jepsen history reader write them.
 //
 // # Outcomes and order

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // step is a micro-op as a test writes it: value is what a write writes, or
@@ -43,7 +44,7 @@ func (h *hist) tx(p int, inv, done float64, typ history.Type, steps ...step) [2]
 
 func (h *hist) add(p int, at float64, typ history.Type, value json.RawMessage) int {
 	i := len(h.ops)
-	h.ops = append(h.ops, history.Op{Index: i, Time: time.Duration(at * float64(time.Second)), Type: typ, Process: p, F: history.FTxn, Value: value})
+	h.ops = append(h.ops, history.Op{Index: i, Time: time.Duration(at * float64(time.Second)), Type: typ, Process: p, F: txnop.FTxn, Value: value})
 	return i
 }
 

@@ -572,7 +572,7 @@ func TestDuplicateAppendIsUnknown(t *testing.T) {
 	}
 }
 
-// TestObjectSteps: micro-ops written as history.TxnStep objects, as the
+// TestObjectSteps: micro-ops written as txnop.Step objects, as the
 // list-append workload and the Jepsen reader write them, read the same.
 func TestObjectSteps(t *testing.T) {
 	h := &hist{}

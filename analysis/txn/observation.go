@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/txnop"
 )
 
 // status is what a transaction's completion says of it.
@@ -105,7 +106,7 @@ func (e dupWriteError) Error() string {
 // on a value written twice; unreadable transactions are counted in bad and
 // left without micro-ops.
 func observe(ctx context.Context, h []history.Op, writeF string, lists bool) (o *observation, bad parseErrors, err error) {
-	pairs := history.Pairs(h, func(op *history.Op) bool { return op.F == history.FTxn && op.Process >= 0 })
+	pairs := history.Pairs(h, func(op *history.Op) bool { return op.F == txnop.FTxn && op.Process >= 0 })
 	o = &observation{
 		pairs: pairs, lists: lists, txns: make([]txn, len(pairs)),
 		keyIDs: map[string]int32{}, versionIDs: map[string]int32{},

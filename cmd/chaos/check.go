@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/chaos-testing/chaos/history/jepsen"
+	"github.com/chaos-testing/chaos/foreign/jepsen"
 	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/runner"
 )

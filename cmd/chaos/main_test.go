@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/bind"
+	"github.com/chaos-testing/chaos/foreign/jepsen"
 	"github.com/chaos-testing/chaos/history"
-	"github.com/chaos-testing/chaos/history/jepsen"
 	"github.com/chaos-testing/chaos/plans"
 )
 

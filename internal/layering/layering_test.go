@@ -29,9 +29,10 @@ var layers = [][]string{
 	{"internal/testenv"},
 	{"targets"},
 	{"nemesis"},
-	{"resource", "runfolder", "images", "disks", "internal/simhistory"},
-	{"analysis/txn"},
-	{"analysis"},
+	{"resource", "runfolder", "foreign", "images", "disks", "internal/simhistory"},
+	{"analysis/linear", "analysis/etcd", "analysis/lock", "analysis/set", "analysis/stream", "analysis/zkwatch", "analysis/primaries", "analysis/txn", "analysis/analysistest"},
+	{"analysis", "internal/randhistory"},
+	{"ops"},
 	{"history"},
 	{"plans", "registry", "cluster", "containers", "lazyfs", "nfqueue", "internal/clock", "internal/progress"},
 }

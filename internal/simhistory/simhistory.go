@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
+	"github.com/chaos-testing/chaos/ops/registerop"
 )
 
 // Register simulates n operations of clients on a linearizable store
@@ -36,7 +38,7 @@ func Register(n, keys, clients, staleEvery int, emit func(history.Op)) {
 	q := &eventQueue{}
 	type pending struct {
 		f                   string
-		v                   history.RegisterValue
+		v                   registerop.Value
 		typ                 history.Type
 		applyTime, doneTime time.Duration
 	}
@@ -47,7 +49,7 @@ func Register(n, keys, clients, staleEvery int, emit func(history.Op)) {
 		heap.Push(q, event{t: time.Duration(rng.IntN(1000)) * time.Microsecond, client: c})
 	}
 	started := 0
-	record := func(t time.Duration, c int, typ history.Type, f string, v history.RegisterValue) {
+	record := func(t time.Duration, c int, typ history.Type, f string, v registerop.Value) {
 		emit(history.Op{Index: entries, Time: t, Type: typ, Process: procs[c], F: f, Value: history.MustValue(v)})
 		entries++
 	}
@@ -67,11 +69,11 @@ func Register(n, keys, clients, staleEvery int, emit func(history.Op)) {
 			*p = pending{typ: history.Ok}
 			switch r := rng.IntN(4); {
 			case r < 2:
-				p.f, p.v = history.FRead, history.RegisterValue{Key: key}
+				p.f, p.v = registerop.FRead, registerop.Value{Key: key}
 			case r == 2:
-				p.f, p.v = history.FWrite, history.RegisterValue{Key: key, Value: num(rng.IntN(5))}
+				p.f, p.v = registerop.FWrite, registerop.Value{Key: key, Value: num(rng.IntN(5))}
 			default:
-				p.f, p.v = history.FCas, history.RegisterValue{Key: key, From: num(rng.IntN(5)), To: num(rng.IntN(5))}
+				p.f, p.v = registerop.FCas, registerop.Value{Key: key, From: num(rng.IntN(5)), To: num(rng.IntN(5))}
 			}
 			record(e.t, c, history.Invoke, p.f, p.v)
 			lat := time.Duration(500+rng.IntN(10_000)) * time.Microsecond
@@ -80,10 +82,10 @@ func Register(n, keys, clients, staleEvery int, emit func(history.Op)) {
 			heap.Push(q, event{t: p.applyTime, client: c, phase: 1})
 		case 1: // take effect
 			cur, exists := store[p.v.Key]
-			timedOut := p.f != history.FRead && rng.IntN(1000) == 0
+			timedOut := p.f != registerop.FRead && rng.IntN(1000) == 0
 			apply := !timedOut || rng.IntN(2) == 0
 			switch p.f {
-			case history.FRead:
+			case registerop.FRead:
 				p.v.Value = json.RawMessage("null")
 				if exists {
 					p.v.Value = num(cur)
@@ -96,12 +98,12 @@ func Register(n, keys, clients, staleEvery int, emit func(history.Op)) {
 				if rng.IntN(1000) == 0 {
 					p.typ = history.Fail
 				}
-			case history.FWrite:
+			case registerop.FWrite:
 				if apply {
 					before[p.v.Key] = cur
 					store[p.v.Key], _ = strconv.Atoi(string(p.v.Value))
 				}
-			case history.FCas:
+			case registerop.FCas:
 				from, _ := strconv.Atoi(string(p.v.From))
 				switch {
 				case !exists || cur != from:
@@ -192,23 +194,23 @@ func Lock(n int, emit func(history.Op), resource func(history.ResourceEntry)) in
 		}
 	}
 	acquire := func(c int) int {
-		add(c, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
+		add(c, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
 		sessions[c]++
-		add(c, history.Ok, history.FAcquire, history.LockValue{Lock: "l", Session: sessions[c]})
+		add(c, history.Ok, lockop.FAcquire, lockop.Value{Lock: "l", Session: sessions[c]})
 		return sessions[c]
 	}
 	write := func(c, s int) {
-		v := history.WriteValue{Key: "k", Value: fmt.Sprintf("c%d-%d", c, s), Session: s}
-		add(c, history.Invoke, history.FWrite, v)
+		v := lockop.WriteValue{Key: "k", Value: fmt.Sprintf("c%d-%d", c, s), Session: s}
+		add(c, history.Invoke, lockop.FWrite, v)
 		if entries < n {
 			lines++
 			resource(history.ResourceEntry{Time: t, Client: c, Key: "k", Value: v.Value, Session: s, Accepted: true, Line: lines})
 		}
-		add(c, history.Ok, history.FWrite, v)
+		add(c, history.Ok, lockop.FWrite, v)
 	}
 	release := func(c, s int, typ history.Type) {
-		add(c, history.Invoke, history.FRelease, history.LockValue{Lock: "l", Session: s})
-		add(c, typ, history.FRelease, history.LockValue{Lock: "l", Session: s})
+		add(c, history.Invoke, lockop.FRelease, lockop.Value{Lock: "l", Session: s})
+		add(c, typ, lockop.FRelease, lockop.Value{Lock: "l", Session: s})
 	}
 	pauses := 0
 	for cycle := 1; entries < n; cycle++ {
@@ -228,8 +230,8 @@ func Lock(n int, emit func(history.Op), resource func(history.ResourceEntry)) in
 			continue
 		}
 		if rng.IntN(5) == 0 { // contention: another client is turned away
-			add(other, history.Invoke, history.FAcquire, history.LockValue{Lock: "l"})
-			add(other, history.Fail, history.FAcquire, history.LockValue{Lock: "l"})
+			add(other, history.Invoke, lockop.FAcquire, lockop.Value{Lock: "l"})
+			add(other, history.Fail, lockop.FAcquire, lockop.Value{Lock: "l"})
 		}
 		write(c, s)
 		release(c, s, history.Ok)

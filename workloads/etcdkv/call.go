@@ -8,42 +8,41 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chaos-testing/chaos/ops/etcdop"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/chaos-testing/chaos/history"
 )
 
 // call sends req to etcd by the API a client would use for it: Get, Put
 // and Delete for single operations (each its own path in the server), Txn
 // for transactions, and the lease API, and returns the answer as the
 // history records it.
-func call(ctx context.Context, cli *clientv3.Client, f string, req history.KVRequest) (*history.KVResponse, error) {
+func call(ctx context.Context, cli *clientv3.Client, f string, req etcdop.KVRequest) (*etcdop.KVResponse, error) {
 	switch f {
-	case history.FLeaseGrant:
+	case etcdop.FLeaseGrant:
 		resp, err := cli.Grant(ctx, req.TTL)
 		if err != nil {
 			return nil, err
 		}
-		return &history.KVResponse{Revision: resp.Revision, Member: member(resp.ResponseHeader), Lease: int64(resp.ID)}, nil
-	case history.FLeaseRevoke:
+		return &etcdop.KVResponse{Revision: resp.Revision, Member: member(resp.ResponseHeader), Lease: int64(resp.ID)}, nil
+	case etcdop.FLeaseRevoke:
 		resp, err := cli.Revoke(ctx, clientv3.LeaseID(req.Lease))
 		if err != nil {
 			return nil, err
 		}
-		return &history.KVResponse{Revision: resp.Header.Revision, Member: member(resp.Header)}, nil
-	case history.FLeaseKeepAlive:
+		return &etcdop.KVResponse{Revision: resp.Header.Revision, Member: member(resp.Header)}, nil
+	case etcdop.FLeaseKeepAlive:
 		resp, err := cli.KeepAliveOnce(ctx, clientv3.LeaseID(req.Lease))
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-			return &history.KVResponse{}, nil // an answer: etcd has no such lease
+			return &etcdop.KVResponse{}, nil // an answer: etcd has no such lease
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &history.KVResponse{Revision: resp.Revision, Member: member(resp.ResponseHeader), TTL: resp.TTL}, nil
-	case history.FKVTxn:
+		return &etcdop.KVResponse{Revision: resp.Revision, Member: member(resp.ResponseHeader), TTL: resp.TTL}, nil
+	case etcdop.FKVTxn:
 		conds := make([]clientv3.Cmp, len(req.If))
 		for i, c := range req.If {
 			conds[i] = compare(c)
@@ -52,21 +51,21 @@ func call(ctx context.Context, cli *clientv3.Client, f string, req history.KVReq
 		if err != nil {
 			return nil, err
 		}
-		out := &history.KVResponse{Revision: resp.Header.Revision, Member: member(resp.Header), Succeeded: resp.Succeeded, Results: []history.KVResult{}}
+		out := &etcdop.KVResponse{Revision: resp.Header.Revision, Member: member(resp.Header), Succeeded: resp.Succeeded, Results: []etcdop.KVResult{}}
 		for _, r := range resp.Responses {
 			out.Results = append(out.Results, result(r))
 		}
 		return out, nil
 	}
 	var opts []clientv3.OpOption
-	if f == history.FRangeSerializable {
+	if f == etcdop.FRangeSerializable {
 		opts = append(opts, clientv3.WithSerializable())
 	}
 	resp, err := cli.Do(ctx, ops(req.Then, opts...)[0])
 	if err != nil {
 		return nil, err
 	}
-	out := &history.KVResponse{Results: []history.KVResult{{}}}
+	out := &etcdop.KVResponse{Results: []etcdop.KVResult{{}}}
 	switch {
 	case resp.Get() != nil:
 		g := resp.Get()
@@ -85,7 +84,7 @@ func call(ctx context.Context, cli *clientv3.Client, f string, req history.KVReq
 
 // ops are the client's operations for a transaction's; ranges get
 // rangeOpts too.
-func ops(in []history.KVOp, rangeOpts ...clientv3.OpOption) []clientv3.Op {
+func ops(in []etcdop.KVOp, rangeOpts ...clientv3.OpOption) []clientv3.Op {
 	out := make([]clientv3.Op, len(in))
 	for i, op := range in {
 		var opts []clientv3.OpOption
@@ -93,9 +92,9 @@ func ops(in []history.KVOp, rangeOpts ...clientv3.OpOption) []clientv3.Op {
 			opts = append(opts, clientv3.WithRange(op.End))
 		}
 		switch op.F {
-		case history.FRange:
+		case etcdop.FRange:
 			out[i] = clientv3.OpGet(op.Key, append(opts, rangeOpts...)...)
-		case history.FDelete:
+		case etcdop.FDelete:
 			out[i] = clientv3.OpDelete(op.Key, opts...)
 		default:
 			if op.Lease != 0 {
@@ -107,15 +106,15 @@ func ops(in []history.KVOp, rangeOpts ...clientv3.OpOption) []clientv3.Op {
 	return out
 }
 
-func compare(c history.KVCompare) clientv3.Cmp {
-	op := cmp.Or(c.Op, history.CompareEqual)
+func compare(c etcdop.KVCompare) clientv3.Cmp {
+	op := cmp.Or(c.Op, etcdop.CompareEqual)
 	var out clientv3.Cmp
 	switch c.Target {
-	case history.CompareValue:
+	case etcdop.CompareValue:
 		out = clientv3.Compare(clientv3.Value(c.Key), op, wire(c.Value))
-	case history.CompareMod:
+	case etcdop.CompareMod:
 		out = clientv3.Compare(clientv3.ModRevision(c.Key), op, c.Rev)
-	case history.CompareCreate:
+	case etcdop.CompareCreate:
 		out = clientv3.Compare(clientv3.CreateRevision(c.Key), op, c.Rev)
 	default:
 		out = clientv3.Compare(clientv3.Version(c.Key), op, c.Rev)
@@ -127,20 +126,20 @@ func compare(c history.KVCompare) clientv3.Cmp {
 }
 
 // result is one operation's answer within a transaction.
-func result(r *etcdserverpb.ResponseOp) history.KVResult {
+func result(r *etcdserverpb.ResponseOp) etcdop.KVResult {
 	switch {
 	case r.GetResponseRange() != nil:
-		return history.KVResult{KVs: kvs(r.GetResponseRange().Kvs)}
+		return etcdop.KVResult{KVs: kvs(r.GetResponseRange().Kvs)}
 	case r.GetResponseDeleteRange() != nil:
-		return history.KVResult{Deleted: r.GetResponseDeleteRange().Deleted}
+		return etcdop.KVResult{Deleted: r.GetResponseDeleteRange().Deleted}
 	}
-	return history.KVResult{}
+	return etcdop.KVResult{}
 }
 
-func kvs(in []*mvccpb.KeyValue) []history.KV {
-	var out []history.KV
+func kvs(in []*mvccpb.KeyValue) []etcdop.KV {
+	var out []etcdop.KV
 	for _, kv := range in {
-		out = append(out, history.KV{Key: string(kv.Key), Value: recorded(string(kv.Value)), Create: kv.CreateRevision, Mod: kv.ModRevision, Version: kv.Version, Lease: kv.Lease})
+		out = append(out, etcdop.KV{Key: string(kv.Key), Value: recorded(string(kv.Value)), Create: kv.CreateRevision, Mod: kv.ModRevision, Version: kv.Version, Lease: kv.Lease})
 	}
 	return out
 }

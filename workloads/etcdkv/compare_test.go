@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 	"github.com/chaos-testing/chaos/targets/etcd"
 	"github.com/chaos-testing/chaos/workloads/etcdclient"
 )
@@ -29,7 +29,7 @@ func TestComparesOnEtcd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	put := func(key string) int64 {
-		resp, err := call(ctx, cli, history.FPut, history.KVRequest{Then: []history.KVOp{{F: history.FPut, Key: key, Value: "v"}}})
+		resp, err := call(ctx, cli, etcdop.FPut, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: "v"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,23 +38,23 @@ func TestComparesOnEtcd(t *testing.T) {
 	a := put(keyName(0))
 	b := put(keyName(1))
 	for _, c := range []struct {
-		c    history.KVCompare
+		c    etcdop.KVCompare
 		want bool
 	}{
 		{scanGuard, true},
-		{history.KVCompare{Key: prefix, End: prefixEnd, Target: history.CompareMod, Op: history.CompareLess, Rev: b}, false},
-		{history.KVCompare{Key: prefix, End: prefixEnd, Target: history.CompareMod, Op: history.CompareLess, Rev: b + 1}, true},
-		{history.KVCompare{Key: prefix, End: prefixEnd, Target: history.CompareVersion, Op: history.CompareGreater, Rev: 0}, true},
-		{history.KVCompare{Key: "/kw/", End: "/kx", Target: history.CompareMod, Op: history.CompareLess, Rev: 1}, true},
-		{history.KVCompare{Key: "/kw/", End: "/kx", Target: history.CompareMod, Rev: 1}, false},
-		{history.KVCompare{Key: "/kw/", End: "/kx", Target: history.CompareValue, Value: ""}, false},
-		{history.KVCompare{Key: keyName(1), End: "\x00", Target: history.CompareMod, Op: history.CompareGreater, Rev: a}, true},
-		{history.KVCompare{Key: keyName(0), End: "\x00", Target: history.CompareMod, Op: history.CompareGreater, Rev: a}, false},
-		{history.KVCompare{Key: keyName(0), Target: history.CompareMod, Op: history.CompareNotEqual, Rev: a}, false},
-		{history.KVCompare{Key: keyName(9), Target: history.CompareVersion, Rev: 0}, true},
+		{etcdop.KVCompare{Key: prefix, End: prefixEnd, Target: etcdop.CompareMod, Op: etcdop.CompareLess, Rev: b}, false},
+		{etcdop.KVCompare{Key: prefix, End: prefixEnd, Target: etcdop.CompareMod, Op: etcdop.CompareLess, Rev: b + 1}, true},
+		{etcdop.KVCompare{Key: prefix, End: prefixEnd, Target: etcdop.CompareVersion, Op: etcdop.CompareGreater, Rev: 0}, true},
+		{etcdop.KVCompare{Key: "/kw/", End: "/kx", Target: etcdop.CompareMod, Op: etcdop.CompareLess, Rev: 1}, true},
+		{etcdop.KVCompare{Key: "/kw/", End: "/kx", Target: etcdop.CompareMod, Rev: 1}, false},
+		{etcdop.KVCompare{Key: "/kw/", End: "/kx", Target: etcdop.CompareValue, Value: ""}, false},
+		{etcdop.KVCompare{Key: keyName(1), End: "\x00", Target: etcdop.CompareMod, Op: etcdop.CompareGreater, Rev: a}, true},
+		{etcdop.KVCompare{Key: keyName(0), End: "\x00", Target: etcdop.CompareMod, Op: etcdop.CompareGreater, Rev: a}, false},
+		{etcdop.KVCompare{Key: keyName(0), Target: etcdop.CompareMod, Op: etcdop.CompareNotEqual, Rev: a}, false},
+		{etcdop.KVCompare{Key: keyName(9), Target: etcdop.CompareVersion, Rev: 0}, true},
 	} {
 		// Then reads, so that no condition changes the store.
-		resp, err := call(ctx, cli, history.FKVTxn, history.KVRequest{If: []history.KVCompare{c.c}, Then: []history.KVOp{{F: history.FRange, Key: keyName(0)}}})
+		resp, err := call(ctx, cli, etcdop.FKVTxn, etcdop.KVRequest{If: []etcdop.KVCompare{c.c}, Then: []etcdop.KVOp{{F: etcdop.FRange, Key: keyName(0)}}})
 		if err != nil {
 			t.Fatalf("%+v: %v", c.c, err)
 		}

@@ -19,7 +19,10 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/etcd"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/etcdclient"
@@ -171,8 +174,8 @@ func (Workload) Needs(Params) workloads.Needs {
 
 // Checkers judge the history against the model of etcd's store, the
 // serializable reads and the watches by their own guarantees.
-func (Workload) Checkers() []string {
-	return []string{"etcd-kv", "etcd-serializable", "etcd-watch", "etcd-lease"}
+func (Workload) Checkers() []analysis.Checker {
+	return []analysis.Checker{etcd.KV, etcd.SerializableChecker{}, etcd.WatchChecker{}, etcd.LeaseChecker{}}
 }
 
 // Target is etcd.
@@ -198,7 +201,7 @@ func (Workload) Run(ctx context.Context, cfg workloads.Client[Params], h *histor
 		if process >= cfg.Process+ps.Concurrency*cfg.Clients {
 			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng, progress: *ps.Progress, span: ps.WatchSpan.Duration}).run(ctx)
 		}
-		c := &client{cli: cli, h: h, process: process, keys: ps.Keys, seen: map[string]history.KV{},
+		c := &client{cli: cli, h: h, process: process, keys: ps.Keys, seen: map[string]etcdop.KV{},
 			rng: rng}
 		gen := ps.Generator(kinds, c.rng)
 		for {
@@ -222,9 +225,9 @@ type client struct {
 	keys    int
 	rng     *rand.Rand
 	writes  int
-	lease   int64                 // the worker's lease, 0 when it has none
-	revoked []int64               // leases it sent a revoke for
-	seen    map[string]history.KV // key -> the key as last read (zero: absent)
+	lease   int64                // the worker's lease, 0 when it has none
+	revoked []int64              // leases it sent a revoke for
+	seen    map[string]etcdop.KV // key -> the key as last read (zero: absent)
 }
 
 func (c *client) key() string { return keyName(c.rng.IntN(c.keys)) }
@@ -240,60 +243,60 @@ func (c *client) value() string {
 // do sends one operation of kind.
 func (c *client) do(kind string) error {
 	key := c.key()
-	one := func(f string, op history.KVOp) error { return c.send(f, history.KVRequest{Then: []history.KVOp{op}}) }
+	one := func(f string, op etcdop.KVOp) error { return c.send(f, etcdop.KVRequest{Then: []etcdop.KVOp{op}}) }
 	switch kind {
 	case kindGet:
-		return one(history.FRange, history.KVOp{F: history.FRange, Key: key})
+		return one(etcdop.FRange, etcdop.KVOp{F: etcdop.FRange, Key: key})
 	case kindStale:
-		return one(history.FRangeSerializable, history.KVOp{F: history.FRange, Key: key})
+		return one(etcdop.FRangeSerializable, etcdop.KVOp{F: etcdop.FRange, Key: key})
 	case kindList:
-		return one(history.FRange, history.KVOp{F: history.FRange, Key: prefix, End: prefixEnd})
+		return one(etcdop.FRange, etcdop.KVOp{F: etcdop.FRange, Key: prefix, End: prefixEnd})
 	case kindStaleList:
-		return one(history.FRangeSerializable, history.KVOp{F: history.FRange, Key: prefix, End: prefixEnd})
+		return one(etcdop.FRangeSerializable, etcdop.KVOp{F: etcdop.FRange, Key: prefix, End: prefixEnd})
 	case kindPut:
-		return one(history.FPut, history.KVOp{F: history.FPut, Key: key, Value: c.value()})
+		return one(etcdop.FPut, etcdop.KVOp{F: etcdop.FPut, Key: key, Value: c.value()})
 	case kindLargePut:
-		return one(history.FPut, history.KVOp{F: history.FPut, Key: key, Value: fmt.Sprintf("%s#%d", c.value(), largeSize)})
+		return one(etcdop.FPut, etcdop.KVOp{F: etcdop.FPut, Key: key, Value: fmt.Sprintf("%s#%d", c.value(), largeSize)})
 	case kindDelete:
-		return one(history.FDelete, history.KVOp{F: history.FDelete, Key: key})
+		return one(etcdop.FDelete, etcdop.KVOp{F: etcdop.FDelete, Key: key})
 	case kindCreate:
-		return c.send(history.FKVTxn, history.KVRequest{
-			If:   []history.KVCompare{{Key: key, Target: history.CompareCreate, Rev: 0}},
-			Then: []history.KVOp{{F: history.FPut, Key: key, Value: c.value()}},
-			Else: []history.KVOp{{F: history.FRange, Key: key}},
+		return c.send(etcdop.FKVTxn, etcdop.KVRequest{
+			If:   []etcdop.KVCompare{{Key: key, Target: etcdop.CompareCreate, Rev: 0}},
+			Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: c.value()}},
+			Else: []etcdop.KVOp{{F: etcdop.FRange, Key: key}},
 		})
 	case kindUpdate:
-		return c.send(history.FKVTxn, history.KVRequest{
-			If:   []history.KVCompare{c.unchanged(key)},
-			Then: []history.KVOp{{F: history.FPut, Key: key, Value: c.value()}},
-			Else: []history.KVOp{{F: history.FRange, Key: key}},
+		return c.send(etcdop.FKVTxn, etcdop.KVRequest{
+			If:   []etcdop.KVCompare{c.unchanged(key)},
+			Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: c.value()}},
+			Else: []etcdop.KVOp{{F: etcdop.FRange, Key: key}},
 		})
 	case kindMulti:
-		return c.send(history.FKVTxn, history.KVRequest{Then: c.multi()})
+		return c.send(etcdop.FKVTxn, etcdop.KVRequest{Then: c.multi()})
 	case kindScanPut:
-		return c.send(history.FKVTxn, history.KVRequest{
-			If:   []history.KVCompare{scanGuard},
-			Then: []history.KVOp{{F: history.FPut, Key: key, Value: c.value()}},
+		return c.send(etcdop.FKVTxn, etcdop.KVRequest{
+			If:   []etcdop.KVCompare{scanGuard},
+			Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: c.value()}},
 		})
 	case kindKeepAlive:
 		if len(c.revoked) > 0 && c.rng.IntN(4) == 0 {
-			return c.send(history.FLeaseKeepAlive, history.KVRequest{Lease: c.revoked[c.rng.IntN(len(c.revoked))]})
+			return c.send(etcdop.FLeaseKeepAlive, etcdop.KVRequest{Lease: c.revoked[c.rng.IntN(len(c.revoked))]})
 		}
 		fallthrough
 	case kindLease, kindRevoke:
 		if c.lease == 0 { // each needs a lease first
-			return c.send(history.FLeaseGrant, history.KVRequest{TTL: leaseTTL})
+			return c.send(etcdop.FLeaseGrant, etcdop.KVRequest{TTL: leaseTTL})
 		}
 		switch kind {
 		case kindLease:
-			return one(history.FPut, history.KVOp{F: history.FPut, Key: key, Value: c.value(), Lease: c.lease})
+			return one(etcdop.FPut, etcdop.KVOp{F: etcdop.FPut, Key: key, Value: c.value(), Lease: c.lease})
 		case kindKeepAlive:
-			return c.send(history.FLeaseKeepAlive, history.KVRequest{Lease: c.lease})
+			return c.send(etcdop.FLeaseKeepAlive, etcdop.KVRequest{Lease: c.lease})
 		}
 		lease := c.lease
 		c.lease = 0 // revoked, refused or unknown: a new one either way
 		c.revoked = append(c.revoked, lease)
-		return c.send(history.FLeaseRevoke, history.KVRequest{Lease: lease})
+		return c.send(etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: lease})
 	}
 	panic("etcdkv: kind " + kind + " that Check let through")
 }
@@ -308,54 +311,54 @@ func (c *client) do(kind string) error {
 // index without the data (#13766). With large values on many keys the
 // read takes milliseconds, and a member killed before the next commit
 // skips the write for good when it restarts.
-var scanGuard = history.KVCompare{Key: prefix, End: prefixEnd, Target: history.CompareMod, Op: history.CompareLess, Rev: math.MaxInt64}
+var scanGuard = etcdop.KVCompare{Key: prefix, End: prefixEnd, Target: etcdop.CompareMod, Op: etcdop.CompareLess, Rev: math.MaxInt64}
 
 // unchanged is a condition that key is as the worker last saw it, by one
 // of the three things etcd compares: mod revision, version or value.
-func (c *client) unchanged(key string) history.KVCompare {
+func (c *client) unchanged(key string) etcdop.KVCompare {
 	kv := c.seen[key]
 	switch c.rng.IntN(3) {
 	case 0:
-		return history.KVCompare{Key: key, Target: history.CompareVersion, Rev: kv.Version}
+		return etcdop.KVCompare{Key: key, Target: etcdop.CompareVersion, Rev: kv.Version}
 	case 1:
 		if kv.Mod != 0 { // etcd holds no value equal for a key that does not exist
-			return history.KVCompare{Key: key, Target: history.CompareValue, Value: kv.Value}
+			return etcdop.KVCompare{Key: key, Target: etcdop.CompareValue, Value: kv.Value}
 		}
 	}
-	return history.KVCompare{Key: key, Target: history.CompareMod, Rev: kv.Mod}
+	return etcdop.KVCompare{Key: key, Target: etcdop.CompareMod, Rev: kv.Mod}
 }
 
 // multi draws the operations of a transaction without conditions, as
 // etcd's robustness traffic does: up to four distinct keys, each read
 // (40%), put (50%) or deleted (10%), at least one put so that a watch
 // shows whether it ran.
-func (c *client) multi() []history.KVOp {
+func (c *client) multi() []etcdop.KVOp {
 	keys := c.rng.Perm(c.keys)[:min(4, c.keys)]
-	ops := make([]history.KVOp, len(keys))
+	ops := make([]etcdop.KVOp, len(keys))
 	put := false
 	for i, k := range keys {
 		switch r := c.rng.IntN(10); {
 		case r < 4:
-			ops[i] = history.KVOp{F: history.FRange, Key: keyName(k)}
+			ops[i] = etcdop.KVOp{F: etcdop.FRange, Key: keyName(k)}
 		case r < 9:
-			ops[i] = history.KVOp{F: history.FPut, Key: keyName(k), Value: c.value()}
+			ops[i] = etcdop.KVOp{F: etcdop.FPut, Key: keyName(k), Value: c.value()}
 			put = true
 		default:
-			ops[i] = history.KVOp{F: history.FDelete, Key: keyName(k)}
+			ops[i] = etcdop.KVOp{F: etcdop.FDelete, Key: keyName(k)}
 		}
 	}
 	if !put {
-		ops[0] = history.KVOp{F: history.FPut, Key: ops[0].Key, Value: c.value()}
+		ops[0] = etcdop.KVOp{F: etcdop.FPut, Key: ops[0].Key, Value: c.value()}
 	}
 	return ops
 }
 
 // send records one operation: its request, the call, its answer.
-func (c *client) send(f string, req history.KVRequest) error {
-	readOnly := f == history.FRange || f == history.FRangeSerializable
-	d, err := workloads.Record(context.Background(), c.h, workloads.Op[*history.KVResponse]{
+func (c *client) send(f string, req etcdop.KVRequest) error {
+	readOnly := f == etcdop.FRange || f == etcdop.FRangeSerializable
+	d, err := workloads.Record(context.Background(), c.h, workloads.Op[*etcdop.KVResponse]{
 		F: f, Value: req, Timeout: opTimeout, ReadOnly: readOnly,
-		Call: func(ctx context.Context) (*history.KVResponse, error) {
+		Call: func(ctx context.Context) (*etcdop.KVResponse, error) {
 			if !readOnly {
 				if err := etcdclient.Connected(ctx, c.cli); err != nil {
 					return nil, err
@@ -364,7 +367,7 @@ func (c *client) send(f string, req history.KVRequest) error {
 			resp, err := call(ctx, c.cli, f, req)
 			return resp, etcdclient.Classify(err)
 		},
-		Completion: func(resp *history.KVResponse, err error) any {
+		Completion: func(resp *etcdop.KVResponse, err error) any {
 			if err != nil {
 				return req
 			}
@@ -380,16 +383,16 @@ func (c *client) send(f string, req history.KVRequest) error {
 // learn keeps what an answer told the worker: its lease, the keys it read,
 // and forgets a key a range of that key alone found absent or a delete of
 // it removed.
-func (c *client) learn(f string, req history.KVRequest, resp *history.KVResponse) {
-	if f == history.FLeaseGrant {
+func (c *client) learn(f string, req etcdop.KVRequest, resp *etcdop.KVResponse) {
+	if f == etcdop.FLeaseGrant {
 		c.lease = resp.Lease
 	}
 	ops := req.Then
-	if f == history.FKVTxn && !resp.Succeeded {
+	if f == etcdop.FKVTxn && !resp.Succeeded {
 		ops = req.Else
 	}
 	for i, r := range resp.Results {
-		if i < len(ops) && ops[i].End == "" && (ops[i].F == history.FRange || ops[i].F == history.FDelete) {
+		if i < len(ops) && ops[i].End == "" && (ops[i].F == etcdop.FRange || ops[i].F == etcdop.FDelete) {
 			delete(c.seen, ops[i].Key)
 		}
 		for _, kv := range r.KVs {

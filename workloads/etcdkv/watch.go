@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
 	"github.com/chaos-testing/chaos/workloads"
 )
 
@@ -86,13 +87,13 @@ func (w *watcher) catchUp() error {
 // record runs one watch as an operation, until ctx ends, its span is over,
 // it broke, or (until > 0) it got to revision until; broke says which.
 func (w *watcher) record(ctx context.Context, until int64) (broke bool, err error) {
-	req := history.WatchRequest{Key: prefix, End: prefixEnd, Rev: w.next, PrevKV: w.rng.IntN(2) == 0, Progress: w.progress, RequireLeader: w.rng.IntN(2) == 0}
-	d, err := workloads.Record(context.Background(), w.h, workloads.Op[*history.WatchResult]{
-		F: history.FWatch, Value: req, Timeout: w.span + opTimeout,
-		Call: func(cctx context.Context) (*history.WatchResult, error) {
+	req := etcdop.WatchRequest{Key: prefix, End: prefixEnd, Rev: w.next, PrevKV: w.rng.IntN(2) == 0, Progress: w.progress, RequireLeader: w.rng.IntN(2) == 0}
+	d, err := workloads.Record(context.Background(), w.h, workloads.Op[*etcdop.WatchResult]{
+		F: etcdop.FWatch, Value: req, Timeout: w.span + opTimeout,
+		Call: func(cctx context.Context) (*etcdop.WatchResult, error) {
 			return w.watch(ctx, cctx, req, until), nil
 		},
-		Completion: func(res *history.WatchResult, _ error) any { return res },
+		Completion: func(res *etcdop.WatchResult, _ error) any { return res },
 	})
 	return d.Result != nil && d.Result.End != "", err
 }
@@ -101,7 +102,7 @@ func (w *watcher) record(ctx context.Context, until int64) (broke bool, err erro
 // breaks or (until > 0) it got to revision until, and returns what it
 // got. It never fails: what came before a break is what the watch got,
 // and the break is noted in the result.
-func (w *watcher) watch(ctx, cctx context.Context, req history.WatchRequest, until int64) *history.WatchResult {
+func (w *watcher) watch(ctx, cctx context.Context, req etcdop.WatchRequest, until int64) *etcdop.WatchResult {
 	if req.RequireLeader {
 		cctx = clientv3.WithRequireLeader(cctx)
 	}
@@ -127,7 +128,7 @@ func (w *watcher) watch(ctx, cctx context.Context, req history.WatchRequest, unt
 		progress = tick.C
 	}
 	ch := w.cli.Watch(wctx, req.Key, opts...)
-	res := &history.WatchResult{Responses: []history.WatchResponse{}}
+	res := &etcdop.WatchResult{Responses: []etcdop.WatchResponse{}}
 	span := time.NewTimer(w.span)
 	defer span.Stop()
 	for {
@@ -160,11 +161,11 @@ func (w *watcher) watch(ctx, cctx context.Context, req history.WatchRequest, unt
 }
 
 // response records one response and moves the next start past it.
-func (w *watcher) response(wr clientv3.WatchResponse) history.WatchResponse {
-	r := history.WatchResponse{Time: w.clock.Now(), Revision: wr.Header.Revision, Progress: wr.IsProgressNotify(),
+func (w *watcher) response(wr clientv3.WatchResponse) etcdop.WatchResponse {
+	r := etcdop.WatchResponse{Time: w.clock.Now(), Revision: wr.Header.Revision, Progress: wr.IsProgressNotify(),
 		Compacted: wr.CompactRevision, Canceled: wr.Canceled}
 	for _, e := range wr.Events {
-		ev := history.WatchEvent{Type: "put", KV: kvs([]*mvccpb.KeyValue{e.Kv})[0]}
+		ev := etcdop.WatchEvent{Type: "put", KV: kvs([]*mvccpb.KeyValue{e.Kv})[0]}
 		if e.Type == clientv3.EventTypeDelete {
 			ev.Type = "delete"
 		}

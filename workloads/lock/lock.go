@@ -11,7 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
+	lockcheck "github.com/chaos-testing/chaos/analysis/lock"
+
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/lockop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/resource"
 	"github.com/chaos-testing/chaos/workloads"
@@ -70,19 +74,19 @@ type Workload struct {
 const actEvery = 300 * time.Millisecond
 
 // Checkers judge lock histories, or elections for split brain.
-func (w Workload) Checkers() []string {
+func (w Workload) Checkers() []analysis.Checker {
 	if w.Election {
-		return []string{"split-brain"}
+		return []analysis.Checker{lockcheck.SplitBrain}
 	}
-	return []string{"lock"}
+	return []analysis.Checker{lockcheck.Checker{}}
 }
 
 // names are the operations of the workload's history.
 func (w Workload) names() (acquire, release string) {
 	if w.Election {
-		return history.FCampaign, history.FResign
+		return lockop.FCampaign, lockop.FResign
 	}
-	return history.FAcquire, history.FRelease
+	return lockop.FAcquire, lockop.FRelease
 }
 
 // ResourceModes of the protected resource.
@@ -184,13 +188,13 @@ func (c *client) cycle(session int) (bool, error) {
 		// A candidate waits out the leader's tenure, or its lease.
 		wait += w.HoldMax.Duration + w.Lease.Duration
 	}
-	got, err := workloads.Record(ctx, c.h, workloads.Op[Held]{F: acquire, Value: history.LockValue{Lock: Name}, Timeout: wait,
+	got, err := workloads.Record(ctx, c.h, workloads.Op[Held]{F: acquire, Value: lockop.Value{Lock: Name}, Timeout: wait,
 		Call: c.locker.Acquire,
 		Completion: func(held Held, err error) any {
 			if err != nil {
-				return history.LockValue{Lock: Name}
+				return lockop.Value{Lock: Name}
 			}
-			return history.LockValue{Lock: Name, Session: session, Token: held.Token()}
+			return lockop.Value{Lock: Name, Session: session, Token: held.Token()}
 		}})
 	if err != nil || got.Err != nil {
 		return false, err
@@ -205,7 +209,7 @@ func (c *client) cycle(session int) (bool, error) {
 		return true, err
 	}
 	_, err = workloads.Record(ctx, c.h, workloads.Op[struct{}]{F: release, Timeout: opTimeout,
-		Value: history.LockValue{Lock: Name, Session: session, Token: held.Token()},
+		Value: lockop.Value{Lock: Name, Session: session, Token: held.Token()},
 		Call:  func(ctx context.Context) (struct{}, error) { return struct{}{}, held.Release(ctx) }})
 	return true, err
 }
@@ -245,8 +249,8 @@ func (c *client) write(ctx context.Context, session, act int, token *int64) erro
 	if act > 0 {
 		value += fmt.Sprintf("-a%d", act)
 	}
-	wv := history.WriteValue{Key: Name, Value: value, Session: session, Token: token}
-	_, err := workloads.Record(ctx, c.h, workloads.Op[struct{}]{F: history.FWrite, Value: wv, Timeout: opTimeout,
+	wv := lockop.WriteValue{Key: Name, Value: value, Session: session, Token: token}
+	_, err := workloads.Record(ctx, c.h, workloads.Op[struct{}]{F: lockop.FWrite, Value: wv, Timeout: opTimeout,
 		Call: func(ctx context.Context) (struct{}, error) {
 			resp, err := c.res.Write(ctx, resource.Request{Client: c.cfg.Process, WriteValue: wv})
 			if err == nil && !resp.Accepted {

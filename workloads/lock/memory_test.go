@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	lockchecker "github.com/chaos-testing/chaos/analysis/lock"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/resource"
@@ -135,11 +136,13 @@ func runLockOnMemory(t *testing.T, l *memLock, d time.Duration) analysis.Result 
 // accepted; on a lock that grants to anyone, two holders at once.
 func TestWorkloadOnMemory(t *testing.T) {
 	r := runLockOnMemory(t, newMemLock(false), 400*time.Millisecond)
-	if r.Verdict != analysis.Valid || r.Lock == nil || r.Lock.Holds < 5 || r.Lock.StaleWritesAccepted != 0 || !r.Lock.TokensStrictlyIncreasing {
-		t.Errorf("excluding lock: %s %+v %v", r.Verdict, r.Lock, r.Findings)
+	f, ok := analysis.FiguresOf[lockchecker.Figures](r)
+	if r.Verdict != analysis.Valid || !ok || f.Holds < 5 || f.StaleWritesAccepted != 0 || !f.TokensStrictlyIncreasing {
+		t.Errorf("excluding lock: %s %+v %v", r.Verdict, f, r.Findings)
 	}
 	r = runLockOnMemory(t, newMemLock(true), 400*time.Millisecond)
-	if r.Verdict != analysis.Invalid || r.Lock == nil || r.Lock.ExclusionViolations == 0 {
-		t.Errorf("lock granted to anyone: %s %+v", r.Verdict, r.Lock)
+	f, ok = analysis.FiguresOf[lockchecker.Figures](r)
+	if r.Verdict != analysis.Invalid || !ok || f.ExclusionViolations == 0 {
+		t.Errorf("lock granted to anyone: %s %+v", r.Verdict, f)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	_ "github.com/chaos-testing/chaos/analysis/lock"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/runner/runtest"
 )

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets/etcd"
 	"github.com/chaos-testing/chaos/workloads"
@@ -36,7 +37,7 @@ func BenchmarkRecordingPath(b *testing.B) {
 	}
 	const clients, turn = 10, 5 * time.Second
 	params := &register.Params{ReadMode: "linearizable", Values: 5, Keys: 3, KeyPeriod: plans.Duration{Duration: 5 * time.Second},
-		Spec: traffic.Spec{Mix: map[string]int{history.FRead: 2, history.FWrite: 1, history.FCas: 1}, Pace: traffic.Pace{Concurrency: 1}}}
+		Spec: traffic.Spec{Mix: map[string]int{registerop.FRead: 2, registerop.FWrite: 1, registerop.FCas: 1}, Pace: traffic.Pace{Concurrency: 1}}}
 	fields, err := json.Marshal(params)
 	if err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/traffic"
@@ -91,7 +92,7 @@ func init() { workloads.Register[Params]("memory-register", onMemory) }
 func runOnMemory(t *testing.T, m *memory, d time.Duration, concurrency int) (analysis.Report, []history.Op) {
 	t.Helper()
 	ps := &Params{Values: 3, Keys: 2, KeyPeriod: plans.Duration{Duration: time.Second},
-		Spec: traffic.Spec{Mix: map[string]int{history.FRead: 2, history.FWrite: 1, history.FCas: 1}, Pace: traffic.Pace{Rate: 500, Concurrency: concurrency}}}
+		Spec: traffic.Spec{Mix: map[string]int{registerop.FRead: 2, registerop.FWrite: 1, registerop.FCas: 1}, Pace: traffic.Pace{Rate: 500, Concurrency: concurrency}}}
 	fields, err := json.Marshal(ps)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +132,7 @@ func TestWorkloadOnMemory(t *testing.T) {
 			kinds[op.F]++
 		}
 	}
-	if kinds[history.FRead] == 0 || kinds[history.FWrite] == 0 || kinds[history.FCas] == 0 {
+	if kinds[registerop.FRead] == 0 || kinds[registerop.FWrite] == 0 || kinds[registerop.FCas] == 0 {
 		t.Errorf("operations that succeeded: %v; want reads, writes and cases", kinds)
 	}
 	if rep.Verdict != analysis.Valid {

@@ -13,6 +13,7 @@ import (
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/testenv"
+	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/runner/runtest"
 	_ "github.com/chaos-testing/chaos/targets/etcd"
 )
@@ -105,8 +106,8 @@ workload:
 		if op.Process < 0 || op.Type != history.Invoke {
 			continue
 		}
-		var v history.RegisterValue
-		if op.F != history.FWrite || json.Unmarshal(op.Value, &v) != nil || (string(v.Value) != "0" && string(v.Value) != "1") {
+		var v registerop.Value
+		if op.F != registerop.FWrite || json.Unmarshal(op.Value, &v) != nil || (string(v.Value) != "0" && string(v.Value) != "1") {
 			t.Fatalf("%+v: want writes of 0 or 1 only", op)
 		}
 		if invoked[op.Process] == 0 {

@@ -13,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/linear"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/traffic"
@@ -88,7 +91,7 @@ type Params struct {
 
 // kinds are the register's operations and their default weights: half
 // reads, as in Jepsen's register tests.
-var kinds = []traffic.Kind{{Name: history.FRead, Weight: 2}, {Name: history.FWrite, Weight: 1}, {Name: history.FCas, Weight: 1}}
+var kinds = []traffic.Kind{{Name: registerop.FRead, Weight: 2}, {Name: registerop.FWrite, Weight: 1}, {Name: registerop.FCas, Weight: 1}}
 
 // Client is one client process of a register workload.
 type Client = workloads.Client[Params]
@@ -123,11 +126,11 @@ func (w Workload) Check(ps *Params, s workloads.Setting) error {
 func (w Workload) Needs(Params) workloads.Needs { return workloads.Needs{Finish: opTimeout} }
 
 // Checkers judge register histories for linearizability, key by key.
-func (w Workload) Checkers() []string { return []string{"cas-register"} }
+func (w Workload) Checkers() []analysis.Checker { return []analysis.Checker{linear.CASRegister} }
 
 // Changes makes Workload a workloads.Changer: writes and compare-and-sets
 // change the registers.
-func (Workload) Changes() []string { return []string{history.FWrite, history.FCas} }
+func (Workload) Changes() []string { return []string{registerop.FWrite, registerop.FCas} }
 
 // Run issues reads, writes and cases as the plan's traffic asks (by
 // default half reads, as fast as answers come) until ctx ends.
@@ -154,15 +157,15 @@ func (w Workload) Run(ctx context.Context, cfg Client, h *history.Appender) erro
 			key := traffic.Key(clock.Now(), rng, ps.KeyPeriod.Duration, ps.Keys)
 			var err error
 			switch kind {
-			case history.FRead:
+			case registerop.FRead:
 				err = read(store, h, key)
-			case history.FWrite:
+			case registerop.FWrite:
 				v := rng.Int64N(values)
-				err = mutate(h, history.FWrite, history.RegisterValue{Key: key, Value: num(v)},
+				err = mutate(h, registerop.FWrite, registerop.Value{Key: key, Value: num(v)},
 					func(ctx context.Context) error { return store.Write(ctx, key, v) })
 			default:
 				from, to := rng.Int64N(values), rng.Int64N(values)
-				err = mutate(h, history.FCas, history.RegisterValue{Key: key, From: num(from), To: num(to)},
+				err = mutate(h, registerop.FCas, registerop.Value{Key: key, From: num(from), To: num(to)},
 					func(ctx context.Context) error { return store.Cas(ctx, key, from, to) })
 			}
 			if err != nil {
@@ -174,7 +177,7 @@ func (w Workload) Run(ctx context.Context, cfg Client, h *history.Appender) erro
 
 func read(store Store, h *history.Appender, key string) error {
 	_, err := workloads.Record(context.Background(), h, workloads.Op[json.RawMessage]{
-		F: history.FRead, Value: history.RegisterValue{Key: key}, Timeout: opTimeout, ReadOnly: true,
+		F: registerop.FRead, Value: registerop.Value{Key: key}, Timeout: opTimeout, ReadOnly: true,
 		Call: func(ctx context.Context) (json.RawMessage, error) {
 			v, err := store.Read(ctx, key)
 			var bad BadValue
@@ -188,12 +191,12 @@ func read(store Store, h *history.Appender, key string) error {
 			}
 			return num(*v), nil
 		},
-		Completion: func(v json.RawMessage, _ error) any { return history.RegisterValue{Key: key, Value: v} },
+		Completion: func(v json.RawMessage, _ error) any { return registerop.Value{Key: key, Value: v} },
 	})
 	return err
 }
 
-func mutate(h *history.Appender, f string, v history.RegisterValue, do func(context.Context) error) error {
+func mutate(h *history.Appender, f string, v registerop.Value, do func(context.Context) error) error {
 	_, err := workloads.Record(context.Background(), h, workloads.Op[struct{}]{F: f, Value: v, Timeout: opTimeout,
 		Call: func(ctx context.Context) (struct{}, error) { return struct{}{}, do(ctx) }})
 	return err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/registerop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/targets/nats"
@@ -58,7 +59,7 @@ func TestReadOutcomes(t *testing.T) {
 				t.Fatalf("history: %v, %d entries", err, len(ops))
 			}
 			done := ops[1]
-			var v history.RegisterValue
+			var v registerop.Value
 			if len(done.Value) > 0 {
 				if err := done.Decode(&v); err != nil {
 					t.Fatal(err)

@@ -14,12 +14,14 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/stream"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/natsclient"
 )
 
 func init() {
-	workloads.Register[Params]("nats-stream", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, Open: openStream, Also: []string{"stream-order"}, Pads: true, Replicates: true})
+	workloads.Register[Params]("nats-stream", Workload{Backend: workloads.Backend{TargetKind: "nats", Modules: []string{natsclient.Module}}, Open: openStream, Also: []analysis.Checker{stream.OrderChecker{}}, Pads: true, Replicates: true})
 }
 
 const (

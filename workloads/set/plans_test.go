@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	_ "github.com/chaos-testing/chaos/analysis/primaries"
+	_ "github.com/chaos-testing/chaos/analysis/set"
+	_ "github.com/chaos-testing/chaos/analysis/stream"
 	"github.com/chaos-testing/chaos/internal/testenv"
 	"github.com/chaos-testing/chaos/runner/runtest"
 	_ "github.com/chaos-testing/chaos/targets/nats"

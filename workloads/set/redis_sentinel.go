@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/primaries"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/redisclient"
 )
 
 func init() {
-	workloads.Register[Params]("redis-sentinel-set", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redisclient.Module}}, Open: openSentinel, Also: []string{"primaries"}})
+	workloads.Register[Params]("redis-sentinel-set", Workload{Backend: workloads.Backend{TargetKind: "redis-sentinel", Modules: []string{redisclient.Module}}, Open: openSentinel, Also: []analysis.Checker{primaries.Checker{}}})
 }
 
 // key is the set the clients add to.

@@ -8,7 +8,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
+	setcheck "github.com/chaos-testing/chaos/analysis/set"
+
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/setop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/traffic"
@@ -54,9 +58,9 @@ type Workload struct {
 	// Open connects one client process and sets up what the workload
 	// needs, until ctx ends.
 	Open func(ctx context.Context, c Client) (Store, error)
-	// Also are the checkers the backend adds to set's: "primaries" for one
+	// Also are the checkers the backend adds to set's: primaries for one
 	// whose servers report their role.
-	Also []string
+	Also []analysis.Checker
 	// Pads says the backend stores the filler a plan's payload asks for.
 	Pads bool
 	// Replicates says the backend keeps the set on as many servers as a
@@ -66,10 +70,12 @@ type Workload struct {
 
 // Checkers judge the adds against the final reads, and what the backend
 // adds.
-func (w Workload) Checkers() []string { return append([]string{"set"}, w.Also...) }
+func (w Workload) Checkers() []analysis.Checker {
+	return append([]analysis.Checker{setcheck.Checker{}}, w.Also...)
+}
 
 // Changes makes Workload a workloads.Changer: adds change the set.
-func (Workload) Changes() []string { return []string{history.FAdd} }
+func (Workload) Changes() []string { return []string{setop.FAdd} }
 
 // Needs is time for the add in flight, the settling and every final read.
 func (w Workload) Needs(Params) workloads.Needs {
@@ -159,9 +165,9 @@ func (w Workload) Run(ctx context.Context, cfg Client, h *history.Appender) erro
 
 func add(store Store, h *history.Appender, v int64) error {
 	_, err := workloads.Record(context.Background(), h, workloads.Op[string]{
-		F: history.FAdd, Value: history.SetValue{Element: &v}, Timeout: opTimeout,
+		F: setop.FAdd, Value: setop.Value{Element: &v}, Timeout: opTimeout,
 		Call:       func(ctx context.Context) (string, error) { return store.Add(ctx, v) },
-		Completion: func(node string, _ error) any { return history.SetValue{Element: &v, Node: node} },
+		Completion: func(node string, _ error) any { return setop.Value{Element: &v, Node: node} },
 	})
 	return err
 }
@@ -169,13 +175,13 @@ func add(store Store, h *history.Appender, v int64) error {
 // read makes one final read and says whether it succeeded.
 func read(store Store, h *history.Appender) (bool, error) {
 	d, err := workloads.Record(context.Background(), h, workloads.Op[Snapshot]{
-		F: history.FRead, Value: history.SetValue{}, Timeout: readTimeout, ReadOnly: true,
+		F: setop.FRead, Value: setop.Value{}, Timeout: readTimeout, ReadOnly: true,
 		Call: store.Read,
 		Completion: func(r Snapshot, err error) any {
 			if err != nil {
-				return history.SetValue{Node: r.Node} // what a failed read saw counts for nothing
+				return setop.Value{Node: r.Node} // what a failed read saw counts for nothing
 			}
-			return history.SetValue{Read: r.Values, Node: r.Node, Holes: r.Holes}
+			return setop.Value{Read: r.Values, Node: r.Node, Holes: r.Holes}
 		},
 	})
 	return d.Err == nil, err

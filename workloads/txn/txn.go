@@ -18,7 +18,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
+	elle "github.com/chaos-testing/chaos/analysis/txn"
+
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/txnop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/traffic"
@@ -37,17 +41,19 @@ const (
 // Model is what a transaction's writes do to a key: Elle's list-append
 // or rw-register.
 type Model struct {
-	// Checker is the check that judges the model's histories; it also
-	// ends the names of its workloads (etcd-list-append).
-	Checker string
+	// Name is the model's, which ends the names of its workloads
+	// (etcd-list-append), and Checker the check that judges its
+	// histories.
+	Name    string
+	Checker analysis.Checker
 	// Write is the kind of its writes.
 	Write string
 }
 
 // The models, each with its own checker.
 var (
-	ListAppend = Model{Checker: "list-append", Write: FAppend}
-	RWRegister = Model{Checker: "rw-register", Write: FWrite}
+	ListAppend = Model{Name: "list-append", Checker: elle.ListAppend{}, Write: FAppend}
+	RWRegister = Model{Name: "rw-register", Checker: elle.RWRegister{}, Write: FWrite}
 )
 
 // Register adds a backend's workload of each model, named
@@ -55,7 +61,7 @@ var (
 func Register(backend string, w Workload) {
 	for _, m := range []Model{ListAppend, RWRegister} {
 		w.Model = m
-		workloads.Register[Params](backend+"-"+m.Checker, w)
+		workloads.Register[Params](backend+"-"+m.Name, w)
 	}
 }
 
@@ -77,10 +83,10 @@ type Step struct {
 // a list read's value is its list ({"f": "r", "key": "k3", "value": [4,
 // 12]}), a register read's the value or null; a read not yet done has
 // none.
-func (m Model) History(steps []Step) []history.TxnStep {
-	out := make([]history.TxnStep, len(steps))
+func (m Model) History(steps []Step) []txnop.Step {
+	out := make([]txnop.Step, len(steps))
 	for i, s := range steps {
-		out[i] = history.TxnStep{F: s.F, Key: s.Key}
+		out[i] = txnop.Step{F: s.F, Key: s.Key}
 		switch {
 		case s.F != FRead:
 			out[i].Value = json.RawMessage(strconv.FormatInt(s.Value, 10))
@@ -227,10 +233,10 @@ func (w Workload) Check(ps *Params, s workloads.Setting) error {
 func (Workload) Needs(Params) workloads.Needs { return workloads.Needs{Finish: opTimeout} }
 
 // Checkers: Elle's check of the model.
-func (w Workload) Checkers() []string { return []string{w.Model.Checker} }
+func (w Workload) Checkers() []analysis.Checker { return []analysis.Checker{w.Model.Checker} }
 
 // Changes makes Workload a workloads.Changer: transactions write.
-func (Workload) Changes() []string { return []string{history.FTxn} }
+func (Workload) Changes() []string { return []string{txnop.FTxn} }
 
 // Run sends transactions at the plan's pace until ctx ends.
 func (w Workload) Run(ctx context.Context, cfg Client, h *history.Appender) error {
@@ -274,7 +280,7 @@ func draw(rng *rand.Rand, ps *Params, m Model, now time.Duration, next *int64) [
 
 func (w Workload) record(store Store, h *history.Appender, steps []Step) error {
 	_, err := workloads.Record(context.Background(), h, workloads.Op[[]Step]{
-		F: history.FTxn, Value: w.Model.History(steps), Timeout: opTimeout, ReadOnly: ReadOnly(steps),
+		F: txnop.FTxn, Value: w.Model.History(steps), Timeout: opTimeout, ReadOnly: ReadOnly(steps),
 		Call: func(ctx context.Context) ([]Step, error) {
 			done := slices.Clone(steps)
 			return done, store.Txn(ctx, done)

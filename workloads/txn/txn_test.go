@@ -70,7 +70,7 @@ func TestHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(b) != c.want {
-			t.Errorf("%s: got %s; want %s", c.m.Checker, b, c.want)
+			t.Errorf("%s: got %s; want %s", c.m.Name, b, c.want)
 		}
 	}
 }
@@ -109,7 +109,7 @@ func TestDraw(t *testing.T) {
 				t.Fatalf("key %s outside the period's r3..r5", s.Key)
 			}
 			if s.F != FRead && s.F != m.Write {
-				t.Fatalf("%s step in a %s transaction", s.F, m.Checker)
+				t.Fatalf("%s step in a %s transaction", s.F, m.Name)
 			}
 			if s.F != FRead {
 				if seen[s.Value] {

@@ -15,9 +15,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
+	watchcheck "github.com/chaos-testing/chaos/analysis/zkwatch"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/zkop"
 	"github.com/chaos-testing/chaos/plans"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/traffic"
@@ -43,7 +47,7 @@ const (
 )
 
 // kinds: the writers' kinds of operation, by name in a plan's mix.
-var kinds = []traffic.Kind{{Name: history.FZKSet, Weight: 2}, {Name: history.FZKCreate, Weight: 1}, {Name: history.FZKDelete, Weight: 1}}
+var kinds = []traffic.Kind{{Name: zkop.FSet, Weight: 2}, {Name: zkop.FCreate, Weight: 1}, {Name: zkop.FDelete, Weight: 1}}
 
 // Workload is the ZooKeeper watch workload.
 type Workload struct{}
@@ -70,7 +74,7 @@ func (Workload) Needs(Params) workloads.Needs {
 }
 
 // Checkers judge the watches by ZooKeeper's guarantees.
-func (Workload) Checkers() []string { return []string{"zookeeper-watch"} }
+func (Workload) Checkers() []analysis.Checker { return []analysis.Checker{watchcheck.Checker{}} }
 
 // Target is ZooKeeper.
 func (Workload) Target() string { return "zookeeper" }
@@ -153,11 +157,11 @@ type writer struct {
 // do sends one write of kind; value is unique to it.
 func (w *writer) do(kind, value string) error {
 	switch {
-	case kind == history.FZKSet:
+	case kind == zkop.FSet:
 		key := w.keys[w.rng.IntN(len(w.keys))]
 		_, err := w.send(kind, key, value, func() (*zk.Stat, error) { return w.conn.Set(path(key), []byte(value), -1) })
 		return err
-	case kind == history.FZKDelete && len(w.children) > 0:
+	case kind == zkop.FDelete && len(w.children) > 0:
 		i := w.rng.IntN(len(w.children))
 		child := w.children[i]
 		w.children = slices.Delete(w.children, i, i+1)
@@ -165,7 +169,7 @@ func (w *writer) do(kind, value string) error {
 		return err
 	}
 	// A create, or a delete with no child to delete.
-	d, err := w.send(history.FZKCreate, dir, value, func() (*zk.Stat, error) {
+	d, err := w.send(zkop.FCreate, dir, value, func() (*zk.Stat, error) {
 		_, err := w.conn.Create(path(dir)+"/"+value, nil, 0, zk.WorldACL(zk.PermAll))
 		return nil, err
 	})
@@ -179,7 +183,7 @@ func (w *writer) do(kind, value string) error {
 // the answer gives one (setData's does).
 func (w *writer) send(f, key, value string, call func() (*zk.Stat, error)) (history.Type, error) {
 	d, err := workloads.Record(context.Background(), w.h, workloads.Op[*zk.Stat]{
-		F: f, Value: history.ZKValue{Key: key, Value: value}, Timeout: opTimeout,
+		F: f, Value: zkop.Value{Key: key, Value: value}, Timeout: opTimeout,
 		Call: func(ctx context.Context) (*zk.Stat, error) {
 			if err := zkclient.Session(ctx, w.conn); err != nil {
 				return nil, err
@@ -189,9 +193,9 @@ func (w *writer) send(f, key, value string, call func() (*zk.Stat, error)) (hist
 		},
 		Completion: func(st *zk.Stat, err error) any {
 			if err != nil || st == nil {
-				return history.ZKValue{Key: key, Value: value}
+				return zkop.Value{Key: key, Value: value}
 			}
-			return history.ZKValue{Key: key, Value: value, Version: st.Version, Zxid: st.Mzxid}
+			return zkop.Value{Key: key, Value: value, Version: st.Version, Zxid: st.Mzxid}
 		},
 	})
 	return d.Type, err
@@ -299,9 +303,9 @@ func (w *watcher) round(read bool) error {
 }
 
 func (w *watcher) event(key string, ev zk.Event) error {
-	f, v := history.FZKEvent, history.ZKValue{Key: key, Event: ev.Type.String()}
+	f, v := zkop.FEvent, zkop.Value{Key: key, Event: ev.Type.String()}
 	if ev.Type == zk.EventNotWatching {
-		f = history.FZKLost // the session expired: the watch is gone
+		f = zkop.FLost // the session expired: the watch is gone
 	} else {
 		v.Seq, v.Conn = w.arrivals.of(path(key)), w.arrivals.connection()
 	}
@@ -352,16 +356,16 @@ func (w *watcher) fetch(key string, watch bool) (snapshot, error) {
 // names are the operation names of a watch and of a plain read of key.
 func names(key string) (watch, read string) {
 	if key == dir {
-		return history.FZKChildWatch, history.FZKChildRead
+		return zkop.FChildWatch, zkop.FChildRead
 	}
-	return history.FZKWatch, history.FZKRead
+	return zkop.FWatch, zkop.FRead
 }
 
 // watch reads key and leaves a watch on it.
 func (w *watcher) watch(key string) error {
 	f, _ := names(key)
 	d, err := workloads.Record(context.Background(), w.h, workloads.Op[snapshot]{
-		F: f, Value: history.ZKValue{Key: key}, Timeout: opTimeout, ReadOnly: true,
+		F: f, Value: zkop.Value{Key: key}, Timeout: opTimeout, ReadOnly: true,
 		Call: func(ctx context.Context) (snapshot, error) {
 			if err := zkclient.Session(ctx, w.conn); err != nil {
 				return snapshot{}, err
@@ -383,7 +387,7 @@ func (w *watcher) read(key string) error {
 	_, f := names(key)
 	seen := false
 	_, err := workloads.Record(context.Background(), w.h, workloads.Op[snapshot]{
-		F: f, Value: history.ZKValue{Key: key}, Timeout: opTimeout, ReadOnly: true,
+		F: f, Value: zkop.Value{Key: key}, Timeout: opTimeout, ReadOnly: true,
 		Call: func(ctx context.Context) (snapshot, error) {
 			if err := zkclient.Session(ctx, w.conn); err != nil {
 				return snapshot{}, err
@@ -400,11 +404,11 @@ func (w *watcher) read(key string) error {
 }
 
 // value is the completion of a watch or read of key.
-func (w *watcher) value(key string, g snapshot, seen bool, err error) history.ZKValue {
+func (w *watcher) value(key string, g snapshot, seen bool, err error) zkop.Value {
 	if err != nil {
-		return history.ZKValue{Key: key}
+		return zkop.Value{Key: key}
 	}
-	return history.ZKValue{Key: key, Value: g.value, Version: g.version, Zxid: g.zxid, EventSeen: seen,
+	return zkop.Value{Key: key, Value: g.value, Version: g.version, Zxid: g.zxid, EventSeen: seen,
 		Conn: w.arrivals.connection(), Session: w.conn.SessionID()}
 }
 

@@ -1,0 +1,331 @@
+package etcd
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
+)
+
+func init() { analysis.Register(WatchChecker{}) }
+
+// WatchChecker checks etcd's documented watch guarantees (etcd.io, "Watch
+// API guarantees") on every watch of a history, against each other and
+// against the writes whose answers name their revision:
+//
+//   - ordered: a watch's events come in revision order ("watch-order");
+//   - unique: no event twice ("watch-duplicate");
+//   - atomic: the events of one revision come in one response
+//     ("watch-split-revision");
+//   - bookmarkable: after a progress notification at revision r, no event
+//     at r or before ("watch-after-progress");
+//   - resumable and reliable: a watch from revision r gets every event of
+//     its keys from r to the last revision it got to, none missing
+//     ("watch-lost-event"); events are known from every watch and from
+//     the answers of writes;
+//   - filtered: only events of the keys asked ("watch-unrequested-key");
+//   - the events are the writes: no two sources disagree on the event of
+//     a key at a revision ("watch-divergent-event");
+//   - prev_kv and IsCreate: within a watch, an event's previous key, when
+//     given, is the one its previous event left, and a put creates the key
+//     exactly when the key did not exist ("watch-wrong-prev").
+type WatchChecker struct{}
+
+func (WatchChecker) Name() string { return "etcd-watch" }
+
+// watchOp is a watch and what it got.
+type watchOp struct {
+	history.Pair
+	req etcdop.WatchRequest
+	res etcdop.WatchResult
+}
+
+// eventAt names the event of a key at a revision.
+type eventAt struct {
+	rev int64
+	key string
+}
+
+// knownEvent is an event and where it is known from.
+type knownEvent struct {
+	ev  etcdop.WatchEvent
+	ops []history.Op // the watch or the write that tells of it
+	src string
+}
+
+func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result {
+	watches, bad := readWatches(in.History)
+	if bad.N > 0 {
+		return analysis.UnknownResult(fmt.Sprintf("%d watches could not be read; first: %v", bad.N, bad.First))
+	}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"watches": len(watches)}}
+	if len(watches) == 0 {
+		res.Notes = append(res.Notes, "no watch got an answer: nothing to check")
+		return res
+	}
+	var found analysis.FindingList
+	known := map[eventAt]knownEvent{}
+	learn := func(e knownEvent) {
+		at := eventAt{e.ev.KV.Mod, e.ev.KV.Key}
+		first, ok := known[at]
+		switch {
+		case !ok:
+			known[at] = e
+		case !sameEvent(first.ev, e.ev):
+			found.Add(func() analysis.Finding {
+				return analysis.Finding{Kind: "watch-divergent-event", Explanation: fmt.Sprintf(
+					"at revision %d, %s tells of %s, and %s of %s.", at.rev, first.src, describeEvent(first.ev), e.src, describeEvent(e.ev)),
+					Ops: slices.Concat(first.ops, e.ops)}
+			})
+		}
+	}
+	events := 0
+	for _, w := range watches {
+		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
+		checkStream(w, src, &found)
+		for _, r := range w.res.Responses {
+			for _, e := range r.Events {
+				events++
+				learn(knownEvent{ev: e, ops: []history.Op{*w.Inv, *w.Done}, src: src})
+			}
+		}
+	}
+	for _, e := range writtenEvents(in.History) {
+		learn(e)
+	}
+	for _, w := range watches {
+		checkReliable(w, known, &found)
+	}
+	res.Stats["events"] = events
+	res.Stats["revisions_known"] = len(known)
+	res.Findings, res.FindingsTotal = found.List, found.Total
+	if found.Total > 0 {
+		res.Verdict = analysis.Invalid
+	}
+	return res
+}
+
+func readWatches(h []history.Op) ([]watchOp, analysis.ErrCount) {
+	var bad analysis.ErrCount
+	var out []watchOp
+	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.F == etcdop.FWatch }) {
+		if p.Done == nil || len(p.Done.Value) == 0 || p.Done.Type == history.Fail {
+			continue
+		}
+		w := watchOp{Pair: p}
+		if err := errors.Join(p.Inv.Decode(&w.req), p.Done.Decode(&w.res)); err != nil {
+			bad.Add(err)
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, bad
+}
+
+// checkStream checks one watch's own stream: filtered, ordered, unique,
+// atomic, bookmarkable, from its start revision, prev_kv and IsCreate.
+func checkStream(w watchOp, src string, found *analysis.FindingList) {
+	ops := []history.Op{*w.Inv, *w.Done}
+	report := func(kind, format string, args ...any) {
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: kind, Explanation: src + " " + fmt.Sprintf(format, args...), Ops: ops}
+		})
+	}
+	var last etcdop.WatchEvent
+	lastResp := -1
+	progress := int64(0)
+	seen := map[eventAt]bool{}
+	prev := map[string]etcdop.WatchEvent{} // key -> its last event in this watch
+	for i, r := range w.res.Responses {
+		if r.Progress && len(r.Events) == 0 {
+			progress = max(progress, r.Revision)
+		}
+		for _, e := range r.Events {
+			at := eventAt{e.KV.Mod, e.KV.Key}
+			switch {
+			case !inRange(w.req.Key, w.req.End, e.KV.Key):
+				report("watch-unrequested-key", "got an event of %s, which it did not ask for.", e.KV.Key)
+			case w.req.Rev > 0 && at.rev < w.req.Rev:
+				report("watch-order", "asked for events from revision %d and got one at revision %d (%s).", w.req.Rev, at.rev, describeEvent(e))
+			case seen[at]:
+				report("watch-duplicate", "got the event of %s at revision %d twice.", at.key, at.rev)
+			case lastResp >= 0 && at.rev < last.KV.Mod:
+				report("watch-order", "got revision %d (%s) after revision %d (%s): a watch went back in time.", at.rev, describeEvent(e), last.KV.Mod, describeEvent(last))
+			case lastResp >= 0 && at.rev == last.KV.Mod && lastResp != i:
+				report("watch-split-revision", "got the events of revision %d in two responses.", at.rev)
+			case at.rev <= progress:
+				report("watch-after-progress", "got an event at revision %d after a progress notification at revision %d.", at.rev, progress)
+			}
+			seen[at] = true
+			if p, ok := prev[e.KV.Key]; ok {
+				if why := wrongPrev(w.req.PrevKV, p, e); why != "" {
+					report("watch-wrong-prev", "got %s after %s: %s.", describeEvent(e), describeEvent(p), why)
+				}
+			}
+			prev[e.KV.Key] = e
+			last, lastResp = e, i
+		}
+	}
+}
+
+// wrongPrev says what is wrong with event e of a key whose previous event
+// in the same watch was p (nothing happened to the key in between, if the
+// watch is reliable), or "".
+func wrongPrev(prevKV bool, p, e etcdop.WatchEvent) string {
+	if e.Type == "put" {
+		create := p.Type == "delete"
+		if create != (e.KV.Create == e.KV.Mod) {
+			return fmt.Sprintf("IsCreate is %t, but the key %s", e.KV.Create == e.KV.Mod, map[bool]string{true: "did not exist", false: "existed"}[create])
+		}
+		if !create && (e.KV.Create != p.KV.Create || e.KV.Version != p.KV.Version+1) {
+			return fmt.Sprintf("create revision %d and version %d, where the key had %d and %d", e.KV.Create, e.KV.Version, p.KV.Create, p.KV.Version)
+		}
+	}
+	if !prevKV {
+		return ""
+	}
+	// No previous key where there was one is no finding: etcd reads it at
+	// the revision before the event, which a compaction may have removed.
+	switch {
+	case p.Type == "delete" && e.Prev != nil:
+		return "a previous key, where the key did not exist"
+	case p.Type == "put" && e.Prev != nil && *e.Prev != p.KV:
+		return "a previous key other than the one the last event left"
+	}
+	return ""
+}
+
+// window is the revisions a watch vouches for: from the revision it
+// started from (or its first event) to the last it got to, by an event or
+// a progress notification. from is 0 when it vouches for none.
+func (w watchOp) window() (from, to int64) {
+	from = w.req.Rev
+	for _, r := range w.res.Responses {
+		if r.Progress && len(r.Events) == 0 {
+			to = max(to, r.Revision)
+		}
+		for _, e := range r.Events {
+			to = max(to, e.KV.Mod)
+			if from == 0 {
+				from = e.KV.Mod
+			}
+		}
+	}
+	if to < from {
+		return 0, 0
+	}
+	return from, to
+}
+
+// checkReliable finds the events a watch should have got and did not:
+// every event known of its keys between the revision it started from (or
+// its first event) and the last revision it got to.
+func checkReliable(w watchOp, known map[eventAt]knownEvent, found *analysis.FindingList) {
+	from, to := w.window()
+	if from == 0 || to < from {
+		return
+	}
+	got := map[eventAt]bool{}
+	for _, r := range w.res.Responses {
+		for _, e := range r.Events {
+			got[eventAt{e.KV.Mod, e.KV.Key}] = true
+		}
+	}
+	var missed []eventAt
+	for at := range known {
+		if at.rev >= from && at.rev <= to && inRange(w.req.Key, w.req.End, at.key) && !got[at] {
+			missed = append(missed, at)
+		}
+	}
+	slices.SortFunc(missed, func(a, b eventAt) int { return cmp.Or(cmp.Compare(a.rev, b.rev), cmp.Compare(a.key, b.key)) })
+	for _, at := range missed {
+		k := known[at]
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: "watch-lost-event", Explanation: fmt.Sprintf(
+				"%s's watch (#%d) covered revisions %d to %d of %s but never got %s at revision %d, which %s tells of.",
+				history.ProcessName(w.Inv.Process), w.Inv.Index, from, to, describeRange(w.req.Key, w.req.End), describeEvent(k.ev), at.rev, k.src),
+				Ops: slices.Concat([]history.Op{*w.Inv, *w.Done}, k.ops)}
+		})
+	}
+}
+
+// writtenEvents are the events that the answers of writes make known: an
+// ok put at its answer's revision, an ok delete of one key that deleted
+// it, and the writes of the branch an ok transaction ran.
+func writtenEvents(h []history.Op) []knownEvent {
+	var out []knownEvent
+	for _, p := range history.Pairs(h, func(op *history.Op) bool {
+		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn
+	}) {
+		if p.Done == nil || p.Done.Type != history.Ok {
+			continue
+		}
+		var req etcdop.KVRequest
+		var resp etcdop.KVResponse
+		if errors.Join(p.Inv.Decode(&req), p.Done.Decode(&resp)) != nil {
+			continue // the etcd-kv checker reports what it cannot read
+		}
+		ops := req.Then
+		if p.Inv.F == etcdop.FKVTxn && !resp.Succeeded {
+			ops = req.Else
+		}
+		src := fmt.Sprintf("%s's %s (#%d)", history.ProcessName(p.Inv.Process), p.Inv.F, p.Done.Index)
+		for i, op := range ops {
+			var ev etcdop.WatchEvent
+			switch {
+			case op.F == etcdop.FPut:
+				ev = etcdop.WatchEvent{Type: "put", KV: etcdop.KV{Key: op.Key, Value: op.Value, Mod: resp.Revision, Lease: op.Lease}}
+			case op.F == etcdop.FDelete && op.End == "" && i < len(resp.Results) && resp.Results[i].Deleted > 0:
+				ev = etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: op.Key, Mod: resp.Revision}}
+			default:
+				continue
+			}
+			out = append(out, knownEvent{ev: ev, ops: []history.Op{*p.Inv, *p.Done}, src: src})
+		}
+	}
+	return out
+}
+
+// sameEvent compares what both sources know: a write's answer gives no
+// create revision or version.
+func sameEvent(a, b etcdop.WatchEvent) bool {
+	if a.Type != b.Type || a.KV.Key != b.KV.Key || a.KV.Mod != b.KV.Mod {
+		return false
+	}
+	if a.Type == "delete" {
+		return true
+	}
+	same := a.KV.Value == b.KV.Value && a.KV.Lease == b.KV.Lease
+	if a.KV.Create != 0 && b.KV.Create != 0 {
+		same = same && a.KV.Create == b.KV.Create && a.KV.Version == b.KV.Version
+	}
+	return same
+}
+
+// inRange says whether k is in the range that key and end name: key
+// alone when end is "", else [key, end).
+func inRange(key, end, k string) bool {
+	if end == "" {
+		return k == key
+	}
+	return k >= key && (k < end || end == "\x00") // "\x00": no end, as etcd takes it
+}
+
+func describeRange(key, end string) string {
+	if end == "" {
+		return key
+	}
+	return key + ".." + end
+}
+
+func describeEvent(e etcdop.WatchEvent) string {
+	if e.Type == "delete" {
+		return "delete " + e.KV.Key
+	}
+	return fmt.Sprintf("put %s=%s", e.KV.Key, e.KV.Value)
+}

@@ -1,0 +1,138 @@
+// Running porcupine on the parts of a history: in parallel, largest first,
+// within the check's time limit, and cut short when the check is cancelled
+// or, once some part is illegal, after a grace period.
+
+package linear
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// partResult is porcupine's judgement of one key.
+type partResult struct {
+	res  porcupine.CheckResult
+	info porcupine.LinearizationInfo
+	err  error // porcupine crashed on this key
+}
+
+// runParts checks every part on GOMAXPROCS workers, largest first. Each
+// porcupine call gets what is left of ctx's deadline, except that once one
+// part is illegal the verdict is settled, and every part still running or
+// yet to start gets at most grace more: enough for most further findings,
+// while one intractable key cannot hold the report up to the time limit
+// (porcupine alone stops at the first illegal partition). late reports that
+// some part was cut short by the grace rather than by ctx. partDone hears
+// how many parts are done as each one ends.
+func runParts(ctx context.Context, model porcupine.Model, parts []*Part, grace time.Duration, partDone func(int)) (results []partResult, late bool) {
+	results = make([]partResult, len(parts))
+	order := make([]int, len(parts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(parts[order[a]].Ops) > len(parts[order[b]].Ops) })
+	r := &runner{model: model, grace: grace, running: map[int]func(){}}
+	var next atomic.Int64
+	// Counting and telling under one lock keeps the counts told in order:
+	// progress that goes back reads as a bug to whoever watches it.
+	var doneMu sync.Mutex
+	done := 0
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(parts)) {
+		wg.Go(func() {
+			for {
+				j := int(next.Add(1) - 1)
+				if j >= len(order) {
+					return
+				}
+				results[order[j]] = r.check(ctx, j, parts[order[j]])
+				doneMu.Lock()
+				done++
+				partDone(done)
+				doneMu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return results, r.late.Load()
+}
+
+// runner shares among the workers whether some part was found illegal and
+// how to cut short the parts in flight.
+type runner struct {
+	model   porcupine.Model
+	grace   time.Duration
+	mu      sync.Mutex
+	illegal bool
+	running map[int]func() // cancels part j's check after the grace
+	late    atomic.Bool
+}
+
+// check runs porcupine on one part. Porcupine takes a timeout but no
+// context; to stop it early the model's steps all fail once the part's
+// context ends, which unwinds its search at once, and whatever it returns
+// then is discarded as Unknown.
+func (r *runner) check(ctx context.Context, j int, p *Part) (res partResult) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stop, cut atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
+	r.mu.Lock()
+	budget := time.Until(deadline(ctx))
+	capped := r.illegal && r.grace < budget
+	if capped {
+		budget = r.grace
+	}
+	r.running[j] = func() { cut.Store(true); cancel() }
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.running, j)
+		if res.res == porcupine.Illegal && !r.illegal {
+			r.illegal = true
+			for _, c := range r.running {
+				time.AfterFunc(r.grace, c)
+			}
+		}
+		r.mu.Unlock()
+		if (cut.Load() || capped) && res.res == porcupine.Unknown {
+			r.late.Store(true)
+		}
+	}()
+	defer func() {
+		if e := recover(); e != nil {
+			res = partResult{res: porcupine.Unknown, err: fmt.Errorf("%v", e)}
+		}
+	}()
+	if ctx.Err() != nil || budget <= 0 { // porcupine reads a timeout <= 0 as "none"
+		return partResult{res: porcupine.Unknown}
+	}
+	model := r.model
+	step := model.Step
+	model.StepContext = func(_ context.Context, s, i, o any) (bool, any) {
+		if stop.Load() {
+			return false, s
+		}
+		return step(s, i, o)
+	}
+	out, info := porcupine.CheckOperationsVerbose(model, p.Ops, budget)
+	if out != porcupine.Ok && ctx.Err() != nil {
+		out = porcupine.Unknown // possibly forced by the failing steps: not a verdict
+	}
+	return partResult{res: out, info: info}
+}
+
+func deadline(ctx context.Context) time.Time {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return time.Now().Add(DefaultTimeLimit)
+	}
+	return d
+}
