@@ -1,19 +1,12 @@
 // Package plugins is the one list of chaos's plug-ins: importing it
-// registers every target, workload and checker (faults register with the
-// nemesis package itself). A new target or workload is its own folder and
-// one line here; the command line and the tests that must see every
-// plug-in import this package.
+// registers every target and workload, and with each workload the
+// checkers that judge it (faults register with the nemesis package
+// itself). A new target or workload is its own folder and one line here;
+// the command line and the tests that must see every plug-in import this
+// package.
 package plugins
 
 import (
-	_ "github.com/chaos-testing/chaos/analysis/etcd"
-	_ "github.com/chaos-testing/chaos/analysis/linear"
-	_ "github.com/chaos-testing/chaos/analysis/lock"
-	_ "github.com/chaos-testing/chaos/analysis/primaries"
-	_ "github.com/chaos-testing/chaos/analysis/set"
-	_ "github.com/chaos-testing/chaos/analysis/stream"
-	_ "github.com/chaos-testing/chaos/analysis/txn"
-	_ "github.com/chaos-testing/chaos/analysis/zkwatch"
 	_ "github.com/chaos-testing/chaos/targets/etcd"
 	_ "github.com/chaos-testing/chaos/targets/nats"
 	_ "github.com/chaos-testing/chaos/targets/redis"
