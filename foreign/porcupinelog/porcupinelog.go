@@ -104,16 +104,6 @@ func ReadEtcd(path string) ([]history.Op, error) {
 	return ParseEtcd(f, path)
 }
 
-// ReadKV reads a porcupine kv log file.
-func ReadKV(path string) ([]history.Op, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ParseKV(f, path)
-}
-
 // lines calls fn on each non-blank line with its 1-based number, stopping at
 // the first error, which it prefixes with name:line.
 func lines(r io.Reader, name string, fn func(line int, s string) error) error {
