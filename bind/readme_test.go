@@ -109,3 +109,76 @@ func pluginFields[T interface{ NewParams() any }](r *registry.Registry[T]) map[s
 func ownFields(plugin interface{ NewParams() any }) []string {
 	return plans.FieldNames(plugin.NewParams())
 }
+
+// readmeTable is the README's table under the header row header: its
+// rows' cells, the header's and the separator's left out.
+func readmeTable(t *testing.T, header string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "\n"+header+"\n")
+	if !ok {
+		t.Fatalf("README: no table headed %q", header)
+	}
+	var rows [][]string
+	for _, l := range strings.Split(rest, "\n")[1:] { // the separator
+		if !strings.HasPrefix(l, "|") {
+			break
+		}
+		rows = append(rows, strings.Split(strings.Trim(l, "|"), " | "))
+	}
+	return rows
+}
+
+// codeNames are the `names` in a cell.
+func codeNames(cell string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile("`([a-z0-9_-]+)`").FindAllStringSubmatch(cell, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestReadmeFaultTable: every kind of fault has its row in the README's
+// table of faults, and the table names no kind that does not exist.
+func TestReadmeFaultTable(t *testing.T) {
+	listed := map[string]bool{}
+	for _, row := range readmeTable(t, "| kind | what it does | targets |") {
+		for _, k := range codeNames(row[0]) {
+			listed[k] = true
+		}
+	}
+	for _, k := range nemesis.Nemeses.Names() {
+		if !listed[k] {
+			t.Errorf("README's table of faults has no row for %s", k)
+		}
+		delete(listed, k)
+	}
+	for k := range listed {
+		t.Errorf("README's table of faults has a row for %s, which is no kind of fault", k)
+	}
+}
+
+// TestReadmeTargetTable: every target has its row in the README's table
+// of targets and workloads, naming every workload that runs against it.
+func TestReadmeTargetTable(t *testing.T) {
+	rows := map[string]string{}
+	for _, row := range readmeTable(t, "| target | what runs | workloads |") {
+		for _, k := range codeNames(row[0]) {
+			rows[k] = row[len(row)-1]
+		}
+	}
+	for _, k := range targets.Targets.Names() {
+		if _, ok := rows[k]; !ok && !strings.HasPrefix(k, "validate-test-") {
+			t.Errorf("README's table of targets has no row for %s", k)
+		}
+	}
+	for _, k := range workloads.Workloads.Names() {
+		w, _ := workloads.Workloads.Lookup(k)
+		if !slices.Contains(codeNames(rows[w.Target()]), k) && !strings.HasPrefix(k, "validate-test-") {
+			t.Errorf("README's table of targets names no workload %s in the row of %s", k, w.Target())
+		}
+	}
+}
