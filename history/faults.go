@@ -2,6 +2,8 @@ package history
 
 import (
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -82,8 +84,22 @@ func FaultWindows(ops []Op) []FaultWindow {
 	return out
 }
 
-// FaultColors are the colours fault kinds are drawn in.
-var FaultColors = map[string]string{"partition": "#fde2e4", "pause": "#fff1c1", "kill": "#e2e8fd", "clock": "#e3f8e0",
+// FaultColor is the colour faults of kind are drawn in: its own, chosen
+// (faultColors), or one drawn from its name, so that a new kind of fault
+// is told apart from the others without a word here.
+func FaultColor(kind string) string {
+	if c, ok := faultColors[kind]; ok {
+		return c
+	}
+	h := fnv.New32a()
+	h.Write([]byte(kind))
+	// A pale colour, as the chosen ones: each channel in the upper fifth.
+	v := h.Sum32()
+	return fmt.Sprintf("#%02x%02x%02x", 0xd0+v%0x30, 0xd0+(v>>8)%0x30, 0xd0+(v>>16)%0x30)
+}
+
+// faultColors are the colours chosen for the kinds of fault chaos has.
+var faultColors = map[string]string{"partition": "#fde2e4", "pause": "#fff1c1", "kill": "#e2e8fd", "clock": "#e3f8e0",
 	"power-loss": "#d6dcf7", "bitflip": "#f3dcf5", "truncate": "#f3dcf5",
 	// Packet faults in the partition's family of hues: the network.
 	"loss": "#fbd5c0", "delay": "#fcebd9", "reorder": "#fcebd9", "duplicate": "#fcebd9", "corrupt": "#fbd5c0",

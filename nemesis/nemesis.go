@@ -34,8 +34,9 @@ func NodeProcess(n cluster.Node) Process {
 // reaches them.
 type Env interface {
 	// Candidates lists the processes that fill a role at this moment:
-	// nodes, clients or holder (a client that holds the lock by its own
-	// account); the World finds the leader (Leaderer).
+	// nodes (every server, of every kind), clients or holder (a client
+	// that holds the lock by its own account); the World finds the
+	// leader (Leaderer), and pickVictims makes all every node.
 	Candidates(ctx context.Context, role string) []Process
 	// Nodes are the cluster's nodes, where they are now; up leaves out
 	// those killed and not restarted since, whose addresses are stale.
@@ -116,17 +117,22 @@ type Setting struct {
 // (struct{} for a kind without any).
 type Kind[P any] interface {
 	// Check checks a plan's fault of this kind before anything starts:
-	// its role, its own fields (filling their defaults), and what it
-	// needs of the target. A *plans.FieldError names the field at fault.
+	// its role (checkRole), its own fields (filling their defaults), and
+	// what it needs of the target (need). The fields every fault has are
+	// checked already, with their defaults (a count left out is 1). A
+	// *plans.FieldError names the field at fault.
 	Check(e *Entry[P], s Setting) error
 	// Start injects one fault as e asks, drawing victims with rng. ctx
 	// ends when it is too late to start; the act itself is not cut short.
 	// No targets means there was nobody to hit this time. On error the
-	// returned Injected says what may need healing.
+	// returned Injected says what may need healing. (pickVictims draws
+	// them; holdAll and releaseAll hold them in the World's ledger, as
+	// pause and kill do.)
 	Start(ctx context.Context, w *World, e Entry[P], rng *rand.Rand) (Injected, error)
-	// Stop heals a fault: it undoes what this fault did, and leaves what
-	// other faults in force hold (see World). It must be safe to repeat:
-	// it also runs on abort.
+	// Stop heals a fault that Start left targets or state for (it is not
+	// called for one that hit nobody): it undoes what this fault did, and
+	// leaves what other faults in force hold (see World). It must be
+	// safe to repeat: it also runs on abort.
 	Stop(ctx context.Context, w *World, in Injected) error
 }
 

@@ -11,9 +11,10 @@ import (
 // injected first after FirstAfter, then every Interval, each time lasting
 // Duration.
 type Schedule struct {
-	// Target is the role whose processes are picked: nodes, leader,
-	// clients or holder (a client holding the lock); each kind of fault
-	// says which it accepts.
+	// Target is the role whose processes are picked: nodes (every
+	// server of the cluster, a Redis Sentinel's sentinels too), leader,
+	// clients, holder (a client holding the lock) or all (every node at
+	// once); each kind of fault says which it accepts.
 	Target string `yaml:"target"`
 	Count  int    `yaml:"count"`
 	// Nodes, if given, are the only nodes (by name: n1, n2, ...) a fault

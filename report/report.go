@@ -78,7 +78,7 @@ func Write(r Run) error {
 		FaultKinds: map[string]string{},
 		Links:      links(r.Dir)}
 	for _, f := range faults {
-		v.FaultKinds[f.Kind] = color(f.Kind)
+		v.FaultKinds[f.Kind] = history.FaultColor(f.Kind)
 	}
 	drawn := choosePages(pages, r.Report)
 	v.PagesLeftOut = len(pages) - len(drawn)
@@ -232,7 +232,7 @@ var funcs = template.FuncMap{
 	"join":           strings.Join,
 	"secs":           func(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) },
 	"op":             func(o history.Op) string { return o.String() },
-	"colour":         color,
+	"colour":         history.FaultColor,
 	"stat":           func(v any) string { return strings.TrimSuffix(fmt.Sprint(v), ".000") },
 	"sorted":         func(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) },
 	"sortedVersions": func(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) },

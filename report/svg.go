@@ -44,15 +44,8 @@ func shade(b *strings.Builder, s span, faults []history.FaultWindow, h float64) 
 		}
 		x0, x1 := s.x(max(f.Start, s.from)), s.x(min(f.End, s.to))
 		fmt.Fprintf(b, `<rect x="%.1f" y="0" width="%.1f" height="%.1f" fill="%s" opacity="0.6"><title>%s</title></rect>`,
-			x0, max(x1-x0, 1), h, color(f.Kind), html.EscapeString(describeFault(f)))
+			x0, max(x1-x0, 1), h, history.FaultColor(f.Kind), html.EscapeString(describeFault(f)))
 	}
-}
-
-func color(kind string) string {
-	if c, ok := history.FaultColors[kind]; ok {
-		return c
-	}
-	return "#eeeeee"
 }
 
 func describeFault(f history.FaultWindow) string {

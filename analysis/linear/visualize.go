@@ -5,7 +5,6 @@
 package linear
 
 import (
-	"cmp"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
@@ -84,7 +83,7 @@ func faultWindows(ops []history.Op) []porcupine.Annotation {
 			End:             int64(w.End),
 			Description:     strings.TrimSpace(w.Kind + " " + strings.Join(w.Victims, " ")),
 			Details:         details,
-			BackgroundColor: cmp.Or(history.FaultColors[w.Kind], "#eeeeee"),
+			BackgroundColor: history.FaultColor(w.Kind),
 		})
 	}
 	return out
