@@ -3,7 +3,6 @@ package plans
 import (
 	"slices"
 	"strings"
-	"time"
 )
 
 // Expectations are the values of a plan's expect field ("" for none).
@@ -47,11 +46,4 @@ func (p *Plan) check() error {
 		}
 	}
 	return nil
-}
-
-// WithTimeLimit overrides the plan's time limit (from the command line).
-// Faults that would no longer fit are refused when the plan is bound.
-func (p *Plan) WithTimeLimit(d time.Duration) error {
-	p.TimeLimit.Duration = d
-	return p.check()
 }

@@ -30,17 +30,17 @@ func (p *Plan) DecodeParams(path string, params Params, section any, into any) e
 		if !ok {
 			allowed := yamlFields(reflect.TypeOf(section))
 			maps.Copy(allowed, own)
-			return &Error{File: p.File, Line: p.Line(joinPath(path, k)), Msg: fmt.Sprintf("unknown field %q in %s (%s); allowed: %s",
-				k, path, kindOf(section), strings.Join(sortedKeys(allowed), ", "))}
+			return p.noteOverrides(&Error{File: p.File, Line: p.Line(joinPath(path, k)), Msg: fmt.Sprintf("unknown field %q in %s (%s); allowed: %s",
+				k, path, kindOf(section), strings.Join(sortedKeys(allowed), ", "))})
 		}
 		// Parse recorded the lines: a plan is left as it was read.
 		if err := checkFields(p.File, &v, ft, joinPath(path, k), map[string]int{}); err != nil {
-			return err
+			return p.noteOverrides(err)
 		}
 		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k, Line: v.Line}, &v)
 	}
 	if err := m.Decode(into); err != nil {
-		return yamlError(p.File, err)
+		return p.noteOverrides(yamlError(p.File, err))
 	}
 	return nil
 }

@@ -4,13 +4,13 @@
 package plans
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -37,6 +37,8 @@ type Plan struct {
 	// header says how often each was measured). Empty: no expectation.
 	Expect string `yaml:"expect"`
 
+	// Overrides are the fields the command line set over the file's.
+	Overrides []Override `yaml:"-"`
 	// File is where the plan was read from; lines maps a field's path
 	// ("workload.lease", "nemesis[0].duration") to its line there.
 	File  string         `yaml:"-"`
@@ -128,7 +130,7 @@ func (e *Error) Error() string {
 // Errorf reports a problem with the field at path ("workload.kind"),
 // pointing at its line, or at its parent's when the field is missing.
 func (p *Plan) Errorf(path, format string, args ...any) error {
-	return &Error{File: p.File, Line: p.Line(path), Msg: path + ": " + fmt.Sprintf(format, args...)}
+	return p.noteOverrides(&Error{File: p.File, Line: p.Line(path), Msg: path + ": " + fmt.Sprintf(format, args...)})
 }
 
 // Line is the line of the field at path, or of its nearest parent present.
@@ -152,20 +154,22 @@ func parentPath(path string) string {
 	return ""
 }
 
-// Load reads and checks the plan in file.
-func Load(file string) (*Plan, error) {
+// Load reads and checks the plan in file, with the fields the command
+// line sets over the file's.
+func Load(file string, overrides ...Override) (*Plan, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
-	return Parse(file, data)
+	return Parse(file, data, overrides...)
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
 
-// Parse reads a plan from data; file names it in errors. Unknown fields and
-// values of the wrong kind are errors with their line.
-func Parse(file string, data []byte) (*Plan, error) {
+// Parse reads a plan from data, with the fields overrides set over
+// data's; file names it in errors. Unknown fields and values of the wrong
+// kind are errors with their line.
+func Parse(file string, data []byte, overrides ...Override) (*Plan, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, yamlError(file, err)
@@ -173,20 +177,39 @@ func Parse(file string, data []byte) (*Plan, error) {
 	if len(root.Content) == 0 {
 		return nil, &Error{File: file, Msg: "empty plan; expected a mapping with target, workload, nemesis and time_limit"}
 	}
-	p := &Plan{File: file, lines: map[string]int{}}
+	for _, o := range overrides {
+		if err := o.apply(file, root.Content[0]); err != nil {
+			return nil, err
+		}
+	}
+	p := &Plan{File: file, Overrides: overrides, lines: map[string]int{}}
 	if err := checkFields(file, root.Content[0], planFields, "", p.lines); err != nil {
-		return nil, err
+		return nil, p.noteOverrides(err)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(p); err != nil {
-		return nil, yamlError(file, err)
+	// checkFields refused the unknown fields, with the allowed ones.
+	if err := root.Content[0].Decode(p); err != nil {
+		return nil, p.noteOverrides(yamlError(file, err))
 	}
-	p.File = file
+	p.File, p.Overrides = file, overrides
 	if err := p.check(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// noteOverrides adds to a plan error that the plan was read with fields
+// set on the command line, which its file does not show.
+func (p *Plan) noteOverrides(err error) error {
+	var pe *Error
+	if len(p.Overrides) == 0 || !errors.As(err, &pe) {
+		return err
+	}
+	var set []string
+	for _, o := range p.Overrides {
+		set = append(set, "--set "+o.String())
+	}
+	pe.Msg += " (read with " + strings.Join(set, ", ") + ")"
+	return err
 }
 
 func yamlError(file string, err error) error {

@@ -88,10 +88,10 @@ type parsed struct {
 }
 
 // parseOnly is Parse, failing the test if it never returns.
-func parseOnly(t testing.TB, file string, data []byte) (*Plan, error) {
+func parseOnly(t testing.TB, file string, data []byte, overrides ...Override) (*Plan, error) {
 	t.Helper()
 	r := inTime(t, fmt.Sprintf("Parse(%q)", data), func() parsed {
-		p, err := Parse(file, data)
+		p, err := Parse(file, data, overrides...)
 		return parsed{p, err}
 	})
 	return r.p, r.err
@@ -536,41 +536,91 @@ nemesis:
 	}
 }
 
-// TestWithTimeLimit: WithTimeLimit re-checks the plan's own fields, and a
-// fault that no longer fits in the new limit is refused where faults are
-// checked (Schedule.Resolve, which bind.Bind calls before a run), at its
-// line. (cmd/chaos's TestRunRefusesBadPlan sees chaos run refuse it.)
-func TestWithTimeLimit(t *testing.T) {
-	p, err := parse(t, "base.yaml", []byte(base)) // first fault ends at 1s+1s
+// TestOverrides: --set puts a value in the plan's YAML before it is read,
+// so that it is checked as the file's own would be, at the line of the
+// field it replaces, and the error says the plan was read with it. A
+// fault that no longer fits a shorter time limit is refused where faults
+// are checked (Schedule.Resolve, which bind.Bind calls before a run).
+func TestOverrides(t *testing.T) {
+	set := func(s ...string) []Override {
+		var out []Override
+		for _, a := range s {
+			o, err := ParseOverride(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, o)
+		}
+		return out
+	}
+	p, err := Parse("base.yaml", []byte(base), set("time_limit=1m", "target.version=v7.2.4", "workload.clients=4", "nemesis[0].duration=2s", "nemesis[0].nodes=[n1, n2]")...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.WithTimeLimit(1500 * time.Millisecond); err != nil {
-		t.Fatalf("WithTimeLimit(1.5s) = %v, want nil: the plan's own fields are fine", err)
+	if p.TimeLimit.Duration != time.Minute || p.Target.Version != "v7.2.4" || p.Workload.Clients != 4 || p.Nemesis[0].Duration.Duration != 2*time.Second || len(p.Nemesis[0].Nodes) != 2 {
+		t.Errorf("overrides not applied: %+v", p)
+	}
+	if len(p.Overrides) != 5 || p.Overrides[1].String() != "target.version=v7.2.4" {
+		t.Errorf("Overrides = %v, want the five given", p.Overrides)
+	}
+	// A missing field takes its parent's line.
+	if got, want := p.Line("target.version"), lineOf(t, "target:"); got != want {
+		t.Errorf("line of an added field = %d, want its parent's %d", got, want)
+	}
+
+	p, err = Parse("base.yaml", []byte(base), set("time_limit=1500ms")...)
+	if err != nil {
+		t.Fatalf("time_limit=1.5s: %v, want nil: the plan's own fields are fine", err)
 	}
 	_, err = resolve(p)
 	var pe *Error
-	if !errors.As(err, &pe) {
-		t.Fatalf("the faults under a limit of 1.5s: %v, want a *plans.Error", err)
-	}
-	if want := lineOf(t, "    first_after: 1s"); pe.Line != want || !strings.Contains(pe.Msg, "nemesis[0].first_after") || !strings.Contains(pe.Msg, "1.5s") {
-		t.Errorf("the faults under a limit of 1.5s: %v, want the first_after line %d and the new limit", err, want)
+	if !errors.As(err, &pe) || pe.Line != lineOf(t, "    first_after: 1s") || !strings.Contains(pe.Msg, "1.5s") || !strings.Contains(pe.Msg, "--set time_limit=1500ms") {
+		t.Errorf("the faults under a limit of 1.5s: %v, want the first_after line, the new limit and the --set", err)
 	}
 
-	for _, d := range []time.Duration{2 * time.Second, time.Minute} {
-		if err := p.WithTimeLimit(d); err != nil {
-			t.Errorf("WithTimeLimit(%s) = %v, want nil", d, err)
-		}
-		if _, err := resolve(p); err != nil {
-			t.Errorf("the faults under a limit of %s: %v, want nil: the fault fits", d, err)
-		}
-		if p.TimeLimit.Duration != d {
-			t.Errorf("time limit %s after WithTimeLimit(%s)", p.TimeLimit, d)
+	for _, tc := range []struct {
+		set  string
+		line int
+		want string
+	}{
+		{"time_limit=0s", lineOf(t, "time_limit: 10s"), "time_limit: missing or not positive"},
+		{"workload.clients=many", lineOf(t, "  clients: 3"), "cannot unmarshal"},
+		{"nam=x", 1, `unknown field "nam" in the plan`},
+		{"nemesis[3].duration=1s", lineOf(t, "nemesis:"), "the plan has no nemesis[3]"},
+		{"name.x=1", lineOf(t, "name: t"), "name is not a mapping"},
+		{"nemesis[0]..x=1", 0, "is not a field name"},
+		{"seed=[", 0, "the value is not YAML"},
+	} {
+		_, err := Parse("base.yaml", []byte(base), set(tc.set)...)
+		if !errors.As(err, &pe) || pe.Line != tc.line || !strings.Contains(pe.Msg, tc.want) || !strings.Contains(pe.Msg, "--set "+tc.set) {
+			t.Errorf("--set %s: %v, want line %d and %q and the --set", tc.set, err, tc.line, tc.want)
 		}
 	}
-	if err := p.WithTimeLimit(0); err == nil {
-		t.Error("WithTimeLimit(0) accepted")
+	if _, err := ParseOverride("target.version"); err == nil {
+		t.Error("ParseOverride without = accepted")
 	}
+}
+
+// FuzzOverride: any --set over a valid plan gives a plan or a *plans.Error,
+// never a panic.
+func FuzzOverride(f *testing.F) {
+	for _, s := range []string{"time_limit=5s", "nemesis[0].nodes=[n1]", "target.config.x=y", "a[0][1].b=", "workload=3", "nemesis=[]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		o, err := ParseOverride(s)
+		if err != nil {
+			return
+		}
+		p, err := parseOnly(t, "base.yaml", []byte(base), o)
+		var pe *Error
+		if err != nil && !errors.As(err, &pe) {
+			t.Fatalf("--set %s: error %T %v is not a *plans.Error", s, err, err)
+		}
+		if (p == nil) == (err == nil) {
+			t.Fatalf("--set %s: plan %v with error %v", s, p, err)
+		}
+	})
 }
 
 func TestLoadMissingFile(t *testing.T) {
@@ -626,9 +676,8 @@ func FuzzParse(f *testing.F) {
 		if p == nil {
 			t.Fatal("nil plan without an error")
 		}
-		// What Parse accepts, check accepts again (the runner calls
-		// WithTimeLimit, which re-checks).
-		if err := p.WithTimeLimit(p.TimeLimit.Duration); err != nil {
+		// What Parse accepts, check accepts again.
+		if err := p.check(); err != nil {
 			t.Fatalf("accepted plan fails its own check: %v", err)
 		}
 		// The shared fields' checks that bind.Bind makes next refuse

@@ -20,14 +20,13 @@ import (
 // keeps the plan's).
 func Plan(t testing.TB, path string, limit time.Duration) *plans.Plan {
 	t.Helper()
-	p, err := plans.Load(path)
+	var sets []plans.Override
+	if limit > 0 {
+		sets = append(sets, plans.Override{Path: "time_limit", Value: limit.String()})
+	}
+	p, err := plans.Load(path, sets...)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if limit > 0 {
-		if err := p.WithTimeLimit(limit); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return p
 }
