@@ -11,18 +11,41 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
 
 	"github.com/chaos-testing/chaos/internal/clock"
 )
 
-// IsTerminal reports whether w is a terminal (a character device).
+// IsTerminal reports whether w is a terminal: only one gets a line
+// redrawn in place (/dev/null, a character device too, is not one).
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// width is how many columns the terminal w has, 0 if it cannot say.
+func width(w io.Writer) int {
+	f, ok := w.(*os.File)
 	if !ok {
-		return false
+		return 0
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return cols
+}
+
+// fit cuts s to cols-1 columns (0: as it is), so that a redrawn line
+// never wraps: a wrapped line cannot be redrawn in place, and smears.
+func fit(s string, cols int) string {
+	if cols <= 1 || utf8.RuneCountInString(s) < cols {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:cols-2]) + "…"
 }
 
 // barWidth is the number of cells in a bar.
@@ -44,12 +67,14 @@ type Line struct {
 	every time.Duration
 	last  time.Time
 	shown string // what the terminal shows now
+	// width says how many columns the terminal has (tests set it).
+	width func(io.Writer) int
 }
 
 // NewLine makes a status line on w, rewritten in place when terminal is
 // set, else written out at most once per every of c's time.
 func NewLine(w io.Writer, terminal bool, every time.Duration, c clock.Clock) *Line {
-	return &Line{w: w, terminal: terminal, every: every, clock: c}
+	return &Line{w: w, terminal: terminal, every: every, clock: c, width: width}
 }
 
 // Show replaces the status with s.
@@ -66,9 +91,12 @@ func (l *Line) Show(s string) {
 	}
 }
 
-// draw writes s over the line shown, padding out what is left of it.
+// draw writes s over the line shown, cut to the terminal's width (the
+// width asked each time: a window may be resized), padding out what is
+// left of the line shown.
 func (l *Line) draw(s string) {
-	fmt.Fprintf(l.w, "\r%s%s", s, strings.Repeat(" ", max(0, len(l.shown)-len(s))))
+	s = fit(s, l.width(l.w))
+	fmt.Fprintf(l.w, "\r%s%s", s, strings.Repeat(" ", max(0, utf8.RuneCountInString(l.shown)-utf8.RuneCountInString(s))))
 	l.shown = s
 }
 

@@ -3,6 +3,8 @@ package progress
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,38 @@ func TestTerminalLineIsRewrittenInPlace(t *testing.T) {
 		"\n"
 	if b.String() != want {
 		t.Errorf("terminal output\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+// A line longer than the terminal is wide is cut short of its last
+// column, so that it never wraps (a wrapped line cannot be redrawn in
+// place); the width is asked at each redraw, as a window may be resized.
+func TestTerminalLineFitsTheWidth(t *testing.T) {
+	var b bytes.Buffer
+	cols := 10
+	l := NewLine(&b, true, time.Hour, clock.Real)
+	l.width = func(io.Writer) int { return cols }
+	l.Show("0123456789abcdef")
+	cols = 80
+	l.Show("0123456789abcdef")
+	want := "\r01234567…" + "\r0123456789abcdef"
+	if b.String() != want {
+		t.Errorf("terminal output\n%q\nwant\n%q", b.String(), want)
+	}
+	if fit("héllo", 0) != "héllo" || fit("héllo wörld", 6) != "héll…" {
+		t.Errorf("fit: %q, %q", fit("héllo", 0), fit("héllo wörld", 6))
+	}
+}
+
+// /dev/null is a character device, not a terminal: it gets no redraws.
+func TestDevNullIsNoTerminal(t *testing.T) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if IsTerminal(f) {
+		t.Error("IsTerminal(/dev/null) = true")
 	}
 }
 
