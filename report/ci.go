@@ -14,7 +14,11 @@ import (
 // suite, each checker a test case that fails when it found an anomaly and
 // is skipped when it could not decide. A run that did not finish cleanly
 // has one more test case, "run", in error, so that a CI job reading only
-// junit.xml sees a failure whatever the checkers said.
+// junit.xml sees a failure whatever the checkers said. A plan with an
+// expectation has one more, "expect": it passes when the verdict met it,
+// and then an anomaly the plan is meant to find is no failure (a positive
+// control that finds its anomaly is green); its findings stay in the
+// checker's output.
 type junitSuite struct {
 	XMLName  xml.Name    `xml:"testsuite"`
 	Name     string      `xml:"name,attr"`
@@ -48,13 +52,24 @@ func writeJUnit(r Run, seconds float64) error {
 		s.Cases = append(s.Cases, junitCase{Name: "run", ClassName: "chaos." + r.Plan,
 			Error: &junitMessage{Message: "incomplete: " + r.Incomplete, Text: incompleteNote}})
 	}
+	met := r.AsExpected != nil && *r.AsExpected
+	if r.AsExpected != nil {
+		c := junitCase{Name: "expect", ClassName: "chaos." + r.Plan, Output: fmt.Sprintf("expected %s, got %s", r.Expect, r.Report.Verdict)}
+		if !met {
+			s.Failures++
+			c.Failure = &junitMessage{Message: fmt.Sprintf("expected %s, got %s", r.Expect, r.Report.Verdict)}
+		}
+		s.Cases = append(s.Cases, c)
+	}
 	for _, res := range r.Report.Results {
 		c := junitCase{Name: res.Checker, ClassName: "chaos." + r.Plan, Output: strings.Join(res.Notes, "\n")}
-		switch res.Verdict {
-		case analysis.Invalid:
+		switch {
+		case res.Verdict == analysis.Invalid && met:
+			c.Output = strings.TrimSpace(fmt.Sprintf("as expected, %d findings:\n%s\n%s", res.FindingsTotal, findingsText(res), c.Output))
+		case res.Verdict == analysis.Invalid:
 			s.Failures++
 			c.Failure = &junitMessage{Message: fmt.Sprintf("%d findings", res.FindingsTotal), Text: findingsText(res)}
-		case analysis.Unknown:
+		case res.Verdict == analysis.Unknown:
 			s.Skipped++
 			c.Skipped = &junitMessage{Message: "undecided: " + strings.Join(res.Notes, "; ")}
 		}
@@ -85,7 +100,11 @@ func findingsText(res analysis.Result) string {
 // writeSummary writes r.Dir/summary.md, a few lines for a CI job summary.
 func writeSummary(r Run) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s (seed %d): %s\n\n", r.Plan, r.Seed, runStatus(string(r.Report.Verdict), r.Incomplete).Text)
+	fmt.Fprintf(&b, "### %s (seed %d): %s", r.Plan, r.Seed, runStatus(string(r.Report.Verdict), r.Incomplete).Text)
+	if e := expectation(r.Expect, r.AsExpected); e != nil {
+		fmt.Fprintf(&b, ", %s", e.Text)
+	}
+	b.WriteString("\n\n")
 	if r.Incomplete != "" {
 		fmt.Fprintf(&b, "**incomplete: %s**\n\n%s\n\n", mdEscape(r.Incomplete), incompleteNote)
 	}

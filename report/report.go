@@ -47,6 +47,10 @@ type Run struct {
 	SampledEvery int
 	// Incomplete says why the run did not finish cleanly; "" if it did.
 	Incomplete string
+	// Expect is the plan's expect field, and AsExpected whether the
+	// verdict met it (nil: the plan expects nothing).
+	Expect     string
+	AsExpected *bool
 }
 
 // pageOps is how many operations one page of the timeline draws: more
@@ -237,6 +241,7 @@ var funcs = template.FuncMap{
 	"sorted":         func(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) },
 	"sortedVersions": func(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) },
 	"status":         runStatus,
+	"expectation":    expectation,
 	"incompleteNote": func() string { return incompleteNote },
 	"cycle":          cycleSVG,
 }
@@ -245,7 +250,7 @@ const style = `<style>
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1160px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 .verdict{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:600}
-.valid{background:#2e9d4a}.invalid{background:#d64545}.unknown{background:#e8a33d}.incomplete{background:#7a6f9b}.not-analyzed{background:#999}
+.valid{background:#2e9d4a}.invalid{background:#d64545}.unknown{background:#e8a33d}.incomplete{background:#7a6f9b}.not-analyzed{background:#999}.as-expected{background:#fff;color:#2e7d3e;border:1px solid #2e7d3e}.unexpected{background:#fff;color:#c03030;border:1px solid #c03030}
 table{border-collapse:collapse} td,th{padding:2px 10px 2px 0;text-align:left;vertical-align:top}
 pre{background:#f6f6f6;padding:6px 8px;overflow-x:auto;font-size:12px;margin:4px 0 12px}
 .finding{margin:10px 0 0} .kind{font-weight:600} .legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
@@ -254,7 +259,7 @@ svg.plot{display:block;max-width:100%;height:auto;border:1px solid #eee;margin:6
 
 var reportTemplate = template.Must(template.Must(badgeTemplate.Clone()).New("report").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>chaos: {{.Plan}} (seed {{.Seed}})</title>` + style + `</head><body>
-<h1>{{.Plan}} {{template "badge" status (print .Report.Verdict) .Incomplete}}</h1>
+<h1>{{.Plan}} {{template "badge" status (print .Report.Verdict) .Incomplete}}{{with expectation .Expect .AsExpected}} {{template "badge" .}}{{end}}</h1>
 {{with .Incomplete}}<p><b>incomplete: {{.}}</b><br>{{incompleteNote}}</p>{{end}}
 <div>seed {{.Seed}} · {{.Nodes}} {{.Target}} nodes · workload {{.Workload}}{{with .Resource}} · resource {{.}}{{end}} · started {{.Started.Format "2006-01-02 15:04:05 MST"}} · {{.Duration}} · {{.Report.Ops}} history entries</div>
 {{with .Report.Truncated}}<p><b>History truncated:</b> {{.}}</p>{{end}}

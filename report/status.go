@@ -32,6 +32,19 @@ func runStatus(verdict, incomplete string) status {
 	return status{verdict, verdict}
 }
 
+// expectation is how a verdict stands against its plan's expect field
+// (met, from runfolder.Expected): "as expected" or "unexpected", saying
+// what was expected; nil when the plan expects nothing.
+func expectation(expect string, met *bool) *status {
+	switch {
+	case met == nil:
+		return nil
+	case *met:
+		return &status{"as-expected", "as expected (" + expect + ")"}
+	}
+	return &status{"unexpected", "unexpected: expected " + expect}
+}
+
 // badgeTemplate draws a status as a badge; the report and the index parse
 // their pages into clones of it.
 var badgeTemplate = template.Must(template.New("badge").Funcs(funcs).Parse(

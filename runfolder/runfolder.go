@@ -40,13 +40,22 @@ func (f Folder) Path(name string) string { return filepath.Join(string(f), name)
 // the run ended.
 type Info struct {
 	// RunID labels the run's containers and network (label chaos.run).
-	RunID    string            `json:"run_id"`
-	Plan     string            `json:"plan"`
-	PlanFile string            `json:"plan_file"`
-	Seed     int64             `json:"seed"`
-	Started  time.Time         `json:"started"`
-	Workload string            `json:"workload"`
-	Resource string            `json:"resource"`
+	RunID    string `json:"run_id"`
+	Plan     string `json:"plan"`
+	PlanFile string `json:"plan_file"`
+	Seed     int64  `json:"seed"`
+	// Overrides are the plan fields the command line set (--set
+	// PATH=VALUE), which plan_file does not show; plan.yaml does.
+	Overrides []string  `json:"overrides,omitempty"`
+	Started   time.Time `json:"started"`
+	// Expect is the plan's expect field; AsExpected, once the run is
+	// judged, whether its verdict met it (Expected).
+	Expect     string `json:"expect,omitempty"`
+	AsExpected *bool  `json:"as_expected,omitempty"`
+	Workload   string `json:"workload"`
+	Resource   string `json:"resource"`
+	// Versions are those of chaos itself (key "chaos": module version,
+	// VCS revision, modified), Go and the client libraries.
 	Versions map[string]string `json:"versions"`
 	// Servers are the versions the cluster's servers reported, by node.
 	Servers map[string]string `json:"servers,omitempty"`
@@ -86,11 +95,29 @@ func (i Info) Incomplete() string {
 	return ""
 }
 
-// Analysis is analysis.json: the report, and why the run is incomplete if
-// it is.
+// Analysis is analysis.json: the report, why the run is incomplete if it
+// is, and the plan's expectation and whether the verdict met it.
 type Analysis struct {
 	analysis.Report
 	Incomplete string `json:"incomplete,omitempty"`
+	Expect     string `json:"expect,omitempty"`
+	AsExpected *bool  `json:"as_expected,omitempty"`
+}
+
+// Expected says whether verdict v meets a plan's expectation: valid and
+// invalid, that verdict; varies, any decided one. An undecided verdict
+// meets none. nil: the plan expects nothing.
+func Expected(expect string, v analysis.Verdict) *bool {
+	var met bool
+	switch expect {
+	case "":
+		return nil
+	case "varies":
+		met = v == analysis.Valid || v == analysis.Invalid
+	default:
+		met = string(v) == expect
+	}
+	return &met
 }
 
 // ReadInfo reads run.json.

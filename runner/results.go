@@ -42,7 +42,10 @@ func writeRunInfo(dir, runID string, p *bind.Plan, started time.Time) error {
 		return err
 	}
 	info := runfolder.Info{RunID: runID, Plan: p.Name, Target: p.Target.Kind, Nodes: p.Target.Nodes, PlanFile: p.Written.File, Seed: p.Seed, Started: started,
-		Workload: p.Workload.Kind, Resource: p.Workload.Needs.Resource}
+		Workload: p.Workload.Kind, Resource: p.Workload.Needs.Resource, Expect: p.Written.Expect}
+	for _, o := range p.Written.Overrides {
+		info.Overrides = append(info.Overrides, o.String())
+	}
 	if c, ok := p.Target.Target.(targets.Configured); ok {
 		info.Config = c.Settings()
 	}
@@ -53,16 +56,16 @@ func writeRunInfo(dir, runID string, p *bind.Plan, started time.Time) error {
 // dockerModule is the Docker client library the harness drives runs with.
 const dockerModule = "github.com/docker/docker"
 
-// Versions lists the versions of Go, the Docker client and the given
-// client libraries (modules) that the chaos binary, which the harness and
-// the clients run, was built with. A module missing from the build is
-// recorded as such.
+// Versions lists the versions of chaos itself (Build), Go, the Docker
+// client and the given client libraries (modules) that the chaos binary,
+// which the harness and the clients run, was built with. A module
+// missing from the build is recorded as such.
 func Versions(binary string, modules []string) (map[string]string, error) {
 	bi, err := buildinfo.ReadFile(binary)
 	if err != nil {
 		return nil, fmt.Errorf("versions of %s: %w", binary, err)
 	}
-	v := map[string]string{"go": bi.GoVersion}
+	v := map[string]string{"chaos": Build(bi), "go": bi.GoVersion}
 	for _, m := range append([]string{dockerModule}, modules...) {
 		v[m] = "not in this build"
 		if i := slices.IndexFunc(bi.Deps, func(d *debug.Module) bool { return d.Path == m }); i >= 0 {
@@ -70,6 +73,25 @@ func Versions(binary string, modules []string) (map[string]string, error) {
 		}
 	}
 	return v, nil
+}
+
+// Build names the build of chaos that bi describes: its module version,
+// and the VCS revision it was built from, "modified" if the work tree had
+// changes (what go build records with -buildvcs).
+func Build(bi *debug.BuildInfo) string {
+	rev, modified := "", ""
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			modified = ", modified"
+		}
+	}
+	if rev == "" {
+		return bi.Main.Version + " (no VCS revision recorded)"
+	}
+	return fmt.Sprintf("%s (revision %s%s)", bi.Main.Version, rev, modified)
 }
 
 // judgeRun is the run's verdict: the history's, except that a run that did
@@ -139,9 +161,14 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 			rep.Truncated = strings.TrimSpace(rep.Truncated + " " + t.Error())
 		}
 	}
-	if err := f.WriteAnalysis(runfolder.Analysis{Report: rep, Incomplete: info.Incomplete()}); err != nil {
+	met := runfolder.Expected(info.Expect, rep.Verdict)
+	if err := f.WriteAnalysis(runfolder.Analysis{Report: rep, Incomplete: info.Incomplete(), Expect: info.Expect, AsExpected: met}); err != nil {
 		return rep, err
 	}
+	if err := f.UpdateInfo(func(i *runfolder.Info) { i.AsExpected = met }); err != nil {
+		return rep, err
+	}
+	info.AsExpected = met
 	task.Set(0, 0, "writing the report")
 	err = writeReport(dir, info, rep, a.drawn, a.every)
 	if took := time.Since(start); took >= time.Second {
@@ -262,7 +289,7 @@ func Report(ctx context.Context, dir string) error {
 func writeReport(dir string, info runfolder.Info, rep analysis.Report, ops []history.Op, every int) error {
 	return report.Write(report.Run{Dir: dir, Plan: info.Plan, Seed: info.Seed, Target: info.Target, Nodes: info.Nodes,
 		Workload: info.Workload, Resource: info.Resource, Started: info.Started, Versions: info.Versions, Servers: info.Servers, Config: info.Config, Report: rep, History: ops,
-		SampledEvery: every, Incomplete: info.Incomplete()})
+		SampledEvery: every, Incomplete: info.Incomplete(), Expect: info.Expect, AsExpected: info.AsExpected})
 }
 
 // WriteIndex rebuilds results/index.html from the run folders under
@@ -276,7 +303,8 @@ func WriteIndex(results string) error {
 		if err != nil {
 			continue // not a run of ours
 		}
-		e := report.IndexEntry{Plan: info.Plan, Seed: info.Seed, Started: info.Started, Verdict: report.NotAnalyzed, Incomplete: info.Incomplete()}
+		e := report.IndexEntry{Plan: info.Plan, Seed: info.Seed, Started: info.Started, Verdict: report.NotAnalyzed, Incomplete: info.Incomplete(),
+			Expect: info.Expect, AsExpected: info.AsExpected}
 		e.Path, _ = filepath.Rel(results, string(f))
 		e.Path = filepath.ToSlash(e.Path)
 		if a, err := f.ReadAnalysis(); err == nil && a.Verdict != "" {
