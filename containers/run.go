@@ -4,6 +4,7 @@
 package containers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -191,6 +193,26 @@ func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
 func (r *Run) Running(ctx context.Context, c Container) bool {
 	info, err := r.cli.ContainerInspect(ctx, c.ID)
 	return err != nil || (info.State != nil && info.State.Running)
+}
+
+// DiedWith says, once the container's main process has exited, how: its
+// exit status and the last lines of its output (why a process that died
+// at start died). Nil while it runs, or when the engine cannot say.
+func (r *Run) DiedWith(ctx context.Context, c Container) error {
+	info, err := r.cli.ContainerInspect(ctx, c.ID)
+	if err != nil || info.State == nil || info.State.Running || info.State.Status != "exited" {
+		return nil
+	}
+	var out bytes.Buffer
+	if rc, err := r.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: "10"}); err == nil {
+		stdcopy.StdCopy(&out, &out, rc)
+		rc.Close()
+	}
+	last := strings.TrimSpace(out.String())
+	if last == "" {
+		last = "(no output)"
+	}
+	return fmt.Errorf("%s exited with status %d; its last lines:\n  %s", c.Name, info.State.ExitCode, strings.ReplaceAll(last, "\n", "\n  "))
 }
 
 // Wait waits until the container has exited, or ctx ends. A non-zero exit

@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,9 @@ var errInterrupted = errors.New("interrupted")
 func Run(ctx context.Context, o Options) (analysis.Report, string, error) {
 	p, err := bind.Bind(o.Plan)
 	if err != nil {
+		return analysis.Report{}, "", err
+	}
+	if err := checkStatic(o.Binary); err != nil {
 		return analysis.Report{}, "", err
 	}
 	dir, runID, err := newRunDir(o.Results, p)
@@ -309,13 +313,38 @@ func startResource(ctx context.Context, run *containers.Run, image string, binds
 		return "", err
 	}
 	addr := net.JoinHostPort(c.IP, strconv.Itoa(resource.Port))
-	return addr, targets.WaitReady(ctx, "resource", 10*time.Second, func(ctx context.Context) error {
+	err = targets.WaitReady(ctx, "resource", 10*time.Second, func(ctx context.Context) error {
 		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 		if err == nil {
 			conn.Close()
 		}
 		return err
 	})
+	if err != nil {
+		// A process that died at start says why in its last lines.
+		if exited := run.DiedWith(context.WithoutCancel(ctx), c); exited != nil {
+			err = fmt.Errorf("%w: %w", err, exited)
+		}
+	}
+	return addr, err
+}
+
+// checkStatic refuses a chaos executable that needs a dynamic loader:
+// client and resource containers run it in node images of any Debian
+// suite, whose C library may be older than the host's (a binary built
+// with cgo dies there on "GLIBC_2.32 not found").
+func checkStatic(binary string) error {
+	f, err := elf.Open(binary)
+	if err != nil {
+		return fmt.Errorf("reading the chaos executable %s: %w", binary, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("the chaos executable %s is dynamically linked (built with cgo), and the containers of older Debian suites cannot run it: build it with CGO_ENABLED=0 go build ./cmd/chaos (./chaos and scripts/setup do)", binary)
+		}
+	}
+	return nil
 }
 
 // serverVersions asks every node which version it runs, if the target
