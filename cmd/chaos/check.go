@@ -6,12 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/foreign/jepsen"
 	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/runner"
@@ -20,11 +20,11 @@ import (
 // cmdCheck analyzes a stored run (a results folder) or a history file from
 // elsewhere: Jepsen EDN (.edn, with --model) or porcupine's test logs.
 func cmdCheck(args []string) (int, error) {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlags("check")
 	model := fs.String("model", jepsen.CasRegister, "model for an EDN history: "+strings.Join(jepsen.Models, ", "))
 	initial := fs.String("initial", "", "the registers' value before the history: EDN for an .edn history (0, :none, 1.0), else JSON (default: absent)")
 	out := fs.String("out", "", "folder for visualizations of a history file (default: results/check/<file>)")
+	asJSON := fs.Bool("json", false, "print one JSON summary on stdout; the findings go to stderr")
 	stream := fs.String("stream", "auto", "for a run folder: read the history as a stream, judging it a few keys at a time in bounded memory (on), in memory (off), or as its size says (auto: from 256 MiB, where the checkers allow)")
 	path, err := parseOne(fs, args, "DIR|FILE")
 	if err != nil {
@@ -54,7 +54,7 @@ func cmdCheck(args []string) (int, error) {
 		if err != nil {
 			return exitUsage, err
 		}
-		return report(os.Stdout, rep, path), nil
+		return reportOrJSON(rep, path, *asJSON)
 	}
 	if err := refuseFlags(fs, "a history file", "a file from elsewhere is judged in memory", "stream"); err != nil {
 		return exitUsage, err
@@ -79,7 +79,17 @@ func cmdCheck(args []string) (int, error) {
 	if err != nil {
 		return exitCrash, err
 	}
-	return report(os.Stdout, rep, fc.Out), nil
+	return reportOrJSON(rep, fc.Out, *asJSON)
+}
+
+// reportOrJSON prints a judged run's findings and verdict, on stderr with
+// asJSON, then its summary as JSON on stdout.
+func reportOrJSON(rep analysis.Report, dir string, asJSON bool) (int, error) {
+	if !asJSON {
+		return report(os.Stdout, rep, dir), nil
+	}
+	s := summarize(rep, dir, report(os.Stderr, rep, dir), false)
+	return s.Exit, printJSON([]runSummary{s}, false)
 }
 
 // initialValue reads --initial in the language of the history at path:
@@ -114,8 +124,7 @@ func refuseFileFlags(fs *flag.FlagSet, path, model string) error {
 
 // cmdExport writes a stored run's history in another format.
 func cmdExport(args []string) (int, error) {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlags("export")
 	format := fs.String("format", "edn", "output format: edn (Jepsen)")
 	dir, err := parseOne(fs, args, "DIR")
 	if err != nil {
@@ -136,12 +145,16 @@ func cmdExport(args []string) (int, error) {
 
 // cmdReport writes report.html for a stored run.
 func cmdReport(args []string) (int, error) {
-	if len(args) != 1 {
-		return exitUsage, usageError{"usage: chaos report DIR"}
+	dir, err := parseOne(newFlags("report"), args, "DIR")
+	if err != nil {
+		return exitUsage, err
 	}
-	if err := runner.Report(context.Background(), args[0]); err != nil {
+	if _, err := runfolder.Folder(dir).ReadInfo(); err != nil {
+		return exitUsage, err
+	}
+	if err := runner.Report(context.Background(), dir); err != nil {
 		return exitCrash, err
 	}
-	fmt.Println(runfolder.Folder(args[0]).Path(runfolder.ReportFile))
+	fmt.Println(runfolder.Folder(dir).Path(runfolder.ReportFile))
 	return exitValid, nil
 }

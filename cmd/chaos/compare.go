@@ -1,9 +1,8 @@
 package main
 
 import (
-	"flag"
+	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,31 +18,31 @@ import (
 // writes compare.md and compare.html from the runs; given run folders
 // instead, it builds the table from them.
 func cmdCompare(args []string) (int, error) {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlags("compare")
 	results := fs.String("results", "results", "folder that holds the runs, and where the comparison is written")
-	limit := fs.Duration("time-limit", 0, "how long to run each backend (default: the plan's)")
+	pf := addPlanFlags(fs)
+	asJSON := fs.Bool("json", false, "print the comparison as JSON on stdout")
 	const what = "PLAN | chaos compare RUN_DIR..."
 	args, err := parseArgs(fs, args, what)
 	if err != nil {
 		return exitUsage, err
 	}
 	if len(args) == 0 {
-		return exitUsage, usageError{"usage: chaos compare PLAN [--time-limit D] | chaos compare RUN_DIR..."}
+		return exitUsage, usageError{"usage: chaos compare PLAN [--set PATH=VALUE] [--time-limit D] | chaos compare RUN_DIR..."}
 	}
 	if len(args) == 1 && isPlanFile(args[0]) {
-		return runComparison(args[0], *results, *limit)
+		return runComparison(args[0], *results, pf.sets, *asJSON)
 	}
 	for _, a := range args {
 		if isPlanFile(a) {
 			return exitUsage, usageError{fmt.Sprintf("compare: %s is a file: compare takes one comparison plan or run folders, not both", a)}
 		}
 	}
-	if err := refuseFlags(fs, "stored runs", "they ran with their own time limits (chaos compare PLAN --time-limit D runs them again)", "time-limit"); err != nil {
+	if err := refuseFlags(fs, "stored runs", "they ran with their own plans (chaos compare PLAN --set or --time-limit runs them again)", "time-limit", "set"); err != nil {
 		return exitUsage, err
 	}
 	out := filepath.Join(*results, "compare", time.Now().Format("20060102T150405"))
-	return writeComparison(args, out, "comparison of "+fmt.Sprint(len(args))+" runs")
+	return writeComparison(args, out, "comparison of "+fmt.Sprint(len(args))+" runs", *asJSON)
 }
 
 // isPlanFile tells a comparison plan from a run folder: a plan is a file
@@ -56,8 +55,8 @@ func isPlanFile(path string) bool {
 	return !st.IsDir()
 }
 
-func runComparison(file, results string, limit time.Duration) (int, error) {
-	p, err := plans.Load(file)
+func runComparison(file, results string, sets []plans.Override, asJSON bool) (int, error) {
+	p, err := plans.Load(file, sets...)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -66,11 +65,6 @@ func runComparison(file, results string, limit time.Duration) (int, error) {
 	}
 	variants := bind.Variants(p)
 	for _, v := range variants {
-		if limit > 0 {
-			if err := v.WithTimeLimit(limit); err != nil {
-				return exitUsage, err
-			}
-		}
 		if _, err := bind.Bind(v); err != nil {
 			return exitUsage, fmt.Errorf("%s (as %s): %w", file, v.Name, err)
 		}
@@ -99,14 +93,17 @@ func runComparison(file, results string, limit time.Duration) (int, error) {
 		}
 		dirs = append(dirs, dir)
 	}
-	code, err := writeComparison(dirs, filepath.Join(results, p.Name, time.Now().Format("20060102T150405")), p.Name)
+	code, err := writeComparison(dirs, filepath.Join(results, p.Name, time.Now().Format("20060102T150405")), p.Name, asJSON)
 	if err == nil && len(failed) > 0 {
 		return exitUndecided, fmt.Errorf("%d runs did not finish cleanly and are left out of the table: %s", len(failed), strings.Join(failed, " "))
 	}
 	return code, err
 }
 
-func writeComparison(dirs []string, out, title string) (int, error) {
+// writeComparison writes the comparison of the runs in dirs into out, and
+// prints it: as Markdown, or with asJSON as JSON (the Markdown then goes
+// to stderr).
+func writeComparison(dirs []string, out, title string, asJSON bool) (int, error) {
 	table, err := compare.Build(dirs)
 	if err != nil {
 		return exitUsage, err
@@ -115,6 +112,19 @@ func writeComparison(dirs []string, out, title string) (int, error) {
 		return exitCrash, err
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "compare.md"))
-	fmt.Printf("%s\nwritten to %s\n", md, filepath.Join(out, "compare.html"))
+	w := os.Stdout
+	if asJSON {
+		w = os.Stderr
+	}
+	fmt.Fprintf(w, "%s\nwritten to %s\n", md, filepath.Join(out, "compare.html"))
+	if asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return exitValid, enc.Encode(struct {
+			Title string         `json:"title"`
+			Dir   string         `json:"dir"`
+			Table *compare.Table `json:"table"`
+		}{title, out, table})
+	}
 	return exitValid, nil
 }

@@ -1,13 +1,6 @@
 // Command chaos runs chaos-test plans against real clusters in Docker and
-// judges the histories they record.
-//
-//	chaos run PLAN [--seed N] [--time-limit D]   run a plan
-//	chaos check DIR|FILE                         re-analyze a stored run or a foreign history
-//	chaos replay DIR [--times N]                 run a stored run again, its faults pinned
-//	chaos shrink DIR                             reduce a stored run's plan to what its finding needs
-//	chaos export --format edn DIR                a run's history as Jepsen EDN
-//	chaos images build [TARGET...]               build the targets' images now
-//	chaos clean                                  remove what past runs left
+// judges the histories they record. chaos help lists its commands, and
+// chaos help COMMAND (or COMMAND --help) a command's flags.
 package main
 
 import (
@@ -15,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/chaos-testing/chaos/plans"
 
@@ -35,45 +29,85 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-const usage = `usage:
-  chaos run PLAN [--seed N] [--time-limit D]   run a plan; exit 0 valid, 1 anomaly, 2 undecided
-  chaos check DIR [--stream auto|on|off]       re-analyze a stored run (e.g. results/latest); a long history
-                                               is read as a stream, in bounded memory (auto: from 256 MiB)
-  chaos replay DIR [--times N]                 run a stored run again: its seed, each fault at its time on its
-                                               victims; exit 1 if a replay found what it found, 0 if none did
-  chaos shrink DIR [--replays 3] [--need 2]    reduce a run's replay plan to the smallest that still finds it
-    [--confirm 5]                              (need of replays replays per change): DIR/shrunk.yaml,
-                                               then confirm replays of it say how often it finds it
-  chaos check FILE [--model M] [--initial V]   check a Jepsen .edn history or a porcupine log
-  chaos export --format edn DIR                print a run's history as Jepsen EDN
-  chaos report DIR                             write DIR/report.html (done by run and check too)
-  chaos compare PLAN | chaos compare DIR...    run a comparison plan, or compare stored lock runs
-  chaos serve [--addr 127.0.0.1:8080]          serve the results folder on a loopback address
-  chaos images build [TARGET...]               build the targets' images now
-  chaos clean                                  remove containers, networks and disks of past runs`
+// helpRequested is what a command returns for --help: its help, which
+// goes to stdout, and exit 0.
+type helpRequested struct{ text string }
 
-var commands = map[string]func(args []string) (int, error){
-	"run":      cmdRun,
-	"check":    cmdCheck,
-	"replay":   cmdReplay,
-	"shrink":   cmdShrink,
-	"export":   cmdExport,
-	"report":   cmdReport,
-	"serve":    cmdServe,
-	"compare":  cmdCompare,
-	"images":   cmdImages,
-	"clean":    cmdClean,
-	"client":   cmdClient,   // inside a client container
-	"resource": cmdResource, // inside the resource container
+func (h helpRequested) Error() string { return h.text }
+
+// command is one of chaos's commands.
+type command struct {
+	run func(args []string) (int, error)
+	// args is what follows the command's name, and summary what it does,
+	// for the usage and the command's --help.
+	args, summary string
+}
+
+type namedCommand struct {
+	name string
+	command
+}
+
+// commands, in the order the usage lists them; those with no summary run
+// inside containers, started by chaos run. (Set in init: each command's
+// --help reads the list.)
+var commands []namedCommand
+
+func init() {
+	commands = []namedCommand{
+		{"run", command{cmdRun, "PLAN", "run a plan on a real cluster and judge its history; exit 0 valid, 1 anomaly, 2 undecided"}},
+		{"validate", command{cmdValidate, "PLAN...", "check plans without starting anything (no Docker needed); every error with its file and line"}},
+		{"check", command{cmdCheck, "DIR|FILE", "judge a stored run again (e.g. results/latest), or a Jepsen .edn history or a porcupine log"}},
+		{"report", command{cmdReport, "DIR", "write DIR/report.html again (run and check write it)"}},
+		{"compare", command{cmdCompare, "PLAN | RUN_DIR...", "run a comparison plan (backends or versions side by side), or compare stored runs"}},
+		{"replay", command{cmdReplay, "DIR", "run a stored run again, each fault at its time on its victims"}},
+		{"shrink", command{cmdShrink, "DIR", "reduce a run's plan to the smallest that still finds its anomaly"}},
+		{"export", command{cmdExport, "DIR", "print a run's history as Jepsen EDN"}},
+		{"serve", command{cmdServe, "", "serve the results folder on a loopback address"}},
+		{"images", command{cmdImages, "build [TARGET...]", "build the targets' node images now"}},
+		{"clean", command{cmdClean, "", "remove the containers, networks and disks past runs left"}},
+		{"version", command{cmdVersion, "", "print chaos's version: module version, VCS revision, modified"}},
+		{"help", command{cmdHelp, "[COMMAND]", "list the commands, or show a command's flags"}},
+		{"client", command{run: cmdClient}},     // inside a client container
+		{"resource", command{run: cmdResource}}, // inside the resource container
+	}
+}
+
+func lookup(name string) (command, bool) {
+	i := slices.IndexFunc(commands, func(c namedCommand) bool { return c.name == name })
+	if i < 0 {
+		return command{}, false
+	}
+	return commands[i].command, true
+}
+
+// usage lists the commands.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: chaos COMMAND [ARGS] [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		if c.summary != "" {
+			fmt.Fprintf(&b, "  %-28s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+		}
+	}
+	b.WriteString("\nchaos help COMMAND (or chaos COMMAND --help) shows a command's flags; chaos --version its version.\n")
+	b.WriteString("exit codes: 0 valid, 1 anomaly, 2 undecided or incomplete, 254 bad plan or usage, 255 crash")
+	return b.String()
 }
 
 func main() {
 	os.Exit(exitCode(dispatch(os.Args[1:])))
 }
 
-// exitCode maps a command's result to the process's exit code: a bad plan
-// or usage is 254 whatever the command said, any other error 255.
+// exitCode maps a command's result to the process's exit code: help is
+// printed on stdout and exits 0; a bad plan or usage is 254 whatever the
+// command said, any other error 255.
 func exitCode(code int, err error) int {
+	var help helpRequested
+	if errors.As(err, &help) {
+		fmt.Println(help.text)
+		return exitValid
+	}
 	if err == nil {
 		return code
 	}
@@ -96,15 +130,35 @@ func dispatch(args []string) (code int, err error) {
 		}
 	}()
 	if len(args) == 0 {
-		return exitUsage, usageError{usage}
+		return exitUsage, usageError{usage()}
 	}
-	if slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
-		fmt.Println(usage)
-		return exitValid, nil
+	switch args[0] {
+	case "-h", "-help", "--help":
+		args = []string{"help"}
+	case "-version", "--version":
+		args = []string{"version"}
 	}
-	cmd, ok := commands[args[0]]
+	cmd, ok := lookup(args[0])
 	if !ok {
-		return exitUsage, usageError{fmt.Sprintf("unknown command %q\n%s", args[0], usage)}
+		return exitUsage, usageError{fmt.Sprintf("unknown command %q\n%s", args[0], usage())}
 	}
-	return cmd(args[1:])
+	return cmd.run(args[1:])
+}
+
+// cmdHelp lists the commands, or shows one's help, as COMMAND --help does.
+func cmdHelp(args []string) (int, error) {
+	args, err := parseArgs(newFlags("help"), args, "[COMMAND]")
+	if err != nil {
+		return exitUsage, err
+	}
+	switch len(args) {
+	case 0:
+		return exitValid, helpRequested{usage()}
+	case 1:
+		if c, ok := lookup(args[0]); ok && c.summary != "" {
+			return c.run([]string{"--help"})
+		}
+		return exitUsage, usageError{fmt.Sprintf("help: unknown command %q\n%s", args[0], usage())}
+	}
+	return exitUsage, usageError{"usage: chaos help [COMMAND]"}
 }

@@ -66,7 +66,7 @@ func TestDispatchUsage(t *testing.T) {
 		{"check without a folder", []string{"check"}, "usage: chaos check DIR"},
 		{"images without build", []string{"images"}, "usage: chaos images build"},
 		{"images with something else", []string{"images", "pull"}, "usage: chaos images build"},
-		{"clean with arguments", []string{"clean", "all"}, "usage: chaos clean"},
+		{"clean with arguments", []string{"clean", "all"}, `clean: unexpected argument "all"`},
 		{"serve on the network", []string{"serve", "--addr", "0.0.0.0:8080"}, "expected a loopback address"},
 		{"serve on a host name", []string{"serve", "--addr", "example.org:80"}, "expected a loopback address"},
 		{"report without a folder", []string{"report"}, "usage: chaos report DIR"},

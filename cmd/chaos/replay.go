@@ -1,9 +1,7 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -23,8 +21,7 @@ const replayFile = "replay.yaml"
 // replay), and says of each replay whether it found again a kind of
 // finding the run found. Exit 1 if any did, 0 if none did.
 func cmdReplay(args []string) (int, error) {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlags("replay")
 	times := fs.Int("times", 1, "how many replays to run")
 	results := fs.String("results", "results", "folder that holds the replays' runs")
 	dir, err := parseOne(fs, args, "DIR")

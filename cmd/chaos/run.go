@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/internal/progress"
@@ -24,51 +24,92 @@ import (
 )
 
 func cmdRun(args []string) (int, error) {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	seed := fs.Int64("seed", -1, "seed for the fault schedule and the clients (default: the plan's)")
-	limit := fs.Duration("time-limit", 0, "how long to run the workload (default: the plan's)")
+	fs := newFlags("run")
+	pf := addPlanFlags(fs)
+	var seeds []int64
+	fs.Func("seed", "seed for the fault schedule and the clients, as --set seed=N (default: the plan's)", func(v string) (err error) {
+		seeds, err = parseSeeds(v, false)
+		return err
+	})
+	fs.Func("seeds", "run the plan once with each seed, in turn, and end with a table: a range (1-20) or a list (1,5,9)", func(v string) (err error) {
+		seeds, err = parseSeeds(v, true)
+		return err
+	})
+	expect := fs.Bool("expect", false, "exit 0 exactly when the verdict met the plan's expect field (2 when undecided, else 1)")
+	asJSON := fs.Bool("json", false, "print one JSON summary on stdout; the findings go to stderr")
 	results := fs.String("results", "results", "folder that holds the runs")
 	file, err := parseOne(fs, args, "PLAN")
 	if err != nil {
 		return exitUsage, err
 	}
-	p, err := plans.Load(file)
-	if err != nil {
-		return exitUsage, err
+	if isSet(fs, "seed") && isSet(fs, "seeds") {
+		return exitUsage, usageError{"run: give --seed or --seeds, not both"}
 	}
-	if *seed >= 0 {
-		p.Seed = *seed
-	}
-	if *limit > 0 {
-		if err := p.WithTimeLimit(*limit); err != nil {
+	// Every seed's plan is read, and bound, before the first run starts.
+	var runs []*plans.Plan
+	for _, sets := range pf.perSeed(seeds) {
+		p, err := plans.Load(file, sets...)
+		if err != nil {
 			return exitUsage, err
 		}
+		if _, err := bind.Bind(p); err != nil {
+			return exitUsage, err
+		}
+		if *expect && p.Expect == "" {
+			return exitUsage, usageError{fmt.Sprintf("run: --expect: %s has no expect field; give one with --set expect=valid (or invalid, varies)", file)}
+		}
+		runs = append(runs, p)
+	}
+	out := io.Writer(os.Stdout)
+	if *asJSON {
+		out = os.Stderr
 	}
 	ctx, analysis, stop := interruptibleTwice()
 	defer stop()
-	o, err := runOptions(p, *results)
-	if err != nil {
-		return exitCrash, err
-	}
-	o.Analysis = analysis
-	rep, dir, err := runner.Run(ctx, o)
-	if dir == "" {
-		return exitCrash, err // main makes a bad plan exit 254
-	}
-	code := report(os.Stdout, rep, dir)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: the run did not finish cleanly: %v\nthe history written so far is in %s; check it with: chaos check %s\n", err, dir, dir)
-		if code == exitValid {
-			code = exitUndecided
+	var sums []runSummary
+	for i, p := range runs {
+		if len(runs) > 1 {
+			fmt.Fprintf(os.Stderr, "run %d of %d: %s, seed %d\n", i+1, len(runs), p.Name, p.Seed)
+		}
+		o, err := runOptions(p, *results)
+		if err != nil {
+			return exitCrash, err
+		}
+		o.Analysis = analysis
+		rep, dir, err := runner.Run(ctx, o)
+		if dir == "" {
+			return exitCrash, err // main makes a bad plan exit 254
+		}
+		code := report(out, rep, dir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "chaos: the run did not finish cleanly: %v\nthe history written so far is in %s; check it with: chaos check %s\n", err, dir, dir)
+			if code == exitValid {
+				code = exitUndecided
+			}
+		}
+		sums = append(sums, summarize(rep, dir, code, *expect))
+		if ctx.Err() != nil {
+			break // interrupted: the seeds left are not run
 		}
 	}
-	return code, nil
+	if len(seeds) > 1 {
+		seedTable(out, sums)
+	}
+	if *asJSON {
+		if err := printJSON(sums, len(seeds) > 1); err != nil {
+			return exitCrash, err
+		}
+	}
+	return worstExit(sums), nil
 }
 
 // cmdImages builds the images of the named targets (all, by default), so
 // that a first run, or CI, does not wait for them.
 func cmdImages(args []string) (int, error) {
+	args, err := parseArgs(newFlags("images"), args, "build [TARGET...]")
+	if err != nil {
+		return exitUsage, err
+	}
 	if len(args) == 0 || args[0] != "build" {
 		return exitUsage, usageError{"usage: chaos images build [TARGET...]"}
 	}
@@ -107,8 +148,8 @@ func cmdImages(args []string) (int, error) {
 }
 
 func cmdClean(args []string) (int, error) {
-	if len(args) != 0 {
-		return exitUsage, usageError{"usage: chaos clean"}
+	if err := parseNone(newFlags("clean"), args); err != nil {
+		return exitUsage, err
 	}
 	cli, err := containers.NewClient()
 	if err != nil {
@@ -217,65 +258,6 @@ func runOptions(p *plans.Plan, results string) (runner.Options, error) {
 	return runner.Options{Plan: p, Results: results, Binary: self, Out: os.Stderr, Terminal: progress.IsTerminal(os.Stderr)}, nil
 }
 
-// parseArgs parses flags wherever they stand among the positional
-// arguments, and returns those; what names them in the usage message.
-func parseArgs(fs *flag.FlagSet, args []string, what string) ([]string, error) {
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			var flags strings.Builder
-			fs.SetOutput(&flags)
-			fs.PrintDefaults()
-			return nil, usageError{fmt.Sprintf("%s: %v\nusage: chaos %s %s [flags]; flags:\n%s", fs.Name(), err, fs.Name(), what, flags.String())}
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			pos = append(pos, args[0])
-			args = args[1:]
-		}
-	}
-	return pos, nil
-}
-
-// parseOne parses flags around exactly one positional argument.
-func parseOne(fs *flag.FlagSet, args []string, what string) (string, error) {
-	pos, err := parseArgs(fs, args, what)
-	if err != nil {
-		return "", err
-	}
-	if len(pos) != 1 {
-		return "", usageError{fmt.Sprintf("usage: chaos %s %s (got %d arguments)", fs.Name(), what, len(pos))}
-	}
-	return pos[0], nil
-}
-
-// refuseFlags is a usage error if any of the named flags was given: they
-// do not apply to the form of the command at hand (to what), for the
-// reason why. A flag silently ignored would leave the user believing it
-// had an effect.
-func refuseFlags(fs *flag.FlagSet, to, why string, names ...string) error {
-	var given []string
-	for _, n := range names {
-		if isSet(fs, n) {
-			given = append(given, "--"+n)
-		}
-	}
-	switch len(given) {
-	case 0:
-		return nil
-	case 1:
-		return usageError{fmt.Sprintf("%s: %s does not apply to %s: %s", fs.Name(), given[0], to, why)}
-	}
-	return usageError{fmt.Sprintf("%s: %s do not apply to %s: %s", fs.Name(), strings.Join(given, ", "), to, why)}
-}
-
-// isSet says whether the flag was given on the command line.
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
-
 // report prints the verdict and findings and returns the exit code.
 func report(w io.Writer, rep analysis.Report, dir string) int {
 	// A history file from elsewhere has no run.json: no cluster, and
@@ -303,6 +285,9 @@ func report(w io.Writer, rep analysis.Report, dir string) int {
 			strings.ReplaceAll(why, "\n", "\n  "))
 	}
 	fmt.Fprintf(w, "verdict: %s (%d history entries, analyzed in %s); details in %s\n", rep.Verdict, rep.Ops, rep.Took.Round(time.Millisecond), dir)
+	if met := runfolder.Expected(info.Expect, rep.Verdict); infoErr == nil && met != nil {
+		fmt.Fprintf(w, "expected: %s, %s\n", info.Expect, map[bool]string{true: "as expected", false: "unexpected"}[*met])
+	}
 	switch rep.Verdict {
 	case analysis.Valid:
 		return exitValid

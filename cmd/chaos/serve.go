@@ -2,9 +2,7 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"time"
@@ -17,12 +15,11 @@ import (
 // under test, and chaos opens no door to the network for them. (Reach it
 // from elsewhere through an SSH tunnel.)
 func cmdServe(args []string) (int, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlags("serve")
 	addr := fs.String("addr", "127.0.0.1:8080", "loopback address to listen on")
 	results := fs.String("results", "results", "folder that holds the runs")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return exitUsage, usageError{"usage: chaos serve [--addr 127.0.0.1:8080] [--results results]"}
+	if err := parseNone(fs, args); err != nil {
+		return exitUsage, err
 	}
 	host, _, err := net.SplitHostPort(*addr)
 	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {

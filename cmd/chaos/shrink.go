@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,8 +26,7 @@ const shrunkFile = "shrunk.yaml"
 // when it is written; 2 when the replay plan itself does not find it
 // often enough to start.
 func cmdShrink(args []string) (int, error) {
-	fs := flag.NewFlagSet("shrink", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlags("shrink")
 	replays := fs.Int("replays", 3, "replays of each candidate plan")
 	need := fs.Int("need", 2, "how many of them must find it again to keep a change")
 	confirm := fs.Int("confirm", 5, "replays of the smallest plan, to measure how often it finds it (0: none)")
