@@ -54,6 +54,10 @@ type Row struct {
 	Schedule string
 	group    *Group
 	Runs     []string // run folders
+	// RunVerdicts and RunFindings are, for each of Runs in turn, its
+	// verdict and how many findings its checkers counted (listed or not).
+	RunVerdicts []analysis.Verdict
+	RunFindings []int
 	// Invalid and Unknown count the runs with each verdict; Findings
 	// counts the findings the runs list, by kind, and Unlisted those past
 	// the first few each checker lists (their kinds are not recorded).
@@ -86,6 +90,9 @@ type Row struct {
 	// acquisitions, or else every client operation. Latency is each ok
 	// one's, from invocation to completion (for a lock, waiting included).
 	Latency []time.Duration
+	// LatencyByF is the latency of every ok client operation, by its f
+	// (for a lock, releases and writes as well as acquisitions).
+	LatencyByF map[string][]time.Duration
 	// DuringFaults counts those that completed while a fault was in
 	// force: ok, and all (ok, failed, unknown); OutsideFaults the others;
 	// FaultSeconds is how long some fault was in force, of Seconds. What
@@ -177,6 +184,12 @@ func (t *Table) LockTable() bool {
 
 func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) {
 	r.Runs = append(r.Runs, dir)
+	r.RunVerdicts = append(r.RunVerdicts, rep.Verdict)
+	found := 0
+	for _, res := range rep.Results {
+		found += max(res.FindingsTotal, len(res.Findings))
+	}
+	r.RunFindings = append(r.RunFindings, found)
 	switch rep.Verdict {
 	case analysis.Invalid:
 		r.Invalid++
@@ -220,6 +233,7 @@ func (r *Row) add(dir string, rep analysis.Report, ops []history.Op) {
 	})
 	faults := history.FaultWindows(ops)
 	r.measure(measured, faults)
+	r.latencyByF(ops)
 	r.FaultSeconds += faultTime(faults).Seconds()
 	if !lockRun {
 		return
@@ -271,6 +285,39 @@ func (r *Row) measure(pairs []history.Pair, faults []history.FaultWindow) {
 			}
 		}
 	}
+}
+
+// latencyByF adds the latency of every ok client operation under its f.
+func (r *Row) latencyByF(ops []history.Op) {
+	for _, p := range history.Pairs(ops, func(op *history.Op) bool { return op.Process >= 0 }) {
+		if p.Done == nil || p.Done.Type != history.Ok {
+			continue
+		}
+		if r.LatencyByF == nil {
+			r.LatencyByF = map[string][]time.Duration{}
+		}
+		r.LatencyByF[p.Inv.F] = append(r.LatencyByF[p.Inv.F], p.Done.Time-p.Inv.Time)
+	}
+}
+
+// RunsWithFindings counts the row's runs whose checkers found something.
+func (r *Row) RunsWithFindings() int {
+	n := 0
+	for _, f := range r.RunFindings {
+		if f > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// FindingsCounted is every finding of the row's runs, listed or not.
+func (r *Row) FindingsCounted() int {
+	n := 0
+	for _, f := range r.RunFindings {
+		n += f
+	}
+	return n
 }
 
 // faultTime is how long some fault was in force: the length of the

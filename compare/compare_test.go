@@ -370,3 +370,113 @@ func TestFaultTime(t *testing.T) {
 		}
 	}
 }
+
+// storedRun copies one of the stored runs of cmd/chaos/testdata/runs
+// (a redlock run with its history, no analysis) to root/name, as run on
+// servers of version, judged by the lock checker with the findings given.
+func storedRun(t *testing.T, root, stored, name, version string, findings ...string) string {
+	t.Helper()
+	src := filepath.Join("..", "cmd", "chaos", "testdata", "runs", stored)
+	dir := filepath.Join(root, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{"run.json", "history.jsonl", "resource.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(src, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, file), b, 0o644)
+	}
+	f := runfolder.Folder(dir)
+	if err := f.UpdateInfo(func(i *runfolder.Info) { i.Servers = map[string]string{"n1": version} }); err != nil {
+		t.Fatal(err)
+	}
+	res := analysis.Result{Checker: "lock", Verdict: analysis.Valid, FindingsTotal: len(findings), Figures: lock.Figures{StaleWritesAccepted: len(findings)}}
+	for _, k := range findings {
+		res.Findings = append(res.Findings, analysis.Finding{Kind: k})
+		res.Verdict = analysis.Invalid
+	}
+	if err := f.WriteAnalysis(runfolder.Analysis{Report: analysis.Report{Verdict: res.Verdict, Results: []analysis.Result{res}}}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// compare.html draws, from the runs' analyses and histories, the share of
+// runs with findings and the findings per run, a square per run linked to
+// its report, the latency of ok operations (p50, p95, p99, each kind of
+// operation under the row's), and the share of operations ok during faults
+// and outside them; each chart's row names link to the table's rows.
+func TestChartsOnStoredRuns(t *testing.T) {
+	root := t.TempDir()
+	dirs := []string{
+		storedRun(t, root, "stale", "old-stale", "7.0.15", "stale-write", "stale-write"),
+		storedRun(t, root, "clean", "new-clean", "7.2.4"),
+		storedRun(t, root, "stale", "new-stale", "7.2.4", "stale-write"),
+	}
+	table, err := Build(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table.Rows) != 2 || !table.LockTable() {
+		t.Fatalf("%d rows (lock table %v); want 2 of lock runs", len(table.Rows), table.LockTable())
+	}
+	if r := table.Rows[1]; !slices.Equal(r.RunFindings, []int{0, 1}) || r.RunsWithFindings() != 1 || len(r.LatencyByF["release"]) != 3 {
+		t.Errorf("row of 7.2.4: findings by run %v, latencies by f %v", r.RunFindings, r.LatencyByF)
+	}
+	out := filepath.Join(root, "compare", "x")
+	if err := Write(out, "charts", table); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "compare.html"))
+	page := string(b)
+	if n := strings.Count(page, `<svg class="chart"`); n != 5 {
+		t.Errorf("%d charts; want 5", n)
+	}
+	for _, want := range []string{
+		`<h2 id="chart-findings">Runs with findings</h2>`,
+		`<h2 id="chart-latency">Latency of ok operations</h2>`,
+		`<h2 id="chart-availability">Operations completed ok, during faults and outside them</h2>`,
+		// anomaly rate: runs with findings, findings per run
+		"1 of 1 run (100%)", "1 of 2 runs (50%)", "2 per run (2 findings in 1 run)", "0.5 per run (1 finding in 2 runs)",
+		// the runs, each linked to its report, and the rows to the table
+		`<a class="run" href="../../old-stale/report.html">`, `<a class="run" href="../../new-clean/report.html">`,
+		`fill="` + colValid + `"><title>new-clean: valid, 0 findings</title>`,
+		`<tr id="row-2">`, `<a href="#row-2">`,
+		// latency: acquisitions, then each other kind of operation
+		"acquire, waiting included", ">release</text>", ">write</text>", "10 ms / 10 ms / 10 ms (2)", "10 ms / 10 ms / 10 ms (4)",
+		// acquisitions ok: the stale run's pause from 0.5 s to 5.5 s saw a
+		// failed and an ok one; the clean run had no fault.
+		">during faults</text>", "50% ok (1 of 2)", "100% ok (1 of 1)", "75% ok (3 of 4)",
+		// the table still links the runs
+		`href="../../new-stale/report.html"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("compare.html lacks %q", want)
+		}
+	}
+	for _, no := range []string{"<script", "http://", "https://"} {
+		if strings.Contains(strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, ""), no) {
+			t.Errorf("compare.html has %q: it must open offline, alone", no)
+		}
+	}
+}
+
+func TestAxes(t *testing.T) {
+	for v, want := range map[float64]float64{0: 1, 0.3: 0.5, 1: 1, 1.2: 2, 17: 20, 50: 50, 51: 100} {
+		if got := niceMax(v); got != want {
+			t.Errorf("niceMax(%g) = %g, want %g", v, got, want)
+		}
+	}
+	lo, hi, ticks := logAxis([]time.Duration{3 * time.Millisecond, 2 * time.Second})
+	if lo != float64(time.Millisecond) || hi != float64(10*time.Second) || len(ticks) != 5 || ticks[0].label != "1 ms" || ticks[4].label != "10 s" {
+		t.Errorf("log axis %g-%g, ticks %v", lo, hi, ticks)
+	}
+	if f := logFrac(float64(100*time.Millisecond), lo, hi); f != 0.5 {
+		t.Errorf("100 ms at %g of 1 ms-10 s; want 0.5", f)
+	}
+	if _, _, ticks := logAxis([]time.Duration{5 * time.Millisecond, 40 * time.Millisecond}); len(ticks) != 7 || ticks[1].label != "2 ms" || ticks[6].label != "100 ms" {
+		t.Errorf("a log axis of two decades: ticks %v", ticks)
+	}
+}

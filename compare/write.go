@@ -181,12 +181,13 @@ func Write(dir, title string, t *Table) error {
 	}
 	type runLink struct{ Name, Path, Why string }
 	type htmlRow struct {
+		ID    string
 		Cells []string
 		Runs  []runLink
 	}
 	var hr []htmlRow
-	for _, r := range t.Rows {
-		row := htmlRow{Cells: t.shown(r.cells(lock))}
+	for i, r := range t.Rows {
+		row := htmlRow{ID: fmt.Sprintf("row-%d", i+1), Cells: t.shown(r.cells(lock))}
 		for _, run := range r.Runs {
 			row.Runs = append(row.Runs, runLink{Name: filepath.Base(run), Path: rel(dir, run) + "/report.html"})
 		}
@@ -209,7 +210,8 @@ func Write(dir, title string, t *Table) error {
 		Rows        []htmlRow
 		LeftOut     []runLink
 		LeftOutNote string
-	}{title, t.Shared(), claim, details, cols, hr, left, leftOutNote}); err != nil {
+		Charts      []Chart
+	}{title, t.Shared(), claim, details, cols, hr, left, leftOutNote, t.charts(dir)}); err != nil {
 		f.Close()
 		return err
 	}
@@ -235,6 +237,10 @@ var page = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222}
 table{border-collapse:collapse} td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f4;font-weight:600} td.runs{font-size:12px}
+tr:target td{background:#fff6d6}
+h2{font-size:17px;margin:28px 0 4px;border-bottom:1px solid #ddd} p.note{margin:0 0 6px;color:#555;font-size:13px}
+svg.chart{display:block;max-width:100%;height:auto;margin:4px 0 8px}
+svg.chart a:hover text{text-decoration:underline} svg.chart a.run:hover rect{stroke:#222;stroke-width:1.5}
 </style></head><body>
 <h1>{{.Title}}</h1>
 {{if .Shared}}<p>One row per backend, version, settings and resource mode, from the runs named in its last column. {{.Claim}}</p>
@@ -242,9 +248,12 @@ th{background:#f4f4f4;font-weight:600} td.runs{font-size:12px}
 <ul>{{range .Details}}<li>{{.}}</li>{{end}}</ul>
 <p>One row per backend, version, settings, resource mode and schedule, from the runs named in its last column.</p>{{end}}
 <table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}<th>runs</th></tr>
-{{range .Rows}}<tr>{{range .Cells}}<td>{{.}}</td>{{end}}<td class="runs">{{range .Runs}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</td></tr>
+{{range .Rows}}<tr id="{{.ID}}">{{range .Cells}}<td>{{.}}</td>{{end}}<td class="runs">{{range .Runs}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</td></tr>
 {{end}}</table>
 {{with .LeftOut}}<p><b>{{$.LeftOutNote}}</b></p>
 <ul>{{range .}}<li><a href="{{.Path}}">{{.Name}}</a>: incomplete: {{.Why}}</li>{{end}}</ul>{{end}}
-</body></html>
+{{range .Charts}}<h2 id="{{.ID}}">{{.Title}}</h2>
+<p class="note">{{.Note}} A row's name leads to its line in the table.</p>
+{{.SVG}}
+{{end}}</body></html>
 `))
