@@ -107,6 +107,7 @@ func RunStream(ctx context.Context, cs []Checker, in Input, src Source, batch in
 	want := map[int][]*history.Op{} // entry index -> findings' digests of it
 	for _, c := range checks {
 		r := c.result()
+		r.countKinds()
 		if _, digests := c.b.(Digesting); digests {
 			for _, f := range r.Findings {
 				for i := range f.Ops {

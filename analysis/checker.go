@@ -11,10 +11,13 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
@@ -85,22 +88,43 @@ type CycleStep struct {
 	Next string `json:"next"`
 }
 
-// MaxFindings bounds how many findings a Result lists; FindingsTotal counts all.
-const MaxFindings = 20
+// FindingsCap, above 0, bounds how many findings a Result lists (chaos run
+// and check --max-findings), for a history where one kind floods; the
+// counts, in all and by kind, stay exact. 0, the default: every finding
+// is listed.
+var FindingsCap = 0
 
-// FindingList keeps the first MaxFindings findings and counts them all.
+// Listed says whether a result that lists n findings lists another.
+func Listed(n int) bool { return FindingsCap <= 0 || n < FindingsCap }
+
+// MaxOps bounds how many history entries one finding names.
+const MaxOps = 20
+
+// FindingList keeps the findings (the first FindingsCap, if set) and
+// counts them, in all and by kind.
 type FindingList struct {
 	List  []Finding
 	Total int
+	Kinds map[string]int
 }
 
-// Add counts a finding and builds it only while the list has room: a flood
-// of findings costs a count each, not an explanation each.
+// Add counts a finding and keeps it while the list has room. It is built
+// either way: its kind is counted.
 func (l *FindingList) Add(build func() Finding) {
+	f := build()
 	l.Total++
-	if len(l.List) < MaxFindings {
-		l.List = append(l.List, build())
+	if l.Kinds == nil {
+		l.Kinds = map[string]int{}
 	}
+	l.Kinds[f.Kind]++
+	if Listed(len(l.List)) {
+		l.List = append(l.List, f)
+	}
+}
+
+// Put sets r's findings, their total and their counts by kind from l.
+func (l FindingList) Put(r *Result) {
+	r.Findings, r.FindingsTotal, r.Kinds = l.List, l.Total, l.Kinds
 }
 
 // OpsAt lists the entries of h at the given positions, in history order and
@@ -119,8 +143,10 @@ type Result struct {
 	Checker  string    `json:"checker"`
 	Verdict  Verdict   `json:"verdict"`
 	Findings []Finding `json:"findings,omitempty"`
-	// FindingsTotal counts all findings; Findings may list only the first few.
-	FindingsTotal int `json:"findings_total"`
+	// FindingsTotal counts all findings, and Kinds counts them by kind;
+	// Findings lists them all, or the first FindingsCap.
+	FindingsTotal int            `json:"findings_total"`
+	Kinds         map[string]int `json:"kinds,omitempty"`
 	// Notes are facts a reader needs to weigh the verdict (e.g. "Redlock
 	// gives no fencing token, so the fenced resource had nothing to check").
 	Notes []string `json:"notes,omitempty"`
@@ -218,5 +244,29 @@ func safeCheck(ctx context.Context, c Checker, in Input) (r Result) {
 	}()
 	r = c.Check(ctx, in)
 	r.Checker = c.Name()
+	r.countKinds()
 	return r
+}
+
+// KindCounts lists r's findings counted by kind, the most frequent first:
+// "stale-write ×20, mutual-exclusion ×14".
+func (r Result) KindCounts() string {
+	names := slices.SortedFunc(maps.Keys(r.Kinds), func(a, b string) int { return cmp.Or(r.Kinds[b]-r.Kinds[a], cmp.Compare(a, b)) })
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s ×%d", k, r.Kinds[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// countKinds counts r's findings by kind when its checker did not: exact
+// when it lists them all.
+func (r *Result) countKinds() {
+	if r.Kinds != nil || len(r.Findings) == 0 {
+		return
+	}
+	r.Kinds = map[string]int{}
+	for _, f := range r.Findings {
+		r.Kinds[f.Kind]++
+	}
 }

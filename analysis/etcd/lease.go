@@ -105,8 +105,8 @@ func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			})
 		}
 	}
-	res := analysis.Result{Verdict: analysis.Valid, Findings: found.List, FindingsTotal: found.Total,
-		Stats: map[string]any{"leases": len(lives), "keepalives": len(keeps)}}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"leases": len(lives), "keepalives": len(keeps)}}
+	found.Put(&res)
 	if found.Total > 0 {
 		res.Verdict = analysis.Invalid
 	}

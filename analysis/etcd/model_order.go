@@ -80,7 +80,7 @@ func etcdByRevision(h []history.Op, p *linear.Part, init *etcdState) (f *analysi
 			}
 			switch len(works) {
 			case 0:
-				ids := g[:min(len(g), analysis.MaxFindings)]
+				ids := g[:min(len(g), analysis.MaxOps)]
 				return &analysis.Finding{Kind: "nonlinearizable", Explanation: fmt.Sprintf(
 					"revision %d: no one of the %d operations answered with it can have made it from the store at %s with the others' answers all true; first: %s.",
 					r, len(g), s.String(), describe(g[0])), Ops: entries(ids...)}, true

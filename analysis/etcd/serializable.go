@@ -106,7 +106,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 				Ops: []history.Op{*f.Inv, *f.Done, *r.Inv, *r.Done}}
 		})
 	}
-	res.Findings, res.FindingsTotal = found.List, found.Total
+	found.Put(&res)
 	if found.Total > 0 {
 		res.Verdict = analysis.Invalid
 	}

@@ -103,7 +103,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 	}
 	res.Stats["events"] = events
 	res.Stats["revisions_known"] = len(known)
-	res.Findings, res.FindingsTotal = found.List, found.Total
+	found.Put(&res)
 	if found.Total > 0 {
 		res.Verdict = analysis.Invalid
 	}

@@ -275,7 +275,7 @@ func (lc *linearCheck) result() analysis.Result {
 	}
 
 	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{}, Notes: lc.notes}
-	res.Findings, res.FindingsTotal = lc.found.List, lc.found.Total
+	lc.found.Put(&res)
 	if lc.decidedBy != "" {
 		res.Stats["decided_by"] = lc.decidedBy
 	}

@@ -123,8 +123,8 @@ func TestFindingOpsBounded(t *testing.T) {
 	}
 	r := analysistest.RunChecker(t, "cas-register", analysis.Input{History: h.Ops})
 	analysistest.WantResult(t, r, analysis.Invalid)
-	if n := len(r.Findings[0].Ops); n > analysis.MaxFindings {
-		t.Fatalf("finding lists %d ops, expected at most %d", n, analysis.MaxFindings)
+	if n := len(r.Findings[0].Ops); n > analysis.MaxOps {
+		t.Fatalf("finding lists %d ops, expected at most %d", n, analysis.MaxOps)
 	}
 }
 

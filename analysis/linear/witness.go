@@ -21,7 +21,7 @@ import (
 // operations that must come next (those invoked before the earliest
 // completion among the rest) extends P any further. Those operations, the
 // one whose completion forces the order first, and P's last operation are
-// the proof; their entries are listed, at most MaxFindings of them. also,
+// the proof; their entries are listed, at most MaxOps of them. also,
 // given the last completion among those candidates, may add a clause and
 // the entries it rests on (a failure that took effect, witness_failed.go).
 func witness(h []history.Op, m *Model, model porcupine.Model, p *Part, info porcupine.LinearizationInfo, file string, also func(horizon int64) (string, []int)) analysis.Finding {
@@ -118,7 +118,7 @@ func witness(h []history.Op, m *Model, model porcupine.Model, p *Part, info porc
 	}
 	for _, id := range next {
 		r := p.Refs[id]
-		if len(pos)+2 > analysis.MaxFindings && len(pos) > 0 {
+		if len(pos)+2 > analysis.MaxOps && len(pos) > 0 {
 			break
 		}
 		pos = append(pos, r.Inv)

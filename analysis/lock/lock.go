@@ -132,6 +132,12 @@ func (lh *lockHistory) judge(ctx context.Context, in analysis.Input) analysis.Re
 	// Stale writes first: they are the damage done.
 	res.Findings = pickFindings(append(stale.List, order.List...), me.List)
 	res.FindingsTotal = me.Total + stale.Total + order.Total
+	res.Kinds = map[string]int{}
+	for _, l := range []analysis.FindingList{stale, order, me} {
+		for k, n := range l.Kinds {
+			res.Kinds[k] += n
+		}
+	}
 	switch {
 	case lh.counts[v.acquire+"s_ok"] == 0:
 		res.Verdict = analysis.Unknown
@@ -176,11 +182,16 @@ func (lh *lockHistory) judge(ctx context.Context, in analysis.Input) analysis.Re
 	return res
 }
 
-// pickFindings keeps at most MaxFindings, giving each kind at least half
-// the room when both have more, so one flood does not hide the other kind.
+// pickFindings lists a's findings then b's; under a cap
+// (analysis.FindingsCap) it gives each at least half the room when both
+// have more, so that one flood does not hide the other kind.
 func pickFindings(a, b []analysis.Finding) []analysis.Finding {
-	na := min(len(a), max(analysis.MaxFindings-len(b), analysis.MaxFindings/2))
-	nb := min(len(b), analysis.MaxFindings-na)
+	limit := analysis.FindingsCap
+	if limit <= 0 {
+		return append(a[:len(a):len(a)], b...)
+	}
+	na := min(len(a), max(limit-len(b), limit/2))
+	nb := min(len(b), limit-na)
 	return append(a[:na:na], b[:nb]...)
 }
 

@@ -238,6 +238,8 @@ func TestLockFencedWithoutTokenNote(t *testing.T) {
 	}
 }
 
+// Every finding is listed, and counted by kind; under a cap
+// (--max-findings) only the cap is listed, and the counts stay exact.
 func TestLockFindingsCapped(t *testing.T) {
 	h := &hist{}
 	h.acquire(0, 0, 0.1, 1, nil) // p0 never releases: every other hold overlaps it
@@ -246,10 +248,18 @@ func TestLockFindingsCapped(t *testing.T) {
 		h.release(p, float64(p)+0.5, float64(p)+0.6, history.Ok, 1)
 	}
 	h.release(0, 100, 100.1, history.Fail, 1)
-	r := check(t, h, nil, "")
-	if r.FindingsTotal != 25 || len(r.Findings) != analysis.MaxFindings || r.Stats["mutual_exclusion_violations"] != 25 {
-		t.Errorf("total %d, listed %d; want 25, %d", r.FindingsTotal, len(r.Findings), analysis.MaxFindings)
+	for _, limit := range []int{0, 10} {
+		analysis.FindingsCap = limit
+		r := check(t, h, nil, "")
+		want := 25
+		if limit > 0 {
+			want = limit
+		}
+		if r.FindingsTotal != 25 || len(r.Findings) != want || r.Stats["mutual_exclusion_violations"] != 25 || r.Kinds["mutual-exclusion"] != 25 {
+			t.Errorf("cap %d: total %d, listed %d, by kind %v; want 25, %d, mutual-exclusion 25", limit, r.FindingsTotal, len(r.Findings), r.Kinds, want)
+		}
 	}
+	analysis.FindingsCap = 0
 }
 
 // TestRunNamesResults: Run names each result after its checker, in the

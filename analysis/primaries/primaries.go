@@ -94,8 +94,8 @@ func (Checker) Check(_ context.Context, in analysis.Input) analysis.Result {
 			})
 		}
 	}
-	res := analysis.Result{Verdict: analysis.Valid, Findings: findings.List, FindingsTotal: findings.Total,
-		Stats: map[string]any{"role_polls": polls, "primary_spans": len(spans), "two_primaries_s": overlap.Seconds()}}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"role_polls": polls, "primary_spans": len(spans), "two_primaries_s": overlap.Seconds()}}
+	findings.Put(&res)
 	if findings.Total > 0 {
 		res.Verdict = analysis.Invalid
 	}

@@ -180,7 +180,8 @@ func (Checker) Check(_ context.Context, in analysis.Input) analysis.Result {
 		}
 	}
 	stats["recovered"] = len(recovered)
-	res := analysis.Result{Verdict: analysis.Valid, Stats: stats, Findings: findings.List, FindingsTotal: findings.Total}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: stats}
+	findings.Put(&res)
 	if findings.Total > 0 {
 		res.Verdict = analysis.Invalid
 	}

@@ -88,8 +88,8 @@ func (OrderChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			}
 		}
 	}
-	res := analysis.Result{Verdict: analysis.Valid, Findings: found.List, FindingsTotal: found.Total,
-		Stats: map[string]any{"reads": len(reads), "duplicates": duplicates}}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"reads": len(reads), "duplicates": duplicates}}
+	found.Put(&res)
 	if found.Total > 0 {
 		res.Verdict = analysis.Invalid
 	}

@@ -144,7 +144,7 @@ func countIf(vs []int32, pred func(int32) bool) int {
 // part of the history could not be read, or if no dependency at all was
 // inferred (Elle's empty-transaction-graph); else valid.
 func result(found *findings, stats map[string]any, notes []string, unreadable, emptyGraph bool) analysis.Result {
-	r := analysis.Result{Verdict: analysis.Valid, Stats: stats, Findings: found.list(), FindingsTotal: found.total()}
+	r := analysis.Result{Verdict: analysis.Valid, Stats: stats, Findings: found.list(), FindingsTotal: found.total(), Kinds: found.counts}
 	stats["anomalies"] = found.counts
 	if emptyGraph {
 		notes = append(notes, "No dependency between transactions could be inferred (Elle's empty-transaction-graph): the history shows nothing to judge isolation by.")

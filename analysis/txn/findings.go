@@ -11,12 +11,10 @@ import (
 	"github.com/chaos-testing/chaos/history"
 )
 
-// A broken history can hold millions of anomalies: the result lists a few
-// of each kind, the worst kinds first, and counts them all.
-const (
-	listedPerKind = 5
-	maxListed     = 20
-)
+// A broken history can hold millions of anomalies: under a cap
+// (analysis.FindingsCap) the result lists a few of each kind, the worst
+// kinds first, and counts them all.
+const listedPerKind = 5
 
 // findings collects anomalies by kind (Elle's names).
 type findings struct {
@@ -29,10 +27,10 @@ func newFindings() *findings {
 }
 
 // add counts an anomaly of kind, and builds its finding only while the
-// kind has room in the list: a flood costs a count each.
+// kind has room in the list: under a cap, a flood costs a count each.
 func (f *findings) add(kind string, build func() analysis.Finding) {
 	f.counts[kind]++
-	if len(f.listed[kind]) < listedPerKind {
+	if analysis.FindingsCap <= 0 || len(f.listed[kind]) < listedPerKind {
 		fd := build()
 		fd.Kind = kind
 		f.listed[kind] = append(f.listed[kind], fd)
@@ -48,7 +46,7 @@ func (f *findings) total() int {
 }
 
 // list is what the result shows: the kinds in order of severity (Elle's
-// anomaly depth), up to maxListed in all.
+// anomaly depth), up to the cap in all, if there is one.
 func (f *findings) list() []analysis.Finding {
 	kinds := slices.SortedFunc(maps.Keys(f.listed), func(a, b string) int {
 		return cmp.Or(cmp.Compare(anomalyDepth(a), anomalyDepth(b)), cmp.Compare(a, b))
@@ -57,7 +55,10 @@ func (f *findings) list() []analysis.Finding {
 	for _, k := range kinds {
 		out = append(out, f.listed[k]...)
 	}
-	return out[:min(len(out), maxListed)]
+	if analysis.FindingsCap > 0 {
+		out = out[:min(len(out), analysis.FindingsCap)]
+	}
+	return out
 }
 
 // describeCounts lists counts by kind: "G0 ×1, G1a ×3".

@@ -292,7 +292,7 @@ func (Checker) Check(_ context.Context, in analysis.Input) analysis.Result {
 		}
 	}
 	res.Stats["events"] = events
-	res.Findings, res.FindingsTotal = found.List, found.Total
+	found.Put(&res)
 	if found.Total > 0 {
 		res.Verdict = analysis.Invalid
 	}
