@@ -73,18 +73,22 @@ func Write(r Run) error {
 	if err := os.RemoveAll(filepath.Join(r.Dir, "timeline")); err != nil {
 		return err
 	}
+	drawn := choosePages(pages, r.Report)
+	checkers, marked := listFindings(r.Report, placeOps(pages, drawn, r.Report))
+	holds := lockHolds(r.History, whole.to)
 	v := view{Run: r, Ops: len(ops), Duration: whole.to.Round(time.Millisecond),
-		Timeline:   template.HTML(timeline(pages[0].span, procs, pages[0].ops, faults)),
+		Timeline:   template.HTML(timeline(pages[0].span, procs, pages[0].ops, faults, holds, marked)),
 		Latency:    template.HTML(latency(whole, ops, faults)),
 		Throughput: template.HTML(throughput(whole, ops, faults, max(1, r.SampledEvery))),
 		Clocks:     template.HTML(clocks(whole, faults)),
+		Checkers:   checkers,
+		Holds:      len(holds) > 0,
 		Faults:     faults,
 		FaultKinds: map[string]string{},
 		Links:      links(r.Dir)}
 	for _, f := range faults {
 		v.FaultKinds[f.Kind] = history.FaultColor(f.Kind)
 	}
-	drawn := choosePages(pages, r.Report)
 	v.PagesLeftOut = len(pages) - len(drawn)
 	for i, p := range pages {
 		if drawn[i] {
@@ -93,8 +97,8 @@ func Write(r Run) error {
 	}
 	for k, l := range v.Pages[1:] {
 		p := pages[l.N-1]
-		page := pageView{Plan: r.Plan, N: l.N, Of: len(pages), From: l.From, To: l.To, Prev: v.Pages[k].N,
-			Timeline: template.HTML(timeline(p.span, procs, p.ops, faults))}
+		page := pageView{Plan: r.Plan, N: l.N, Of: len(pages), From: l.From, To: l.To, Prev: v.Pages[k].N, Holds: v.Holds,
+			Timeline: template.HTML(timeline(p.span, procs, p.ops, faults, holds, marked))}
 		if k+2 < len(v.Pages) {
 			page.Next = v.Pages[k+2].N
 		}
@@ -195,6 +199,8 @@ type view struct {
 	Duration                      time.Duration
 	Timeline, Latency, Throughput template.HTML
 	Clocks                        template.HTML // empty when no clock fault ran
+	Checkers                      []checkerView // the results, findings numbered
+	Holds                         bool          // the timeline draws lock holds
 	Faults                        []history.FaultWindow
 	FaultKinds                    map[string]string // kind -> colour, of the kinds in Faults
 	Pages                         []pageLink
@@ -215,6 +221,7 @@ type pageView struct {
 	Prev, Next int
 	From, To   float64
 	Timeline   template.HTML
+	Holds      bool
 }
 
 func render(path string, t *template.Template, v any) error {
@@ -257,8 +264,8 @@ pre{background:#f6f6f6;padding:6px 8px;overflow-x:auto;font-size:12px;margin:4px
 svg.plot{display:block;max-width:100%;height:auto;border:1px solid #eee;margin:6px 0}
 </style>`
 
-var reportTemplate = template.Must(template.Must(badgeTemplate.Clone()).New("report").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>chaos: {{.Plan}} (seed {{.Seed}})</title>` + style + `</head><body>
+var reportTemplate = template.Must(template.Must(template.Must(badgeTemplate.Clone()).AddParseTree("legend", legendTemplate.Tree)).New("report").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>chaos: {{.Plan}} (seed {{.Seed}})</title>` + style + timelineCSS + `</head><body>
 <h1>{{.Plan}} {{template "badge" status (print .Report.Verdict) .Incomplete}}{{with expectation .Expect .AsExpected}} {{template "badge" .}}{{end}}</h1>
 {{with .Incomplete}}<p><b>incomplete: {{.}}</b><br>{{incompleteNote}}</p>{{end}}
 <div>seed {{.Seed}} · {{.Nodes}} {{.Target}} nodes · workload {{.Workload}}{{with .Resource}} · resource {{.}}{{end}} · started {{.Started.Format "2006-01-02 15:04:05 MST"}} · {{.Duration}} · {{.Report.Ops}} history entries</div>
@@ -270,32 +277,32 @@ var reportTemplate = template.Must(template.Must(badgeTemplate.Clone()).New("rep
 </table>
 
 <h2>Timeline</h2>
-<div class="legend">operations:<span style="background:#2e9d4a"></span>ok<span style="background:#d64545"></span>fail<span style="background:#e8a33d"></span>info (unknown)<span style="background:#999"></span>never completed
-&nbsp; faults:{{range $k, $c := .FaultKinds}}<span style="background:{{$c}}"></span>{{$k}}{{end}}</div>
+{{template "legend" .Holds}}<div class="legend">faults (the nemesis's lane names each and what it hit):{{range $k, $c := .FaultKinds}}<span style="background:{{$c}};border:1px solid #8a8a8a"></span>{{$k}}{{end}}</div>
 {{if gt .SampledEvery 1}}<p>The run is too long to draw whole: the timeline, latency and throughput show one client operation in {{.SampledEvery}}, spread evenly over the run (throughput scaled up to match), and every fault. The findings below are from the whole history.</p>{{end}}
 {{.Timeline}}
 {{if gt (len .Pages) 1}}<p>Pages of the timeline ({{len .Pages}} drawn{{with .PagesLeftOut}}, {{.}} more not drawn: drawn are the first, those with findings, and pages spread over the run{{end}}; {{.Ops}} operations in all):
 {{range .Pages}}{{if eq .N 1}}1 (above){{else}} · <a href="timeline/page-{{.N}}.html">{{.N}}</a>{{end}} <small>({{printf "%.1f" .From}}–{{printf "%.1f" .To}}s)</small>{{end}}</p>{{end}}
 
 <h2>Latency</h2>
-<p>Each completed operation at its completion time, its latency on a log scale; faults shaded.</p>
+<p>Each completed operation at its completion time, its latency on a log scale, coloured by f; for each f, lines of its p50, p95 and p99 over stretches of the run; faults shaded.</p>
 {{.Latency}}
 <h2>Throughput</h2>
-<p>Completions per second by outcome; faults shaded.</p>
+<p>Completions per second of each f, and of those that failed or whose outcome is unknown; faults shaded.</p>
 {{.Throughput}}
 {{with .Clocks}}<h2>Clock offsets</h2>
 <p>Each process a clock fault hit: its offset while the fault was in force (pale: a strobe, flipping between 0 and the offset).</p>
 {{.}}{{end}}
 
 <h2>Findings</h2>
-{{range .Report.Results}}
+{{range .Checkers}}
 <h3 id="{{.Checker}}">{{.Checker}}: <span class="verdict {{.Verdict}}">{{.Verdict}}</span>{{if .FindingsTotal}} {{.FindingsTotal}} findings{{if gt .FindingsTotal (len .Findings)}}, the first {{len .Findings}} listed{{end}}{{end}}</h3>
 {{range .Notes}}<p>{{.}}</p>{{end}}
-{{if .Stats}}<details><summary>statistics</summary><table>{{$s := .Stats}}{{range sorted .Stats}}<tr><td>{{.}}</td><td>{{stat (index $s .)}}</td></tr>{{end}}</table></details>{{end}}
-{{range $i, $f := .Findings}}<details class="finding"{{if lt $i 3}} open{{end}}><summary><span class="kind">{{$f.Kind}}</span>: {{$f.Explanation}}</summary>
-{{with $f.Cycle}}{{cycle .}}{{end}}<pre>{{range $f.Ops}}{{op .}}
+{{with .Stats}}<details><summary>statistics</summary>{{.}}</details>{{end}}
+{{range .Groups}}<div class="kindhead">{{.Kind}}: {{.Total}}{{if gt .Total (len .Findings)}} ({{len .Findings}} listed){{end}}</div>
+{{range $i, $f := .Findings}}<details class="finding" id="finding-{{$f.N}}"{{if lt $i 3}} open{{end}}><summary><b>{{$f.N}}.</b> {{$f.Explanation}} <a class="on" href="{{$f.Show}}">on the timeline</a></summary>
+{{with $f.Cycle}}{{cycle .}}{{end}}<pre>{{range $f.Ops}}{{if .Href}}<a href="{{.Href}}">#{{.Index}}</a>{{else}}#{{.Index}}{{end}}{{.Rest}}
 {{end}}{{with $f.ResourceLines}}resource.jsonl lines {{.}}{{end}}</pre></details>{{end}}
-{{end}}
+{{end}}{{end}}
 
 <h2>Faults</h2>
 {{if .Faults}}<table><tr><th>kind</th><th>what was hit</th><th>from</th><th>to</th></tr>
@@ -311,13 +318,21 @@ var reportTemplate = template.Must(template.Must(badgeTemplate.Clone()).New("rep
 {{with index .Links "visualizations"}}<p>porcupine's visualization of each illegal key: {{range .}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</p>{{end}}
 {{with index .Links "logs"}}<p>logs: {{range .}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</p>{{end}}
 {{with index .Links "files"}}<p>raw: {{range .}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</p>{{end}}
+` + timelineScript + `
 </body></html>
 `))
 
-var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>chaos: {{.Plan}}, timeline {{.N}}/{{.Of}}</title>` + style + `</head><body>
+// legendTemplate says what the timeline's marks mean; its argument says
+// whether lock holds are drawn.
+var legendTemplate = template.Must(template.New("legend").Funcs(funcs).Parse(`<div class="legend">operations, one lane per process:<span style="background:#2e9d4a"></span>ok<span style="background:#d64545"></span>fail<span style="background:#e8a33d"></span>info (unknown)<span style="background:#999"></span>never completed<span style="background:#fff;border:1.5px solid #000"></span>part of a finding (click: to the finding)
+{{if .}}<span style="background:#dbe9fb;border:1px solid #3b7dd8;width:22px"></span>the lock held, by the holder's account, labelled with its fencing token (or session when the lock gives none){{end}} · hover for the whole operation</div>`))
+
+var pageTemplate = template.Must(template.Must(legendTemplate.Clone()).New("page").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>chaos: {{.Plan}}, timeline {{.N}}/{{.Of}}</title>` + style + timelineCSS + `</head><body>
 <h1>{{.Plan}}: timeline, page {{.N}} of {{.Of}}</h1>
 <p>{{printf "%.3f" .From}}s to {{printf "%.3f" .To}}s · <a href="../report.html">back to the report</a>{{if gt .Prev 1}} · <a href="page-{{.Prev}}.html">previous</a>{{else}} · <a href="../report.html">previous</a>{{end}}{{with .Next}} · <a href="page-{{.}}.html">next</a>{{end}}</p>
+{{template "legend" .Holds}}
 {{.Timeline}}
+` + timelineScript + `
 </body></html>
 `))

@@ -97,11 +97,15 @@ func TestWriteReport(t *testing.T) {
 	}
 }
 
-// selfContained fails t if page could make a request: no script, no
-// external stylesheet, font or image, and no URL but SVG's namespace.
+// selfContained fails t if page could make a request: no script but the
+// page's own inline one, no external stylesheet, font or image, and no
+// URL but SVG's namespace.
 func selfContained(t *testing.T, page string) {
 	t.Helper()
-	for _, bad := range []string{"<script", "<link", "@import", "url(", "<img", "<iframe"} {
+	if n, m := strings.Count(page, "<script"), strings.Count(page, "<script>"); n != m || m > 1 {
+		t.Errorf("page holds %d scripts, %d of them inline: want at most the one inline", n, m)
+	}
+	for _, bad := range []string{"<script src", "<link", "@import", "url(", "<img", "<iframe"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("page holds %q", bad)
 		}
