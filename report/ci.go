@@ -65,10 +65,10 @@ func writeJUnit(r Run, seconds float64) error {
 		c := junitCase{Name: res.Checker, ClassName: "chaos." + r.Plan, Output: strings.Join(res.Notes, "\n")}
 		switch {
 		case res.Verdict == analysis.Invalid && met:
-			c.Output = strings.TrimSpace(fmt.Sprintf("as expected, %d findings:\n%s\n%s", res.FindingsTotal, findingsText(res), c.Output))
+			c.Output = strings.TrimSpace(fmt.Sprintf("as expected, %s\n%s\n%s", findingsMessage(res), findingsText(res), c.Output))
 		case res.Verdict == analysis.Invalid:
 			s.Failures++
-			c.Failure = &junitMessage{Message: fmt.Sprintf("%d findings", res.FindingsTotal), Text: findingsText(res)}
+			c.Failure = &junitMessage{Message: findingsMessage(res), Text: findingsText(res)}
 		case res.Verdict == analysis.Unknown:
 			s.Skipped++
 			c.Skipped = &junitMessage{Message: "undecided: " + strings.Join(res.Notes, "; ")}
@@ -83,19 +83,38 @@ func writeJUnit(r Run, seconds float64) error {
 	return os.WriteFile(runfolder.Folder(r.Dir).Path(runfolder.JUnitFile), append([]byte(xml.Header), append(b, '\n')...), 0o644)
 }
 
+// findingsMessage counts a checker's findings, by kind too.
+func findingsMessage(res analysis.Result) string {
+	if len(res.Kinds) == 0 {
+		return fmt.Sprintf("%d findings", res.FindingsTotal)
+	}
+	return fmt.Sprintf("%d findings: %s", res.FindingsTotal, res.KindCounts())
+}
+
+// findingsText is a checker's findings for junit.xml: the first few of
+// each kind with their operations (a flood of thousands would bury a CI
+// page; analysis.json lists them all).
 func findingsText(res analysis.Result) string {
+	const perKind = 5
 	var b strings.Builder
+	shown, hidden := map[string]int{}, 0
 	for _, f := range res.Findings {
+		if shown[f.Kind] == perKind {
+			hidden++
+			continue
+		}
+		shown[f.Kind]++
 		fmt.Fprintf(&b, "%s: %s\n", f.Kind, f.Explanation)
 		for _, op := range f.Ops {
 			fmt.Fprintf(&b, "  %s\n", op)
 		}
 	}
-	if res.FindingsTotal > len(res.Findings) {
-		fmt.Fprintf(&b, "... %d more\n", res.FindingsTotal-len(res.Findings))
+	if more := hidden + res.FindingsTotal - len(res.Findings); more > 0 {
+		fmt.Fprintf(&b, "... %d more in %s\n", more, runfolder.AnalysisFile)
 	}
 	return b.String()
 }
+
 
 // writeSummary writes r.Dir/summary.md, a few lines for a CI job summary.
 func writeSummary(r Run) error {
@@ -109,9 +128,9 @@ func writeSummary(r Run) error {
 		fmt.Fprintf(&b, "**incomplete: %s**\n\n%s\n\n", mdEscape(r.Incomplete), incompleteNote)
 	}
 	fmt.Fprintf(&b, "%d %s nodes, workload %s, %d history entries.\n\n", r.Nodes, r.Target, r.Workload, r.Report.Ops)
-	b.WriteString("| checker | verdict | findings |\n|---|---|---|\n")
+	b.WriteString("| checker | verdict | findings | by kind |\n|---|---|---|---|\n")
 	for _, res := range r.Report.Results {
-		fmt.Fprintf(&b, "| %s | %s | %d |\n", res.Checker, res.Verdict, res.FindingsTotal)
+		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", res.Checker, res.Verdict, res.FindingsTotal, mdEscape(res.KindCounts()))
 	}
 	for _, res := range r.Report.Results {
 		for _, f := range res.Findings[:min(len(res.Findings), 3)] {

@@ -24,6 +24,7 @@ func cmdCheck(args []string) (int, error) {
 	model := fs.String("model", jepsen.CasRegister, "model for an EDN history: "+strings.Join(jepsen.Models, ", "))
 	initial := fs.String("initial", "", "the registers' value before the history: EDN for an .edn history (0, :none, 1.0), else JSON (default: absent)")
 	out := fs.String("out", "", "folder for visualizations of a history file (default: results/check/<file>)")
+	addMaxFindings(fs)
 	asJSON := fs.Bool("json", false, "print one JSON summary on stdout; the findings go to stderr")
 	stream := fs.String("stream", "auto", "for a run folder: read the history as a stream, judging it a few keys at a time in bounded memory (on), in memory (off), or as its size says (auto: from 256 MiB, where the checkers allow)")
 	path, err := parseOne(fs, args, "DIR|FILE")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/plans"
 )
 
@@ -111,6 +112,11 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// addMaxFindings is --max-findings, of the commands that judge a run.
+func addMaxFindings(fs *flag.FlagSet) {
+	fs.IntVar(&analysis.FindingsCap, "max-findings", 0, "list at most N findings per checker in analysis.json and the report (0: all); the counts, by kind too, stay exact")
 }
 
 // planFlags are the flags that set a plan's fields over its file's

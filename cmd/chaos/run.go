@@ -35,6 +35,7 @@ func cmdRun(args []string) (int, error) {
 		seeds, err = parseSeeds(v, true)
 		return err
 	})
+	addMaxFindings(fs)
 	expect := fs.Bool("expect", false, "exit 0 exactly when the verdict met the plan's expect field (2 when undecided, else 1)")
 	asJSON := fs.Bool("json", false, "print one JSON summary on stdout; the findings go to stderr")
 	results := fs.String("results", "results", "folder that holds the runs")
@@ -272,13 +273,13 @@ func report(w io.Writer, rep analysis.Report, dir string) int {
 	for _, r := range rep.Results {
 		fmt.Fprintf(w, "%s: %s", r.Checker, r.Verdict)
 		if r.FindingsTotal > 0 {
-			fmt.Fprintf(w, " (%d findings)", r.FindingsTotal)
+			fmt.Fprintf(w, " (%d findings: %s)", r.FindingsTotal, r.KindCounts())
 		}
 		fmt.Fprintln(w)
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
-		printFindings(w, r.Findings, dir)
+		printFindings(w, r, dir)
 	}
 	if why := info.Incomplete(); infoErr == nil && why != "" {
 		fmt.Fprintf(w, "incomplete: %s\n  the run did not finish cleanly: the verdict judges only the history it wrote, and is never valid\n",
@@ -299,10 +300,10 @@ func report(w io.Writer, rep analysis.Report, dir string) int {
 
 // printFindings shows the first few findings of each kind with their
 // proofs; analysis.json has them all.
-func printFindings(w io.Writer, fs []analysis.Finding, dir string) {
+func printFindings(w io.Writer, r analysis.Result, dir string) {
 	const perKind = 3
 	shown, hidden := map[string]int{}, 0
-	for _, f := range fs {
+	for _, f := range r.Findings {
 		if shown[f.Kind] == perKind {
 			hidden++
 			continue
@@ -318,5 +319,8 @@ func printFindings(w io.Writer, fs []analysis.Finding, dir string) {
 	}
 	if hidden > 0 {
 		fmt.Fprintf(w, "  ... %d more listed in %s\n", hidden, runfolder.Folder(dir).Path(runfolder.AnalysisFile))
+	}
+	if unlisted := r.FindingsTotal - len(r.Findings); unlisted > 0 {
+		fmt.Fprintf(w, "  ... %d more counted but not listed (--max-findings %d)\n", unlisted, analysis.FindingsCap)
 	}
 }
