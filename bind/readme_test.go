@@ -2,6 +2,7 @@ package bind_test
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +14,19 @@ import (
 	"github.com/chaos-testing/chaos/targets"
 	"github.com/chaos-testing/chaos/workloads"
 )
+
+// TestReadmeTopFields: the README's table of a plan's top-level fields
+// names every one the plan has, and no other.
+func TestReadmeTopFields(t *testing.T) {
+	var got []string
+	for _, row := range docTables(t, "README.md", "| field | what it is |") {
+		got = append(got, codeNames(row[0])...)
+	}
+	slices.Sort(got)
+	if want := plans.FieldNames(plans.Plan{}); !slices.Equal(got, want) {
+		t.Errorf("README's top-level fields %v; a plan has %v", got, want)
+	}
+}
 
 // TestReadmeFieldTable: the README's table of plan fields names, for every
 // workload and fault kind registered, exactly the fields its plug-in
@@ -110,24 +124,32 @@ func ownFields(plugin interface{ NewParams() any }) []string {
 	return plans.FieldNames(plugin.NewParams())
 }
 
-// readmeTable is the README's table under the header row header: its
-// rows' cells, the header's and the separator's left out.
-func readmeTable(t *testing.T, header string) [][]string {
+// docTables are the rows of every table under the header row header in
+// the pages that pattern matches (docs/faults/*.md): their cells, the
+// header's and the separator's left out.
+func docTables(t *testing.T, pattern, header string) [][]string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), "\n"+header+"\n")
-	if !ok {
-		t.Fatalf("README: no table headed %q", header)
+	files, err := filepath.Glob(filepath.Join("..", pattern))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: no pages (%v)", pattern, err)
 	}
 	var rows [][]string
-	for _, l := range strings.Split(rest, "\n")[1:] { // the separator
-		if !strings.HasPrefix(l, "|") {
-			break
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
-		rows = append(rows, strings.Split(strings.Trim(l, "|"), " | "))
+		for _, table := range strings.Split(string(b), "\n"+header+"\n")[1:] {
+			for _, l := range strings.Split(table, "\n")[1:] { // the separator
+				if !strings.HasPrefix(l, "|") {
+					break
+				}
+				rows = append(rows, strings.Split(strings.Trim(l, "|"), " | "))
+			}
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s: no table headed %q", pattern, header)
 	}
 	return rows
 }
@@ -141,44 +163,44 @@ func codeNames(cell string) []string {
 	return out
 }
 
-// TestReadmeFaultTable: every kind of fault has its row in the README's
-// table of faults, and the table names no kind that does not exist.
-func TestReadmeFaultTable(t *testing.T) {
+// TestFaultPages: every kind of fault has its row in a table of the fault
+// pages (docs/faults/), and they name no kind that does not exist.
+func TestFaultPages(t *testing.T) {
 	listed := map[string]bool{}
-	for _, row := range readmeTable(t, "| kind | what it does | targets |") {
+	for _, row := range docTables(t, "docs/faults/*.md", "| kind | what it does | targets |") {
 		for _, k := range codeNames(row[0]) {
 			listed[k] = true
 		}
 	}
 	for _, k := range nemesis.Nemeses.Names() {
 		if !listed[k] {
-			t.Errorf("README's table of faults has no row for %s", k)
+			t.Errorf("docs/faults has no row for %s", k)
 		}
 		delete(listed, k)
 	}
 	for k := range listed {
-		t.Errorf("README's table of faults has a row for %s, which is no kind of fault", k)
+		t.Errorf("docs/faults has a row for %s, which is no kind of fault", k)
 	}
 }
 
-// TestReadmeTargetTable: every target has its row in the README's table
-// of targets and workloads, naming every workload that runs against it.
-func TestReadmeTargetTable(t *testing.T) {
+// TestBackendPages: every target has its row in a backend page's table of
+// what runs (docs/backends/), naming every workload that runs against it.
+func TestBackendPages(t *testing.T) {
 	rows := map[string]string{}
-	for _, row := range readmeTable(t, "| target | what runs | workloads |") {
+	for _, row := range docTables(t, "docs/backends/*.md", "| target | what runs | workloads |") {
 		for _, k := range codeNames(row[0]) {
 			rows[k] = row[len(row)-1]
 		}
 	}
 	for _, k := range targets.Targets.Names() {
 		if _, ok := rows[k]; !ok && !strings.HasPrefix(k, "validate-test-") {
-			t.Errorf("README's table of targets has no row for %s", k)
+			t.Errorf("docs/backends has no row for %s", k)
 		}
 	}
 	for _, k := range workloads.Workloads.Names() {
 		w, _ := workloads.Workloads.Lookup(k)
 		if !slices.Contains(codeNames(rows[w.Target()]), k) && !strings.HasPrefix(k, "validate-test-") {
-			t.Errorf("README's table of targets names no workload %s in the row of %s", k, w.Target())
+			t.Errorf("docs/backends names no workload %s in the row of %s", k, w.Target())
 		}
 	}
 }

@@ -17,18 +17,26 @@ var exitOf = map[string]string{"valid": "exit 0", "invalid": "exit 1", "varies":
 var measuredRate = regexp.MustCompile(`in \d+ of \d+ seeds`)
 
 // TestExpectationsAgree: every shipped plan (but a comparison) says what it
-// is expected to give in its expect field, and its header and the
-// README's plan table say the same: the exit code for plans expected
+// is expected to give in its expect field, and its header and its
+// backend's page (docs/backends/) say the same: the exit code for plans expected
 // valid or invalid, a measured rate over seeds for plans whose verdict
 // varies. scripts/plan-rates measures them.
 func TestExpectationsAgree(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	pages, err := filepath.Glob(filepath.Join("..", "docs", "backends", "*.md"))
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no backend pages: %v", err)
 	}
-	rows := map[string]string{}  // plan file -> the README's table row that names it
-	soaks := map[string]string{} // soak plan file -> the README's line that names it
-	for _, l := range strings.Split(string(readme), "\n") {
+	var docs []byte
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b...)
+	}
+	rows := map[string]string{}  // plan file -> the table row that names it
+	soaks := map[string]string{} // soak plan file -> the line that names it
+	for _, l := range strings.Split(string(docs), "\n") {
 		for _, m := range regexp.MustCompile("`plans/([a-z0-9-]+\\.yaml)`").FindAllStringSubmatch(l, -1) {
 			if strings.HasPrefix(l, "|") {
 				rows[m[1]] = l
@@ -71,11 +79,11 @@ func TestExpectationsAgree(t *testing.T) {
 			}
 			switch {
 			case !listed:
-				t.Errorf("the README lists plans/%s nowhere (the plan table, or the soaks beside scripts/soak)", f)
+				t.Errorf("docs/backends lists plans/%s nowhere (a plan table, or the soaks)", f)
 			case want != "" && !strings.Contains(row, want):
-				t.Errorf("expect %s, but the README's row does not say %s: %s", p.Expect, want, row)
+				t.Errorf("expect %s, but its row in docs/backends does not say %s: %s", p.Expect, want, row)
 			case want == "" && !measuredRate.MatchString(row):
-				t.Errorf("expect varies, but the README's row gives no rate: %s", row)
+				t.Errorf("expect varies, but its row in docs/backends gives no rate: %s", row)
 			}
 		})
 	}

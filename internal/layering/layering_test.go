@@ -1,8 +1,8 @@
 // Package layering holds the test that keeps chaos's packages in their
 // layers: a package imports packages of its own layer or of the layers
 // below it, never one above, so that each floor can be read, tested and
-// changed without the floors over it. The README's "Layout" section draws
-// the same layers.
+// changed without the floors over it. The "Layout" section of
+// docs/architecture.md draws the same layers.
 package layering
 
 import (
