@@ -71,13 +71,18 @@ func timeline(s span, procs []int, ops []history.Pair, faults []history.FaultWin
 		x0, x1 := s.x(max(hd.from, s.from)), s.x(min(hd.to, s.to))
 		w := max(x1-x0, minBox)
 		fmt.Fprintf(&b, `<g class="hold"><rect x="%.1f" y="%.0f" width="%.1f" height="%d" fill="#dbe9fb" stroke="#3b7dd8" stroke-width="1" rx="2"/>%s<title>%s</title></g>`,
-			x0, y+2, w, laneH-4, boxTextSized(x0, y+10, w, hd.label(), "#1d4f91", 8), html.EscapeString(hd.describe()))
+			x0, y+2, w, laneH-4, holdLabel(x0, y+10, w, hd.label()), html.EscapeString(hd.describe()))
 	}
-	// The operations of findings last, on top of their neighbours.
+	// The operations of findings last, on top of their neighbours, and
+	// side by side when they would overlap (a stale write and the release
+	// a millisecond after it), each at least minFound wide: the tooltip
+	// has the exact times.
 	for _, found := range []bool{false, true} {
+		right := map[int]float64{} // process -> where its last box ends
 		for _, o := range ops {
 			if inFinding(o, m) == found {
-				opBox(&b, s, lane[o.Inv.Process], o, m)
+				p := o.Inv.Process
+				right[p] = opBox(&b, s, lane[p], o, m, right[p])
 			}
 		}
 	}
@@ -86,8 +91,9 @@ func timeline(s span, procs []int, ops []history.Pair, faults []history.FaultWin
 	return b.String()
 }
 
-// opBox draws one operation in its lane, at y.
-func opBox(b *strings.Builder, s span, y float64, o history.Pair, m marks) {
+// opBox draws one operation in its lane, at y; an operation of a finding
+// begins no further left than after. It returns where the box ends.
+func opBox(b *strings.Builder, s span, y float64, o history.Pair, m marks, after float64) float64 {
 	end, typ := s.to, history.Invoke
 	if o.Done != nil {
 		end, typ = o.Done.Time, o.Done.Type
@@ -104,7 +110,7 @@ func opBox(b *strings.Builder, s span, y float64, o history.Pair, m marks) {
 	class, attrs, stroke := "op "+string(typ), "", ""
 	if len(refs) > 0 {
 		w = max(w, minFound)
-		x0 = min(x0, plotWidth-10-w)
+		x0 = min(max(x0, after+1), plotWidth-10-w)
 		class += " found"
 		ids := make([]string, len(refs))
 		for i, r := range refs {
@@ -124,6 +130,7 @@ func opBox(b *strings.Builder, s span, y float64, o history.Pair, m marks) {
 		b.WriteString(`</a>`)
 	}
 	b.WriteString(`</g>`)
+	return x0 + w
 }
 
 func inFinding(o history.Pair, m marks) bool {
@@ -146,6 +153,15 @@ func dedupRefs(refs []findingRef) []findingRef {
 // fits; nothing when not even a few characters do.
 func boxText(x, y, w float64, label, colour string) string {
 	return boxTextSized(x, y, w, label, colour, 10)
+}
+
+// holdLabel is a hold's label when it fits whole: "he…" of a short hold
+// says nothing its tooltip does not say better.
+func holdLabel(x, y, w float64, label string) string {
+	if float64(len(label))*charW*0.8+4 > w {
+		return ""
+	}
+	return boxTextSized(x, y, w, label, "#1d4f91", 8)
 }
 
 func boxTextSized(x, y, w float64, label, colour string, size float64) string {

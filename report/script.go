@@ -11,7 +11,7 @@ package report
 
 const timelineCSS = `<style>
 svg.timeline .op.hl rect{stroke:#0b3fa8;stroke-width:3}
-svg.timeline.dim .op:not(.hl),svg.timeline.dim .hold{opacity:.3}
+svg.timeline.dim .op:not(.hl){opacity:.3} svg.timeline.dim .hold{opacity:.6}
 svg.timeline a{cursor:pointer}
 .finding.sel{background:#fff8d6;outline:2px solid #ffd400;outline-offset:2px}
 .finding .on{font-size:12px;margin-left:6px}
