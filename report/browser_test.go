@@ -2,11 +2,13 @@ package report_test
 
 import (
 	"bufio"
+	"bytes"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,7 +43,7 @@ func TestReportInChromium(t *testing.T) {
 	}
 	probe := filepath.Join(t.TempDir(), "probe.html")
 	os.WriteFile(probe, []byte(`<!DOCTYPE html><img src="http://probe.invalid/x.png">`), 0o644)
-	if requests, _ := render(t, browser, probe, ""); len(requests) == 0 {
+	if requests, _, _ := render(t, browser, probe, ""); len(requests) == 0 {
 		t.Fatal("a page loading an image over the network made no request the proxy saw")
 	}
 
@@ -52,18 +54,55 @@ func TestReportInChromium(t *testing.T) {
 	}
 	os.MkdirAll(out, 0o755)
 	shot := filepath.Join(out, "redlock-pause-report.png")
-	requests, console := render(t, browser, filepath.Join(dir, "report.html"), shot)
-	for _, r := range requests {
-		t.Errorf("the page made a request (caught by the proxy): %q", r)
+	report := filepath.Join(dir, "report.html")
+	quiet := func(what string, requests, console []string) {
+		for _, r := range requests {
+			t.Errorf("%s made a request (caught by the proxy): %q", what, r)
+		}
+		for _, c := range console {
+			t.Errorf("%s: console: %s", what, c)
+		}
 	}
-	for _, c := range console {
-		t.Errorf("console: %s", c)
-	}
+	requests, console, _ := render(t, browser, report, shot)
+	quiet("report.html", requests, console)
 	fi, err := os.Stat(shot)
 	if err != nil || fi.Size() < 10_000 {
 		t.Fatalf("screenshot %s: %v", shot, err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+
+	// The lock's holds are drawn, and the page opened at a finding marks
+	// that finding's operations (its script ran: --dump-dom gives the
+	// DOM after it).
+	requests, console, dom := render(t, browser, report, "")
+	quiet("report.html", requests, console)
+	if n := strings.Count(dom, `class="hold"`); n == 0 {
+		t.Error("no lock hold drawn on the timeline")
+	}
+	requests, console, dom = render(t, browser, report+"#finding-1", "")
+	quiet("report.html#finding-1", requests, console)
+	marked := regexp.MustCompile(`<g class="([^"]*)" id="op-\d+" data-findings="([^"]*)"`).FindAllStringSubmatch(dom, -1)
+	ops := 0
+	for _, m := range marked {
+		in := slices.Contains(strings.Fields(m[2]), "finding-1")
+		hl := slices.Contains(strings.Fields(m[1]), "hl")
+		if in {
+			ops++
+		}
+		if in != hl {
+			t.Errorf("an operation of findings %q has the classes %q: want hl exactly on finding-1's", m[2], m[1])
+		}
+	}
+	if ops == 0 {
+		t.Errorf("no operation of finding-1 on the timeline (%d operations in findings)", len(marked))
+	}
+	if !strings.Contains(dom, `class="finding sel" id="finding-1"`) {
+		t.Error("finding-1 is not marked as selected")
+	}
+	shotFinding := filepath.Join(out, "redlock-pause-finding-1.png")
+	requests, console, _ = render(t, browser, report+"#finding-1", shotFinding)
+	quiet("report.html#finding-1", requests, console)
+	t.Logf("screenshot: %s", shotFinding)
 
 	// The comparison table of that run, as chaos compare DIR writes it.
 	table, err := compare.Build([]string{dir})
@@ -75,7 +114,7 @@ func TestReportInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	shot = filepath.Join(out, "redlock-pause-compare.png")
-	requests, console = render(t, browser, filepath.Join(cmp, "compare.html"), shot)
+	requests, console, _ = render(t, browser, filepath.Join(cmp, "compare.html"), shot)
 	if len(requests) > 0 || len(console) > 0 {
 		t.Errorf("compare.html: requests %q, console %q", requests, console)
 	}
@@ -88,8 +127,9 @@ func TestReportInChromium(t *testing.T) {
 // render opens page in headless Chromium, with every connection sent to a
 // local proxy, and returns the requests the page made (the browser's own
 // are logged and left out) and its console lines; with shot set, it saves
-// a screenshot there.
-func render(t *testing.T, browser, page, shot string) (requests, console []string) {
+// a screenshot there, and otherwise returns the DOM once the page's script
+// ran (page may end in a #fragment).
+func render(t *testing.T, browser, page, shot string) (requests, console []string, dom string) {
 	t.Helper()
 	proxy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -128,18 +168,21 @@ func render(t *testing.T, browser, page, shot string) (requests, console []strin
 	} else {
 		args = append(args, "--dump-dom")
 	}
-	logs, err := exec.Command(browser, append(args, "file://"+page)...).CombinedOutput()
+	var stdout, logs bytes.Buffer
+	cmd := exec.Command(browser, append(args, "file://"+page)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &logs
+	err = cmd.Run()
 	proxy.Close()
 	<-done
 	if err != nil {
-		t.Fatalf("chromium: %v\n%s", err, logs)
+		t.Fatalf("chromium: %v\n%s", err, logs.String())
 	}
-	for _, line := range strings.Split(string(logs), "\n") {
+	for _, line := range strings.Split(logs.String()+stdout.String(), "\n") {
 		if strings.Contains(line, "CONSOLE") {
 			console = append(console, line)
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return requests, console
+	return requests, console, stdout.String()
 }
