@@ -31,8 +31,10 @@ const (
 	charW            = 5.6 // width of a character at font-size 10, roughly
 )
 
-// timeline draws s: faults, then a lane per process of procs.
-func timeline(s span, procs []int, ops []history.Pair, faults []history.FaultWindow, holds []hold, m marks) string {
+// timeline draws s: faults, then a lane per process of procs. Its
+// operations link back to their findings, listed in the page at home
+// ("" for the page itself).
+func timeline(s span, procs []int, ops []history.Pair, faults []history.FaultWindow, holds []hold, m marks, home string) string {
 	rows, nRows := faultRows(s, faults)
 	nemH := float64(max(nRows, 1)*faultRowH + 4)
 	lane := map[int]float64{}
@@ -82,7 +84,7 @@ func timeline(s span, procs []int, ops []history.Pair, faults []history.FaultWin
 		for _, o := range ops {
 			if inFinding(o, m) == found {
 				p := o.Inv.Process
-				right[p] = opBox(&b, s, lane[p], o, m, right[p])
+				right[p] = opBox(&b, s, lane[p], o, m, right[p], home)
 			}
 		}
 	}
@@ -93,7 +95,7 @@ func timeline(s span, procs []int, ops []history.Pair, faults []history.FaultWin
 
 // opBox draws one operation in its lane, at y; an operation of a finding
 // begins no further left than after. It returns where the box ends.
-func opBox(b *strings.Builder, s span, y float64, o history.Pair, m marks, after float64) float64 {
+func opBox(b *strings.Builder, s span, y float64, o history.Pair, m marks, after float64, home string) float64 {
 	end, typ := s.to, history.Invoke
 	if o.Done != nil {
 		end, typ = o.Done.Time, o.Done.Type
@@ -121,7 +123,7 @@ func opBox(b *strings.Builder, s span, y float64, o history.Pair, m marks, after
 	}
 	fmt.Fprintf(b, `<g class="%s" id="op-%d"%s>`, class, o.Inv.Index, attrs)
 	if len(refs) > 0 {
-		fmt.Fprintf(b, `<a href="#finding-%d">`, refs[0].N)
+		fmt.Fprintf(b, `<a href="%s#finding-%d">`, home, refs[0].N)
 	}
 	fmt.Fprintf(b, `<rect%s x="%.1f" y="%.0f" width="%.1f" height="%d" fill="%s"%s/>%s<title>%s</title>`,
 		doneID, x0, y+opBoxTop, w, opBoxH, outcomeColors[typ], stroke,

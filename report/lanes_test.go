@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -152,4 +153,34 @@ func TestFoundOpVisible(t *testing.T) {
 	if m == nil || parseFloat(t, m[1]) < minFound {
 		t.Errorf("the stale write's box: %v, want at least %g wide", m, minFound)
 	}
+}
+
+// A finding whose operations are on a further page of the timeline links
+// there, and that page marks them and highlights them by the same script.
+func TestFindingOnFurtherPage(t *testing.T) {
+	r := synthetic(t, 3, 1000) // two pages
+	inv := 2 + 900*6           // p0's 900th write: page 2
+	f := &r.Report.Results[0].Findings[0]
+	f.Ops, f.Explanation = r.History[inv:inv+2], fmt.Sprintf("p0 wrote late (#%d)", inv+1)
+	page := writeAndRead(t, r)
+	for _, want := range []string{
+		fmt.Sprintf(`<a href="timeline/page-2.html#op-%d">#%d</a>`, inv+1, inv+1),
+		fmt.Sprintf(`<a href="timeline/page-2.html#op-%d">#%d</a> p0`, inv, inv),
+		`<a class="on" href="timeline/page-2.html#finding-1">on the timeline</a>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(r.Dir, "timeline", "page-2.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := string(b)
+	for _, want := range []string{fmt.Sprintf(`id="op-%d" data-findings="finding-1"><a href="../report.html#finding-1">`, inv), fmt.Sprintf(`id="op-%d"`, inv+1), "<script>", "hashchange"} {
+		if !strings.Contains(p2, want) {
+			t.Errorf("page 2 lacks %q", want)
+		}
+	}
+	selfContained(t, p2)
 }

@@ -77,7 +77,7 @@ func Write(r Run) error {
 	checkers, marked := listFindings(r.Report, placeOps(pages, drawn, r.Report))
 	holds := lockHolds(r.History, whole.to)
 	v := view{Run: r, Ops: len(ops), Duration: whole.to.Round(time.Millisecond),
-		Timeline:   template.HTML(timeline(pages[0].span, procs, pages[0].ops, faults, holds, marked)),
+		Timeline:   template.HTML(timeline(pages[0].span, procs, pages[0].ops, faults, holds, marked, "")),
 		Latency:    template.HTML(latency(whole, ops, faults)),
 		Throughput: template.HTML(throughput(whole, ops, faults, max(1, r.SampledEvery))),
 		Clocks:     template.HTML(clocks(whole, faults)),
@@ -98,7 +98,7 @@ func Write(r Run) error {
 	for k, l := range v.Pages[1:] {
 		p := pages[l.N-1]
 		page := pageView{Plan: r.Plan, N: l.N, Of: len(pages), From: l.From, To: l.To, Prev: v.Pages[k].N, Holds: v.Holds,
-			Timeline: template.HTML(timeline(p.span, procs, p.ops, faults, holds, marked))}
+			Timeline: template.HTML(timeline(p.span, procs, p.ops, faults, holds, marked, "../report.html"))}
 		if k+2 < len(v.Pages) {
 			page.Next = v.Pages[k+2].N
 		}
