@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
@@ -137,7 +138,10 @@ func writeSummary(r Run) error {
 			fmt.Fprintf(&b, "\n- **%s** (%s): %s", f.Kind, res.Checker, mdEscape(f.Explanation))
 		}
 	}
-	b.WriteString("\n\nDetails: report.html in the run's folder.\n")
+	// The run's folder as results/ holds it, which is also how a CI
+	// artifact of results/<plan>/ lays it out.
+	folder := filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(r.Dir)), filepath.Base(r.Dir)))
+	fmt.Fprintf(&b, "\n\nDetails: [`%s/report.html`](%s/report.html) under results/ (every finding, the timeline, the logs).\n", folder, folder)
 	return os.WriteFile(runfolder.Folder(r.Dir).Path(runfolder.SummaryFile), []byte(b.String()), 0o644)
 }
 
