@@ -304,11 +304,20 @@ func WriteIndex(results string) error {
 			continue // not a run of ours
 		}
 		e := report.IndexEntry{Plan: info.Plan, Seed: info.Seed, Started: info.Started, Verdict: report.NotAnalyzed, Incomplete: info.Incomplete(),
-			Expect: info.Expect, AsExpected: info.AsExpected}
+			Expect: info.Expect, AsExpected: info.AsExpected, Target: info.Target, Workload: info.Workload, Chaos: info.Versions["chaos"]}
+		for _, v := range info.Servers {
+			e.Versions = append(e.Versions, v)
+		}
+		slices.Sort(e.Versions)
+		e.Versions = slices.Compact(e.Versions)
+		if info.End != nil && !info.Started.IsZero() {
+			e.Duration = info.End.At.Sub(info.Started)
+		}
 		e.Path, _ = filepath.Rel(results, string(f))
 		e.Path = filepath.ToSlash(e.Path)
 		if a, err := f.ReadAnalysis(); err == nil && a.Verdict != "" {
 			e.Verdict = string(a.Verdict)
+			e.Findings = report.FindingsByKind(a.Report)
 		}
 		runs = append(runs, e)
 	}
