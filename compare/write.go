@@ -245,7 +245,8 @@ svg.chart a:hover text{text-decoration:underline} svg.chart a.run:hover rect{str
 <h1>{{.Title}}</h1>
 {{if .Shared}}<p>One row per backend, version, settings and resource mode, from the runs named in its last column. {{.Claim}}</p>
 {{else}}<p><b>{{.Claim}}</b></p>
-<ul>{{range .Details}}<li>{{.}}</li>{{end}}</ul>
+{{if gt (len .Details) 12}}<details><summary>{{len .Details}} lines: the runs of each schedule, and each field whose value differs</summary>
+{{end}}<ul>{{range .Details}}<li>{{.}}</li>{{end}}</ul>{{if gt (len .Details) 12}}</details>{{end}}
 <p>One row per backend, version, settings, resource mode and schedule, from the runs named in its last column.</p>{{end}}
 <table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}<th>runs</th></tr>
 {{range .Rows}}<tr id="{{.ID}}">{{range .Cells}}<td>{{.}}</td>{{end}}<td class="runs">{{range .Runs}}<a href="{{.Path}}">{{.Name}}</a> {{end}}</td></tr>
