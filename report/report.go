@@ -297,7 +297,7 @@ var reportTemplate = template.Must(template.Must(template.Must(badgeTemplate.Clo
 {{range .Checkers}}
 <h3 id="{{.Checker}}">{{.Checker}}: <span class="verdict {{.Verdict}}">{{.Verdict}}</span>{{if .FindingsTotal}} {{.FindingsTotal}} findings{{if gt .FindingsTotal (len .Findings)}}, the first {{len .Findings}} listed{{end}}{{end}}</h3>
 {{range .Notes}}<p>{{.}}</p>{{end}}
-{{with .Stats}}<details><summary>statistics</summary>{{.}}</details>{{end}}
+{{if .Stats}}<details{{if not .Findings}} open{{end}}><summary>statistics</summary>{{.Stats}}</details>{{end}}
 {{range .Groups}}<div class="kindhead">{{.Kind}}: {{.Total}}{{if gt .Total (len .Findings)}} ({{len .Findings}} listed){{end}}</div>
 {{range $i, $f := .Findings}}<details class="finding" id="finding-{{$f.N}}"{{if lt $i 3}} open{{end}}><summary><b>{{$f.N}}.</b> {{$f.Explanation}} <a class="on" href="{{$f.Show}}">on the timeline</a></summary>
 {{with $f.Cycle}}{{cycle .}}{{end}}<pre>{{range $f.Ops}}{{if .Href}}<a href="{{.Href}}">#{{.Index}}</a>{{else}}#{{.Index}}{{end}}{{.Rest}}
