@@ -116,7 +116,6 @@ func findingsText(res analysis.Result) string {
 	return b.String()
 }
 
-
 // writeSummary writes r.Dir/summary.md, a few lines for a CI job summary.
 func writeSummary(r Run) error {
 	var b strings.Builder
