@@ -93,11 +93,12 @@ func cmdRun(args []string) (int, error) {
 			break // interrupted: the seeds left are not run
 		}
 	}
-	if len(seeds) > 1 {
+	many := isSet(fs, "seeds") // a list of runs, even of one
+	if many {
 		seedTable(out, sums)
 	}
 	if *asJSON {
-		if err := printJSON(sums, len(seeds) > 1); err != nil {
+		if err := printJSON(sums, many); err != nil {
 			return exitCrash, err
 		}
 	}

@@ -114,11 +114,12 @@ func seedTable(w io.Writer, sums []runSummary) {
 	fmt.Fprintln(w)
 }
 
-// printJSON prints one run's summary, or many runs' as {"runs": [...]}.
+// printJSON prints one run's summary, or many runs' (--seeds, whatever
+// their number) as {"runs": [...], "exit": N}.
 func printJSON(sums []runSummary, many bool) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
-	if !many && len(sums) == 1 {
+	if !many {
 		return enc.Encode(sums[0])
 	}
 	return enc.Encode(struct {
