@@ -335,17 +335,11 @@ func TestSampledReport(t *testing.T) {
 // throughputPeak writes r's report and reads its throughput plot's peak.
 func throughputPeak(t *testing.T, r Run) (int, string) {
 	t.Helper()
-	if err := Write(r); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(r.Dir, "report.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`>(\d+)/s</text>`).FindStringSubmatch(string(b))
+	page := writeAndRead(t, r)
+	m := regexp.MustCompile(`>(\d+)/s</text>`).FindStringSubmatch(page)
 	if m == nil {
 		t.Fatal("no throughput peak in the report")
 	}
 	n, _ := strconv.Atoi(m[1])
-	return n, string(b)
+	return n, page
 }
