@@ -3,6 +3,8 @@ package etcd
 import (
 	"encoding/json"
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chaos-testing/chaos/analysis"
@@ -270,5 +272,19 @@ func TestEtcdScanPut(t *testing.T) {
 	checkEtcd(t, skipped, analysis.Invalid)
 	if err := checkKVRequest(etcdop.FKVTxn, &etcdop.KVRequest{If: []etcdop.KVCompare{{Key: "a", Target: etcdop.CompareValue, Op: etcdop.CompareLess, Value: "5"}}}); err == nil {
 		t.Error("a value compared by order was accepted")
+	}
+}
+
+// A history the revision order finds illegal gets porcupine's interactive
+// view all the same, named in the finding, as a register's does.
+func TestEtcdKVVisualized(t *testing.T) {
+	h := (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(0, 2, 3, "a", "2", 0, 3).
+		get(1, 4, 5, "a", "", 3, kv("a", "1", 2, 2, 1))
+	dir := t.TempDir()
+	r := analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: h.Ops, Dir: dir})
+	analysistest.WantResult(t, r, analysis.Invalid)
+	files, _ := filepath.Glob(filepath.Join(dir, "linearizability-*.html"))
+	if len(files) != 1 || len(r.Findings) == 0 || !strings.Contains(r.Findings[0].Explanation, filepath.Base(files[0])) {
+		t.Errorf("visualizations %v; finding %+v; want one, named in the finding", files, r.Findings)
 	}
 }

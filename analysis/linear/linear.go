@@ -189,6 +189,9 @@ func (lc *linearCheck) add(batch []history.Op) {
 			lc.decidedBy = "revision order"
 			if f != nil {
 				lc.illegal++
+				if file := lc.visualizeDirect(spec, sc.Parts[0]); file != "" {
+					f.Explanation += "; see " + file
+				}
 				lc.found.Add(func() analysis.Finding { return *f })
 			}
 			return
@@ -327,4 +330,28 @@ func (lc *linearCheck) stats(res analysis.Result) {
 		res.Stats["ignored"] = sc.other
 	}
 	res.Stats["check_s"] = time.Since(lc.start).Seconds()
+}
+
+// visualizeDirect writes porcupine's view of a part that the revision
+// order found illegal, so that a finding decided without porcupine can
+// be read in its interactive view as any other: porcupine searches it
+// for at most a thirtieth of the check's limit (the revision order exists
+// because its search may not end), and says illegal, or nothing is
+// written. It returns the file's name, or "".
+func (lc *linearCheck) visualizeDirect(spec *Spec, p *Part) string {
+	if lc.in.Dir == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(lc.parent, lc.limit/30)
+	defer cancel()
+	results, _ := runParts(ctx, spec.Model, []*Part{p}, 0, func(int) {})
+	if r := results[0]; r.err == nil && r.res == porcupine.Illegal {
+		file, err := visualize(lc.in.Dir, lc.m, spec.Model, p.key, r.info, lc.faults)
+		if err == nil {
+			lc.written++
+			return file
+		}
+		lc.notes = append(lc.notes, fmt.Sprintf("visualization of %s not written: %v", keyName(lc.m, p.key), err))
+	}
+	return ""
 }
