@@ -202,3 +202,30 @@ func placeOps(pages []page, drawn map[int]bool, rep analysis.Report) opPlace {
 	}
 	return func(index int) int { return at[index] }
 }
+
+// withFindingOps adds to a sample of the history (a run too long to draw
+// whole) the entries every finding names that the sample left out, so
+// that every finding is drawn and its #N links lead somewhere. The sample
+// stays in history order.
+func withFindingOps(sample []history.Op, rep analysis.Report) []history.Op {
+	have := map[int]bool{}
+	for _, op := range sample {
+		have[op.Index] = true
+	}
+	out := sample
+	for _, r := range rep.Results {
+		for _, f := range r.Findings {
+			for _, op := range f.Ops {
+				if !have[op.Index] {
+					have[op.Index] = true
+					out = append(out, op)
+				}
+			}
+		}
+	}
+	if len(out) > len(sample) {
+		out = slices.Clone(out)
+		slices.SortStableFunc(out, func(a, b history.Op) int { return a.Index - b.Index })
+	}
+	return out
+}

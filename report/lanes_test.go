@@ -184,3 +184,20 @@ func TestFindingOnFurtherPage(t *testing.T) {
 	}
 	selfContained(t, p2)
 }
+
+// A run too long to draw whole is drawn from a sample; the entries its
+// findings name are drawn all the same, and their #N link to them.
+func TestSampleKeepsFindingOps(t *testing.T) {
+	r := lockRun(t)
+	var sample []history.Op
+	for _, op := range r.History {
+		if op.Index != 8 && op.Index != 9 { // the sample left out p0's stale write
+			sample = append(sample, op)
+		}
+	}
+	r.History, r.SampledEvery = sample, 2
+	page := writeAndRead(t, r)
+	if !strings.Contains(page, `id="op-8"`) || !strings.Contains(page, `href="#op-9"`) {
+		t.Error("the stale write a finding names, left out of the sample, is not drawn and linked")
+	}
+}

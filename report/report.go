@@ -62,6 +62,9 @@ const pageOps = 2000
 // if the run has more operations than one page holds, as
 // r.Dir/timeline/page-N.html.
 func Write(r Run) error {
+	if r.SampledEvery > 1 {
+		r.History = withFindingOps(r.History, r.Report)
+	}
 	ops := history.Pairs(r.History, func(op *history.Op) bool { return op.Process != history.Nemesis })
 	faults := history.FaultWindows(r.History)
 	whole := span{}
