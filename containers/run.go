@@ -182,6 +182,11 @@ func (r *Run) Start(ctx context.Context, s Spec) (Container, error) {
 		c.IP = ep.IPAddress
 	}
 	if c.IP == "" {
+		// A process that died at once leaves its container no address;
+		// its last lines say why.
+		if died := r.DiedWith(ctx, c); died != nil {
+			return c, fmt.Errorf("start container %s: %w", s.Name, died)
+		}
 		return c, fmt.Errorf("container %s has no address on %s", s.Name, r.network)
 	}
 	r.track(c, info)
@@ -203,6 +208,11 @@ func (r *Run) DiedWith(ctx context.Context, c Container) error {
 	if err != nil || info.State == nil || info.State.Running || info.State.Status != "exited" {
 		return nil
 	}
+	return fmt.Errorf("%s exited with status %d; its last lines:\n  %s", c.Name, info.State.ExitCode, r.lastLines(ctx, c))
+}
+
+// lastLines are the last lines the container wrote, indented.
+func (r *Run) lastLines(ctx context.Context, c Container) string {
 	var out bytes.Buffer
 	if rc, err := r.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: "10"}); err == nil {
 		stdcopy.StdCopy(&out, &out, rc)
@@ -210,9 +220,9 @@ func (r *Run) DiedWith(ctx context.Context, c Container) error {
 	}
 	last := strings.TrimSpace(out.String())
 	if last == "" {
-		last = "(no output)"
+		return "(no output)"
 	}
-	return fmt.Errorf("%s exited with status %d; its last lines:\n  %s", c.Name, info.State.ExitCode, strings.ReplaceAll(last, "\n", "\n  "))
+	return strings.ReplaceAll(last, "\n", "\n  ")
 }
 
 // Wait waits until the container has exited, or ctx ends. A non-zero exit
@@ -222,7 +232,7 @@ func (r *Run) Wait(ctx context.Context, c Container) error {
 	select {
 	case res := <-done:
 		if res.StatusCode != 0 {
-			return fmt.Errorf("%s exited with status %d; see logs/%s.log", c.Name, res.StatusCode, c.Name)
+			return fmt.Errorf("%s exited with status %d (logs/%s.log); its last lines:\n  %s", c.Name, res.StatusCode, c.Name, r.lastLines(context.WithoutCancel(ctx), c))
 		}
 		return nil
 	case err := <-errs:
