@@ -74,12 +74,15 @@ func FaultWindows(ops []Op) []FaultWindow {
 			w.End, w.To = op.Time, op.Index
 		}
 	}
-	out := make([]FaultWindow, len(ws))
-	for i, w := range ws {
+	var out []FaultWindow
+	for _, w := range ws {
+		if w.To < 0 && w.named && len(w.Victims) == 0 && !w.ended {
+			continue // it hit nobody (no one held the lock): never in force
+		}
 		if w.To < 0 {
 			w.End = last
 		}
-		out[i] = w.FaultWindow
+		out = append(out, w.FaultWindow)
 	}
 	return out
 }

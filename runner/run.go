@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
@@ -282,8 +283,19 @@ func startClients(ctx context.Context, run *containers.Run, image string, binds 
 // function is called, which ends the line.
 func showStatus(o Options, env *faultEnv, sched *nemesis.Schedule, started time.Time, limit time.Duration) (stop func()) {
 	status := progress.NewLine(o.Out, o.Terminal, 10*time.Second, clock.Real)
+	shown := ""
 	stopRefresh := progress.Refresh(clock.Real, time.Second, func() {
-		status.Show(env.live.status(time.Since(started), limit, sched.Active()))
+		faults := sched.Active()
+		line := env.live.status(time.Since(started), limit, faults)
+		// A log gets a line every 10 s, which a fault every 10 s would
+		// meet at the same phase each time: a change of the faults in
+		// force gets a line of its own.
+		if now := strings.Join(faults, ", "); !o.Terminal && now != shown {
+			shown = now
+			status.Print(line)
+			return
+		}
+		status.Show(line)
 	})
 	return func() {
 		stopRefresh()
