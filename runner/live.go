@@ -66,8 +66,10 @@ func (l *live) status(elapsed, limit time.Duration, faults []string) string {
 	}
 	secs := max(elapsed-l.lastAt, time.Millisecond).Seconds()
 	rate := func(t history.Type) float64 { return float64(l.counts[t]-l.last[t]) / secs }
-	line := fmt.Sprintf("%s %3.0fs/%.0fs | per second: ok %.0f, fail %.0f, info %.0f | %d ops | faults: %s",
-		progress.Bar(elapsed.Seconds()/max(limit.Seconds(), 1)), elapsed.Seconds(), limit.Seconds(), rate(history.Ok), rate(history.Fail), rate(history.Info), l.counts[history.Invoke], f)
+	// The faults first after the time: on a narrow terminal the line is
+	// cut at its end.
+	line := fmt.Sprintf("%s %3.0fs/%.0fs | faults: %s | ok %.0f/s, fail %.0f/s, info %.0f/s | %d ops",
+		progress.Bar(elapsed.Seconds()/max(limit.Seconds(), 1)), elapsed.Seconds(), limit.Seconds(), f, rate(history.Ok), rate(history.Fail), rate(history.Info), l.counts[history.Invoke])
 	l.last, l.lastAt = maps.Clone(l.counts), elapsed
 	return line
 }
