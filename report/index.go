@@ -239,11 +239,12 @@ var indexTemplate = template.Must(template.Must(badgeTemplate.Clone()).Funcs(ind
 <label>plan<select name="plan"><option value="">all</option>{{range .Plans}}<option>{{.}}</option>{{end}}</select></label>
 <label>backend<select name="target"><option value="">all</option>{{range .Targets}}<option>{{orDash .}}</option>{{end}}</select></label>
 <label>verdict<select name="verdict"><option value="">all</option>{{range .Verdicts}}<option>{{.}}</option>{{end}}</select></label>
+<label>result<select name="result"><option value="">all</option><option>as expected</option><option>unexpected</option><option value="–">no expectation</option></select></label>
 <span id="shown" class="small"></span>
 </div>
 <table class="runs"><thead><tr><th>started</th><th>plan</th><th>backend, versions</th><th>verdict</th><th>expected</th><th>result</th><th>findings by kind</th><th>duration</th><th></th></tr></thead>
 <tbody>
-{{range .Runs}}{{$s := status .Verdict .Incomplete}}<tr data-plan="{{.Plan}}" data-target="{{orDash .Target}}" data-verdict="{{$s.Text}}">
+{{range .Runs}}{{$s := status .Verdict .Incomplete}}<tr data-plan="{{.Plan}}" data-target="{{orDash .Target}}" data-verdict="{{$s.Text}}" data-result="{{with result .AsExpected}}{{.Text}}{{else}}–{{end}}">
 <td>{{.Started.Format "2006-01-02 15:04:05"}}</td>
 <td>{{.Plan}}<br><small>seed {{.Seed}}{{with .Workload}}, {{.}}{{end}}</small></td>
 <td>{{orDash .Target}}{{with .Versions}} {{join . ", "}}{{end}}{{with .Chaos}}<br><small>chaos {{.}}</small>{{end}}</td>

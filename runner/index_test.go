@@ -71,8 +71,10 @@ func TestWriteIndex(t *testing.T) {
 		"<li>lock: stale-write ×2, two-holders ×1 (16 in all, 13 not listed)</li>", "1m30s",
 		"redis 7.0.15<br><small>chaos v0.3.0 (abc123)</small>", "etcd 3.5.2, 3.6.6<br>",
 		// filters: a row carries what they filter on; the selects list each value once
-		`<tr data-plan="redlock-pause" data-target="redis" data-verdict="invalid">`,
-		`<tr data-plan="zookeeper-lock-pause" data-target="zookeeper" data-verdict="incomplete, not analyzed">`,
+		`<tr data-plan="redlock-pause" data-target="redis" data-verdict="invalid" data-result="as expected">`,
+		`<tr data-plan="redlock-pause" data-target="redis" data-verdict="valid" data-result="unexpected">`,
+		`<tr data-plan="zookeeper-lock-pause" data-target="zookeeper" data-verdict="incomplete, not analyzed" data-result="–">`,
+		`<select name="result"><option value="">all</option><option>as expected</option><option>unexpected</option><option value="–">no expectation</option></select>`,
 		`<select name="plan"><option value="">all</option><option>etcd-register-mixed</option><option>redlock-pause</option><option>zookeeper-lock-pause</option></select>`,
 		`<select name="target"><option value="">all</option><option>etcd</option><option>redis</option><option>zookeeper</option></select>`,
 		`<option>valid</option>`,
