@@ -22,11 +22,26 @@ type FaultWindow struct {
 }
 
 // FaultWindows reads the nemesis's entries (process -1, "<kind>-start" and
-// "<kind>-end", value the victims) as windows, in order of start.
+// "<kind>-end", value the victims) as windows, in order of start. A fault
+// that hit nobody (no one held the lock) was never in force: it is one of
+// FaultsMissed, not a window.
 func FaultWindows(ops []Op) []FaultWindow {
+	hit, _ := faultWindows(ops)
+	return hit
+}
+
+// FaultsMissed are the faults that hit nobody, each as the window it would
+// have had (Start, From: its start's invocation; End: when it gave up).
+func FaultsMissed(ops []Op) []FaultWindow {
+	_, missed := faultWindows(ops)
+	return missed
+}
+
+func faultWindows(ops []Op) (hit, missed []FaultWindow) {
 	type window struct {
 		FaultWindow
 		ended, named bool
+		gaveUp       time.Duration // when its start completed
 	}
 	var ws []*window
 	var last time.Duration
@@ -52,7 +67,7 @@ func FaultWindows(ops []Op) []FaultWindow {
 			if op.Type == Invoke {
 				ws = append(ws, &window{FaultWindow: FaultWindow{Kind: kind, Start: op.Time, From: op.Index, To: -1}})
 			} else if w := open(kind, func(w *window) bool { return !w.named }); w != nil {
-				w.Victims, w.named = victims, true
+				w.Victims, w.named, w.gaveUp = victims, true, op.Time
 			}
 			continue
 		}
@@ -74,17 +89,18 @@ func FaultWindows(ops []Op) []FaultWindow {
 			w.End, w.To = op.Time, op.Index
 		}
 	}
-	var out []FaultWindow
 	for _, w := range ws {
 		if w.To < 0 && w.named && len(w.Victims) == 0 && !w.ended {
-			continue // it hit nobody (no one held the lock): never in force
+			w.End = w.gaveUp
+			missed = append(missed, w.FaultWindow) // never in force
+			continue
 		}
 		if w.To < 0 {
 			w.End = last
 		}
-		out = append(out, w.FaultWindow)
+		hit = append(hit, w.FaultWindow)
 	}
-	return out
+	return hit, missed
 }
 
 // FaultColor is the colour faults of kind are drawn in: its own, chosen

@@ -37,4 +37,7 @@ func TestFaultWindows(t *testing.T) {
 	if w := ws[1]; w.Kind != "pause" || w.End != 12*time.Second || w.To != -1 {
 		t.Errorf("pause never healed: %+v; want it to last until the history ends", w)
 	}
+	if m := FaultsMissed(ops); len(m) != 1 || m[0].Kind != "partition" || m[0].Start != time.Second || m[0].End != 6*time.Second || len(m[0].Victims) != 0 {
+		t.Errorf("faults that hit nobody: %+v; want the first partition, from 1 s until it gave up at 6 s", m)
+	}
 }

@@ -201,3 +201,17 @@ func TestSampleKeepsFindingOps(t *testing.T) {
 		t.Error("the stale write a finding names, left out of the sample, is not drawn and linked")
 	}
 }
+
+// A fault that hit nobody is drawn as no window, and the Faults section
+// names it as one that hit nobody.
+func TestFaultThatHitNobody(t *testing.T) {
+	r := lockRun(t)
+	r.History = append([]history.Op{
+		{Index: 100, Time: 10 * time.Millisecond, Process: history.Nemesis, Type: history.Invoke, F: "partition-start"},
+		{Index: 101, Time: 90 * time.Millisecond, Process: history.Nemesis, Type: history.Info, F: "partition-start", Value: []byte(`[]`)},
+	}, r.History...)
+	page := writeAndRead(t, r)
+	if !strings.Contains(page, "Faults that hit nobody") || !strings.Contains(page, "partition from 0.010s (#100)") {
+		t.Error("the fault that hit nobody is not named in the Faults section")
+	}
+}

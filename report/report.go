@@ -87,6 +87,7 @@ func Write(r Run) error {
 		Checkers:   checkers,
 		Holds:      len(holds) > 0,
 		Faults:     faults,
+		Missed:     history.FaultsMissed(r.History),
 		FaultKinds: map[string]string{},
 		Links:      links(r.Dir)}
 	for _, f := range faults {
@@ -205,7 +206,8 @@ type view struct {
 	Checkers                      []checkerView // the results, findings numbered
 	Holds                         bool          // the timeline draws lock holds
 	Faults                        []history.FaultWindow
-	FaultKinds                    map[string]string // kind -> colour, of the kinds in Faults
+	Missed                        []history.FaultWindow // faults that hit nobody
+	FaultKinds                    map[string]string     // kind -> colour, of the kinds in Faults
 	Pages                         []pageLink
 	PagesLeftOut                  int // pages of the timeline not drawn
 	Links                         map[string][]link
@@ -311,6 +313,7 @@ var reportTemplate = template.Must(template.Must(template.Must(badgeTemplate.Clo
 {{if .Faults}}<table><tr><th>kind</th><th>what was hit</th><th>from</th><th>to</th></tr>
 {{range .Faults}}<tr><td><span style="background:{{colour .Kind}}">&nbsp;{{.Kind}}&nbsp;</span></td><td>{{join .Victims ", "}}</td><td>{{secs .Start}} (#{{.From}})</td><td>{{secs .End}}{{if lt .To 0}} (never healed){{else}} (#{{.To}}){{end}}</td></tr>
 {{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}
+{{with .Missed}}<p>Faults that hit nobody (no one held the role they target, such as the lock, before their time was up): {{range $i, $m := .}}{{if $i}}, {{end}}{{$m.Kind}} from {{secs $m.Start}} (#{{$m.From}}) to {{secs $m.End}}{{end}}.</p>{{end}}
 
 <h2>Software</h2>
 <table>{{$s := .Servers}}{{range sortedVersions .Servers}}<tr><td>server {{.}}</td><td>{{index $s .}}</td></tr>{{end}}
