@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
@@ -12,6 +13,8 @@ import (
 	"github.com/chaos-testing/chaos/foreign/jepsen"
 	"github.com/chaos-testing/chaos/foreign/porcupinelog"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/report"
+	"github.com/chaos-testing/chaos/runfolder"
 )
 
 // FileCheck says how to judge a history file that chaos did not write.
@@ -21,8 +24,10 @@ type FileCheck struct {
 	Model string
 	// Initial is the registers' value before the history (JSON); nil is absent.
 	Initial json.RawMessage
-	// Out is the folder for visualizations.
-	Out string
+	// Out is the folder for visualizations, and with Details for
+	// analysis.json and the report too (what chaos check FILE writes).
+	Out     string
+	Details bool
 }
 
 // InputError is a history file that cannot be read: bad input, like a bad plan.
@@ -47,7 +52,16 @@ func CheckFile(ctx context.Context, path string, c FileCheck) (analysis.Report, 
 	}
 	rep := analysis.Run(ctx, []analysis.Checker{checker}, in)
 	noteReversals(&rep, history.FindReversals(in.History))
-	return rep, nil
+	if !c.Details {
+		return rep, nil
+	}
+	// The verdict's details go where the command line says they are:
+	// analysis.json and the report, beside the visualizations.
+	if err := runfolder.Folder(c.Out).WriteAnalysis(runfolder.Analysis{Report: rep}); err != nil {
+		return rep, err
+	}
+	return rep, report.Write(report.Run{Dir: c.Out, Plan: filepath.Base(path), Target: "history file", Workload: checker.Name(),
+		Report: rep, History: in.History})
 }
 
 // noteReversals adds to every result a note on the entries whose times go

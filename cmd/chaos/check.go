@@ -23,7 +23,7 @@ func cmdCheck(args []string) (int, error) {
 	fs := newFlags("check")
 	model := fs.String("model", jepsen.CasRegister, "model for an EDN history: "+strings.Join(jepsen.Models, ", "))
 	initial := fs.String("initial", "", "the registers' value before the history: EDN for an .edn history (0, :none, 1.0), else JSON (default: absent)")
-	out := fs.String("out", "", "folder for visualizations of a history file (default: results/check/<file>)")
+	out := fs.String("out", "", "folder for a history file's analysis.json, report and visualizations (default: results/check/<file>)")
 	addMaxFindings(fs)
 	asJSON := fs.Bool("json", false, "print one JSON summary on stdout; the findings go to stderr")
 	stream := fs.String("stream", "auto", "for a run folder: read the history as a stream, judging it a few keys at a time in bounded memory (on), in memory (off), or as its size says (auto: from 256 MiB, where the checkers allow)")
@@ -63,7 +63,7 @@ func cmdCheck(args []string) (int, error) {
 	if err := refuseFileFlags(fs, path, *model); err != nil {
 		return exitUsage, err
 	}
-	fc := runner.FileCheck{Model: *model, Out: *out}
+	fc := runner.FileCheck{Model: *model, Out: *out, Details: true}
 	if *initial != "" {
 		if fc.Initial, err = initialValue(path, *initial); err != nil {
 			return exitUsage, err

@@ -212,3 +212,27 @@ func TestExpectedAnomalyPasses(t *testing.T) {
 		t.Errorf("--expect exit for an unmet expectation: %d", s.Exit)
 	}
 }
+
+// chaos check FILE writes analysis.json and report.html into --out, where
+// its last line says the details are.
+func TestCheckFileWritesItsDetails(t *testing.T) {
+	edn := filepath.Join(t.TempDir(), "h.edn")
+	writeFile(t, edn, `[{:type :invoke, :process 0, :f :acquire, :value nil}
+{:type :ok, :process 0, :f :acquire, :value nil}
+{:type :invoke, :process 1, :f :acquire, :value nil}
+{:type :ok, :process 1, :f :acquire, :value nil}]`)
+	out := t.TempDir()
+	var code int
+	var err error
+	stdout := capture(t, func() { code, err = dispatch([]string{"check", "--model", "mutex", "--out", out, edn}) })
+	if code != exitAnomaly || err != nil || !strings.Contains(stdout, "details in "+out) {
+		t.Fatalf("check: %d %v\n%s", code, err, stdout)
+	}
+	a, err := runfolder.Folder(out).ReadAnalysis()
+	if err != nil || a.Verdict != "invalid" || a.Results[0].FindingsTotal == 0 {
+		t.Errorf("analysis.json in --out: %+v, %v", a, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+		t.Errorf("report.html in --out: %v", err)
+	}
+}
