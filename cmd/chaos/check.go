@@ -65,7 +65,7 @@ func cmdCheck(args []string) (int, error) {
 	}
 	fc := runner.FileCheck{Model: *model, Out: *out, Details: true}
 	if *initial != "" {
-		if fc.Initial, err = initialValue(path, *initial); err != nil {
+		if fc.Initial, err = initialValue(path, *model, *initial); err != nil {
 			return exitUsage, err
 		}
 	}
@@ -96,9 +96,9 @@ func reportOrJSON(rep analysis.Report, dir string, asJSON bool) (int, error) {
 // initialValue reads --initial in the language of the history at path:
 // EDN for a Jepsen history, so that 0, 0.0 and :none stay as Knossos tells
 // them apart; JSON otherwise.
-func initialValue(path, text string) (json.RawMessage, error) {
+func initialValue(path, model, text string) (json.RawMessage, error) {
 	if strings.HasSuffix(path, ".edn") {
-		v, err := jepsen.ValueJSON(text)
+		v, err := jepsen.InitialJSON(text, model)
 		if err != nil {
 			return nil, usageError{fmt.Sprintf("--initial %q is not an EDN value: %v", text, err)}
 		}

@@ -464,12 +464,29 @@ func parseOne(s string) (Value, error) {
 	return v, err
 }
 
-// ValueJSON is the JSON form of one EDN value written as text, such as a
-// register's initial value given on the command line ("0", ":none", "1.0").
-func ValueJSON(text string) (json.RawMessage, error) {
+// InitialJSON is the JSON form of a register's initial value written as
+// EDN on the command line ("0", ":none", "1.0") for a history of model.
+// A multi-register's map gives each key its own value ({:x 0, :y 0}): its
+// keys are named as the history's keys are (the keyword :x is the key
+// "x"), so that each initial value reaches its register.
+func InitialJSON(text, model string) (json.RawMessage, error) {
 	v, err := parseOne(text)
 	if err != nil {
 		return nil, err
+	}
+	if model == MultiRegister && v.Kind == Map {
+		obj := map[string]json.RawMessage{}
+		var c converter
+		for i := 0; i+1 < len(v.Items); i += 2 {
+			k, err := c.key(v.Items[i])
+			if err != nil {
+				return nil, err
+			}
+			if obj[k], err = jsonValue(v.Items[i+1]); err != nil {
+				return nil, err
+			}
+		}
+		return json.Marshal(obj)
 	}
 	var b bytes.Buffer
 	if err := encode(&b, v); err != nil {
