@@ -180,17 +180,19 @@ func (r rejoin) Joined(ctx context.Context) error {
 	}
 }
 
-// finalMembers is the history's record of the members a cluster ended
-// with, once its membership changes were healed.
-const finalMembers = "final-members"
+// FinalMembers is the history's record of the members a cluster ended
+// with, once its membership changes were healed; its error says the
+// cluster ended short, which makes the run unfinished (runner.Analyze
+// reads it from the history, whatever run.json says).
+const FinalMembers = "final-members"
 
 // Finish asks the cluster which members it has and records them in the
-// history (finalMembers): each heal must have brought back the members
+// history (FinalMembers): each heal must have brought back the members
 // the cluster started with, and a run whose cluster ended with others did
 // not finish cleanly. A cluster that just took a member back may not list
 // it everywhere yet: it is asked again for up to 30 s.
 func (RemoveMember) Finish(ctx context.Context, w *World, h *history.Appender) error {
-	if _, err := h.Invoke(finalMembers, nil); err != nil {
+	if _, err := h.Invoke(FinalMembers, nil); err != nil {
 		return err
 	}
 	var want []string
@@ -212,7 +214,7 @@ func (RemoveMember) Finish(ctx context.Context, w *World, h *history.Appender) e
 		}
 		time.Sleep(time.Second)
 	}
-	if _, herr := h.Complete(history.Info, finalMembers, got, err); herr != nil {
+	if _, herr := h.Complete(history.Info, FinalMembers, got, err); herr != nil {
 		return herr
 	}
 	return err

@@ -17,6 +17,7 @@ import (
 	"github.com/chaos-testing/chaos/bind"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/internal/progress"
+	"github.com/chaos-testing/chaos/nemesis"
 	"github.com/chaos-testing/chaos/report"
 	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/targets"
@@ -94,6 +95,19 @@ func Build(bi *debug.BuildInfo) string {
 	return fmt.Sprintf("%s (revision %s%s)", bi.Main.Version, rev, modified)
 }
 
+// endedShort says why the history's record of the members the cluster
+// ended with (nemesis.FinalMembers) makes the run unfinished, or "": a
+// cluster that did not end with its original members. drawn holds every
+// nemesis entry, sampled or not.
+func endedShort(drawn []history.Op) string {
+	for _, op := range drawn {
+		if op.Process == history.Nemesis && op.F == nemesis.FinalMembers && op.Type != history.Invoke && op.Error != "" {
+			return "the cluster did not end with its original members: " + op.Error
+		}
+	}
+	return ""
+}
+
 // judgeRun is the run's verdict: the history's, except that a run that did
 // not finish cleanly is never valid. The history it wrote may be, but what
 // the rest of the run would have shown is unknown; an anomaly found in it
@@ -153,6 +167,15 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	}
 	if err != nil {
 		return analysis.Report{}, err
+	}
+	if why := endedShort(a.drawn); why != "" && info.Incomplete() == "" {
+		// The history says the run did not finish cleanly, whatever
+		// run.json says (a copied history, an error lost): every
+		// artifact must say so too.
+		info.End.Error = why
+		if err := f.UpdateInfo(func(i *runfolder.Info) { i.End = info.End }); err != nil {
+			return analysis.Report{}, err
+		}
 	}
 	rep := judgeRun(info, a.rep)
 	noteReversals(&rep, a.reversals)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -234,5 +235,27 @@ func TestCheckFileWritesItsDetails(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 		t.Errorf("report.html in --out: %v", err)
+	}
+}
+
+// A history whose record of the cluster's final members says it ended
+// short is an unfinished run (exit 2) even when run.json records no error,
+// and every artifact says so (issue 35, item 12).
+func TestEndedShortIsUnfinished(t *testing.T) {
+	dir := copyRun(t, "clean")
+	h, err := os.OpenFile(filepath.Join(dir, "history.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(h, `{"time":640000000,"type":"invoke","process":-1,"f":"final-members"}`)
+	fmt.Fprintln(h, `{"time":650000000,"type":"info","process":-1,"f":"final-members","value":["n1","n2"],"error":"the cluster ended with members [n1 n2], not its original [n1 n2 n3]"}`)
+	h.Close()
+	out := checkDir(t, dir, exitUndecided)
+	if !strings.Contains(out, "incomplete: the cluster did not end with its original members") {
+		t.Errorf("check output does not say the run is unfinished:\n%s", out)
+	}
+	a, err := runfolder.Folder(dir).ReadAnalysis()
+	if err != nil || a.Incomplete == "" || a.Verdict != "unknown" {
+		t.Errorf("analysis.json: verdict %s, incomplete %q, %v", a.Verdict, a.Incomplete, err)
 	}
 }
