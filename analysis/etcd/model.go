@@ -146,11 +146,6 @@ func checkKVRequest(f string, req *etcdop.KVRequest) error {
 		switch c.Op {
 		case "", etcdop.CompareEqual:
 		case etcdop.CompareNotEqual, etcdop.CompareLess, etcdop.CompareGreater:
-			if c.Target == etcdop.CompareValue {
-				// A large value is recorded by name and size, so only
-				// equality can be judged from the record.
-				return fmt.Errorf("compare of a value by %q: the model judges values by equality only", c.Op)
-			}
 		default:
 			return fmt.Errorf("compare op %q: expected =, !=, < or >", c.Op)
 		}
@@ -252,7 +247,21 @@ func (s *etcdState) holds(c etcdop.KVCompare) bool {
 // compareHolds evaluates c on one key.
 func compareHolds(c etcdop.KVCompare, k etcdKey) bool {
 	if c.Target == etcdop.CompareValue {
-		return k.value == c.Value // equality only (checkKVRequest)
+		// etcd compares the bytes it holds, a large value's filler
+		// included (etcdop.Wire), as bytes.Compare does.
+		d := 0
+		if k.value != c.Value {
+			d = strings.Compare(etcdop.Wire(k.value), etcdop.Wire(c.Value))
+		}
+		switch c.Op {
+		case etcdop.CompareNotEqual:
+			return d != 0
+		case etcdop.CompareLess:
+			return d < 0
+		case etcdop.CompareGreater:
+			return d > 0
+		}
+		return d == 0
 	}
 	have := k.version
 	switch c.Target {

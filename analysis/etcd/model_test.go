@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -270,8 +271,43 @@ func TestEtcdScanPut(t *testing.T) {
 	checkEtcd(t, ran, analysis.Valid)
 	skipped := scanPut((&kvh{}).put(0, 0, 1, "a", "1", 0, 2), 2, "2", &etcdop.KVResponse{Revision: 2, Succeeded: false, Results: []etcdop.KVResult{}})
 	checkEtcd(t, skipped, analysis.Invalid)
-	if err := checkKVRequest(etcdop.FKVTxn, &etcdop.KVRequest{If: []etcdop.KVCompare{{Key: "a", Target: etcdop.CompareValue, Op: etcdop.CompareLess, Value: "5"}}}); err == nil {
-		t.Error("a value compared by order was accepted")
+}
+
+// A value compared by order is judged as etcd judges it, on its bytes (a
+// large value's filler included), not refused with the whole verdict
+// (issue 35, item 5): a transaction that took the branch its compare
+// gives is valid, one that took the other is not.
+func TestEtcdValueCompareByOrder(t *testing.T) {
+	txn := func(h *kvh, op, value string, succeeded bool) *kvh {
+		resp := &etcdop.KVResponse{Revision: 2, Succeeded: succeeded, Results: []etcdop.KVResult{}} // else: nothing
+		if succeeded {
+			resp.Results = []etcdop.KVResult{{KVs: []etcdop.KV{kv("a", "p1-2", 2, 2, 1)}}}
+		}
+		return h.op(1, 2, 3, etcdop.FKVTxn, etcdop.KVRequest{
+			If:   []etcdop.KVCompare{{Key: "a", Target: etcdop.CompareValue, Op: op, Value: value}},
+			Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a"}},
+		}, resp)
+	}
+	for _, tc := range []struct {
+		op, value string
+		holds     bool
+	}{
+		{etcdop.CompareLess, "p1-3", true},      // "p1-2" < "p1-3"
+		{etcdop.CompareLess, "p1-10", false},    // bytes, not numbers: "p1-2" > "p1-10"
+		{etcdop.CompareGreater, "p1-10", true},  //
+		{etcdop.CompareNotEqual, "p1-2", false}, //
+		{etcdop.CompareNotEqual, "p1-1", true},  //
+		{etcdop.CompareLess, "p1-2#3", true},    // sent as "p1-2#xxx", longer with the same start
+		{etcdop.CompareGreater, "p1-1#40000", true},
+	} {
+		for _, succeeded := range []bool{tc.holds, !tc.holds} {
+			want := analysis.Valid
+			if succeeded != tc.holds {
+				want = analysis.Invalid
+			}
+			h := txn((&kvh{}).put(0, 0, 1, "a", "p1-2", 0, 2), tc.op, tc.value, succeeded)
+			t.Run(fmt.Sprintf("a %s %s, succeeded %v", tc.op, tc.value, succeeded), func(t *testing.T) { checkEtcd(t, h, want) })
+		}
 	}
 }
 

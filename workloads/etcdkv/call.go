@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/chaos-testing/chaos/ops/etcdop"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -100,7 +98,7 @@ func ops(in []etcdop.KVOp, rangeOpts ...clientv3.OpOption) []clientv3.Op {
 			if op.Lease != 0 {
 				opts = append(opts, clientv3.WithLease(clientv3.LeaseID(op.Lease)))
 			}
-			out[i] = clientv3.OpPut(op.Key, wire(op.Value), opts...)
+			out[i] = clientv3.OpPut(op.Key, etcdop.Wire(op.Value), opts...)
 		}
 	}
 	return out
@@ -111,7 +109,7 @@ func compare(c etcdop.KVCompare) clientv3.Cmp {
 	var out clientv3.Cmp
 	switch c.Target {
 	case etcdop.CompareValue:
-		out = clientv3.Compare(clientv3.Value(c.Key), op, wire(c.Value))
+		out = clientv3.Compare(clientv3.Value(c.Key), op, etcdop.Wire(c.Value))
 	case etcdop.CompareMod:
 		out = clientv3.Compare(clientv3.ModRevision(c.Key), op, c.Rev)
 	case etcdop.CompareCreate:
@@ -139,7 +137,7 @@ func result(r *etcdserverpb.ResponseOp) etcdop.KVResult {
 func kvs(in []*mvccpb.KeyValue) []etcdop.KV {
 	var out []etcdop.KV
 	for _, kv := range in {
-		out = append(out, etcdop.KV{Key: string(kv.Key), Value: recorded(string(kv.Value)), Create: kv.CreateRevision, Mod: kv.ModRevision, Version: kv.Version, Lease: kv.Lease})
+		out = append(out, etcdop.KV{Key: string(kv.Key), Value: etcdop.Recorded(string(kv.Value)), Create: kv.CreateRevision, Mod: kv.ModRevision, Version: kv.Version, Lease: kv.Lease})
 	}
 	return out
 }
@@ -151,28 +149,3 @@ func member(h *etcdserverpb.ResponseHeader) string {
 	}
 	return fmt.Sprintf("%x", h.MemberId)
 }
-
-// A large value is recorded as its name and its size, "p3-17#32769", and
-// sent as its name, '#' and that many filler bytes: etcd's robustness
-// traffic puts values over 32 KiB, and a history need not hold them.
-// wire is the value sent for a recorded one; recorded the value recorded
-// for one read: a filler that is not all filler is kept whole, and one of
-// another length is recorded with that length, a value no put wrote.
-func wire(v string) string {
-	name, size, ok := strings.Cut(v, "#")
-	n, err := strconv.Atoi(size)
-	if !ok || err != nil || n < 1 {
-		return v
-	}
-	return name + "#" + strings.Repeat(filler, n)
-}
-
-func recorded(v string) string {
-	name, pad, ok := strings.Cut(v, "#")
-	if !ok || pad == "" || strings.Trim(pad, filler) != "" {
-		return v
-	}
-	return name + "#" + strconv.Itoa(len(pad))
-}
-
-const filler = "x"
