@@ -46,7 +46,7 @@ type KVCompare struct {
 	End    string `json:"end,omitempty"`
 	Target string `json:"target"`
 	// Op is CompareEqual (also ""), CompareNotEqual, CompareLess or
-	// CompareGreater; a value is compared for equality only.
+	// CompareGreater; a value is compared as bytes, as sent (Wire).
 	Op    string `json:"op,omitempty"`
 	Value string `json:"value,omitempty"`
 	Rev   int64  `json:"rev,omitempty"`
