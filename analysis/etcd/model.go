@@ -247,21 +247,19 @@ func (s *etcdState) holds(c etcdop.KVCompare) bool {
 // compareHolds evaluates c on one key.
 func compareHolds(c etcdop.KVCompare, k etcdKey) bool {
 	if c.Target == etcdop.CompareValue {
-		// etcd compares the bytes it holds, a large value's filler
-		// included (etcdop.Wire), as bytes.Compare does.
-		d := 0
-		if k.value != c.Value {
-			d = strings.Compare(etcdop.Wire(k.value), etcdop.Wire(c.Value))
-		}
+		// etcd compares the bytes it holds, as bytes.Compare does: a
+		// recorded value names its bytes (equal records, equal bytes),
+		// and an order is taken on the bytes sent, a large value's
+		// filler included (etcdop.Wire), only when one is asked for.
 		switch c.Op {
 		case etcdop.CompareNotEqual:
-			return d != 0
+			return k.value != c.Value
 		case etcdop.CompareLess:
-			return d < 0
+			return k.value != c.Value && etcdop.Wire(k.value) < etcdop.Wire(c.Value)
 		case etcdop.CompareGreater:
-			return d > 0
+			return k.value != c.Value && etcdop.Wire(k.value) > etcdop.Wire(c.Value)
 		}
-		return d == 0
+		return k.value == c.Value
 	}
 	have := k.version
 	switch c.Target {
