@@ -69,11 +69,28 @@ func Read(r io.Reader, name, model string) ([]history.Op, error) {
 		return nil, fmt.Errorf("unknown model %q: expected one of %s", model, strings.Join(Models, ", "))
 	}
 	var ops []history.Op
+	inFlight := map[int]Value{} // a process's invocation not yet completed
 	err := NewDecoder(r).Elements(func(v Value) error {
 		op, err := c.op(v)
 		op.Index, op.Time = len(ops), time.Duration(len(ops))
 		ops = append(ops, op)
-		return err
+		if err != nil || op.Process == history.Nemesis {
+			return err
+		}
+		// Jepsen's history pairs each invocation with its process's next
+		// completion, and refuses a process that invokes again before
+		// that: pairing one here would judge a history Jepsen does not
+		// have. A completion with no invocation stands alone (a history
+		// of completions only).
+		if first, ok := inFlight[op.Process]; ok && op.Type == history.Invoke {
+			return errAt(v, "process %d invokes again while its operation invoked at line %d is still in flight: a Jepsen history has one operation per process at a time (Jepsen's own history refuses this too)", op.Process, first.Line)
+		}
+		if op.Type == history.Invoke {
+			inFlight[op.Process] = v
+		} else {
+			delete(inFlight, op.Process)
+		}
+		return nil
 	})
 	if e := (*Error)(nil); errors.As(err, &e) {
 		e.File = name

@@ -235,3 +235,23 @@ p0 info cas {"key":"","from":0,"to":4} !:timed-out
 		t.Errorf("op 10 = %s, want p3 at 10ns", ops[10])
 	}
 }
+
+// A process that invokes again before its operation completed is refused
+// as Jepsen's history refuses it, saying so, not read into a history whose
+// verdict would be about something else (issue 35, item 15); a completion
+// with no invocation stands alone.
+func TestTwoInFlightRefused(t *testing.T) {
+	two := `{:type :invoke, :process 0, :f :txn, :value [[:append :x 1]]}
+{:type :invoke, :process 0, :f :txn, :value [[:append :x 2]]}
+{:type :ok, :process 0, :f :txn, :value [[:append :x 1]]}`
+	_, err := Read(strings.NewReader(two), "h.edn", ListAppend)
+	if err == nil || !strings.Contains(err.Error(), "h.edn:2:1: process 0 invokes again while its operation invoked at line 1 is still in flight") {
+		t.Errorf("two in flight: %v", err)
+	}
+	alone := `{:type :ok, :process 0, :f :txn, :value [[:append :x 1]]}
+{:type :invoke, :process 0, :f :txn, :value [[:r :x nil]]}
+{:type :ok, :process 0, :f :txn, :value [[:r :x [1]]]}`
+	if _, err := Read(strings.NewReader(alone), "h.edn", ListAppend); err != nil {
+		t.Errorf("a completion alone, then a pair: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -17,8 +18,8 @@ import (
 func writeValue(t *testing.T, vs ...string) []string {
 	t.Helper()
 	var in strings.Builder
-	for _, v := range vs {
-		in.WriteString("{:type :invoke, :process 0, :f :write, :value [0 " + v + "]}\n")
+	for i, v := range vs { // a process each: one operation in flight per process
+		fmt.Fprintf(&in, "{:type :invoke, :process %d, :f :write, :value [0 %s]}\n", i, v)
 	}
 	ops, err := Read(strings.NewReader(in.String()), "t.edn", Register)
 	if err != nil {
