@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
@@ -13,14 +14,17 @@ import (
 func init() { analysis.Register(LeaseChecker{}) }
 
 // LeaseChecker judges etcd's answers to lease keep-alives against the
-// grants and revokes around them, by recorded times. The workload's
-// leases outlive the run (their TTL is an hour), so only a revoke ends
-// one:
+// grants, keep-alives and revokes around them, by recorded times. A lease
+// ends when it is revoked, or when its TTL passes with no refresh: a grant
+// or a keep-alive that found it refreshes it, at a moment between its
+// invocation and its answer, for the TTL it answered with (etcd may
+// lengthen a TTL, never shorten it):
 //   - a keep-alive invoked after a revoke of its lease was acknowledged
 //     must find no lease ("lease-revived");
 //   - a keep-alive invoked after its lease's grant was acknowledged, with
-//     no revoke of it sent before the keep-alive's answer, must find the
-//     lease ("lease-lost").
+//     no revoke of it sent before the keep-alive's answer, and answered
+//     before the TTL of the last refresh known to precede it can have
+//     passed, must find the lease ("lease-lost").
 type LeaseChecker struct{}
 
 func (LeaseChecker) Name() string { return "etcd-lease" }
@@ -29,6 +33,27 @@ func (LeaseChecker) Name() string { return "etcd-lease" }
 type leaseLife struct {
 	grant   *history.Pair  // the acknowledged grant
 	revokes []history.Pair // revokes sent, whatever their outcome
+	// refreshes are the acknowledged grant and keep-alives that found
+	// the lease, each with the TTL it answered (seconds).
+	refreshes []refresh
+}
+
+type refresh struct {
+	history.Pair
+	ttl int64
+}
+
+// aliveUntil is the time until which the lease cannot have expired, as the
+// refreshes answered before at say: each keeps it at least its TTL past
+// its invocation. 0: no refresh is known before at.
+func (l *leaseLife) aliveUntil(at time.Duration) time.Duration {
+	var until time.Duration
+	for _, r := range l.refreshes {
+		if r.Done.Time < at {
+			until = max(until, r.Inv.Time+time.Duration(r.ttl)*time.Second)
+		}
+	}
+	return until
 }
 
 func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result {
@@ -64,7 +89,9 @@ func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		switch p.Inv.F {
 		case etcdop.FLeaseGrant:
 			if ok {
-				life(resp.Lease).grant = &p
+				l := life(resp.Lease)
+				l.grant = &p
+				l.refreshes = append(l.refreshes, refresh{p, max(req.TTL, resp.TTL)})
 			}
 		case etcdop.FLeaseRevoke:
 			if p.Done == nil || p.Done.Type != history.Fail {
@@ -73,6 +100,9 @@ func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		default:
 			if ok {
 				keeps = append(keeps, keepAlive{p, req.Lease, resp.TTL})
+				if resp.TTL > 0 {
+					life(req.Lease).refreshes = append(life(req.Lease).refreshes, refresh{p, resp.TTL})
+				}
 			}
 		}
 	}
@@ -95,12 +125,12 @@ func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 					break
 				}
 			}
-		case l.grant != nil && l.grant.Done.Time < k.Inv.Time &&
+		case l.grant != nil && l.grant.Done.Time < k.Inv.Time && k.Done.Time < l.aliveUntil(k.Inv.Time) &&
 			!slices.ContainsFunc(l.revokes, func(r history.Pair) bool { return r.Inv.Time < k.Done.Time }):
 			found.Add(func() analysis.Finding {
 				return analysis.Finding{Kind: "lease-lost", Explanation: fmt.Sprintf(
-					"%s's keep-alive of lease %d (#%d) found no such lease, although its grant was acknowledged (#%d) and no revoke of it had been sent.",
-					history.ProcessName(k.Inv.Process), k.lease, k.Done.Index, l.grant.Done.Index),
+					"%s's keep-alive of lease %d (#%d) found no such lease, although its grant was acknowledged (#%d), no revoke of it had been sent, and its TTL could not have passed since it was last refreshed (alive until at least %.3fs).",
+					history.ProcessName(k.Inv.Process), k.lease, k.Done.Index, l.grant.Done.Index, l.aliveUntil(k.Inv.Time).Seconds()),
 					Ops: []history.Op{*l.grant.Inv, *l.grant.Done, *k.Inv, *k.Done}}
 			})
 		}

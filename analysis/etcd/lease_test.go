@@ -19,6 +19,9 @@ func TestEtcdLease(t *testing.T) {
 		}
 		return h.op(0, t1, t2, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, resp)
 	}
+	grantTTL := func(h *kvh, t1, t2 float64, ttl int64) *kvh {
+		return h.op(0, t1, t2, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: ttl}, &etcdop.KVResponse{Revision: 1, Lease: 7, TTL: ttl})
+	}
 	keep := func(h *kvh, t1, t2 float64, ttl int64) *kvh {
 		return h.op(1, t1, t2, etcdop.FLeaseKeepAlive, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 1, TTL: ttl})
 	}
@@ -33,6 +36,14 @@ func TestEtcdLease(t *testing.T) {
 		"a live lease lost":                       {keep(grant(&kvh{}, 0, 1), 2, 3, 0), "lease-lost"},
 		"not found after a revoke of unknown end": {keep(revoke(grant(&kvh{}, 0, 1), 2, 3, false), 4, 5, 0), ""},
 		"not found while granted":                 {keep(grant(&kvh{}, 0, 3), 2, 4, 0), ""},
+		// Each grant's TTL is its own (issue 35, item 3): a lease of 5 s
+		// not kept alive may be gone 5 s after its grant; kept alive, it
+		// lives 5 s past the keep-alive that found it.
+		"expired after its TTL":                {keep(grantTTL(&kvh{}, 0, 1, 5), 6, 7, 0), ""},
+		"lost within its TTL":                  {keep(grantTTL(&kvh{}, 0, 1, 5), 3, 4, 0), "lease-lost"},
+		"lost within a kept-alive TTL":         {keep(keep(grantTTL(&kvh{}, 0, 1, 5), 4, 4.5, 5), 7, 8, 0), "lease-lost"},
+		"expired after a kept-alive TTL":       {keep(keep(grantTTL(&kvh{}, 0, 1, 5), 4, 4.5, 5), 9.5, 10, 0), ""},
+		"found past its TTL (etcd lengthened)": {keep(grantTTL(&kvh{}, 0, 1, 5), 8, 9, 5), ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := analysistest.RunChecker(t, "etcd-lease", analysis.Input{History: c.h.Ops})
