@@ -132,7 +132,15 @@ func registers(t *testing.T, nodes []cluster.Node) {
 		defer s.Close()
 		key := "k" + strconv.Itoa(i)
 		var v *int64
-		if err := op(func(ctx context.Context) (err error) { v, err = s.Read(ctx, key); return }); err != nil || v != nil {
+		read := func(ctx context.Context) (err error) { v, err = s.Read(ctx, key); return }
+		err = op(read)
+		// Right after the bucket is made, its stream may not answer
+		// direct gets yet ("no responders"): asked again, it does.
+		for try := 0; err != nil && strings.Contains(err.Error(), "no responders") && try < 10; try++ {
+			time.Sleep(500 * time.Millisecond)
+			err = op(read)
+		}
+		if err != nil || v != nil {
 			t.Fatalf("%s read of a new key: %v, %v", mode, v, err)
 		}
 		// The bucket's stream may still be electing its leader: a write
