@@ -22,10 +22,31 @@ type live struct {
 	last    map[history.Type]int
 	lastAt  time.Duration
 	holding map[int]bool
+	// begun are the processes that have invoked an operation.
+	begun map[int]bool
 }
 
 func newLive() *live {
-	return &live{counts: map[history.Type]int{}, last: map[history.Type]int{}, holding: map[int]bool{}}
+	return &live{counts: map[history.Type]int{}, last: map[history.Type]int{}, holding: map[int]bool{}, begun: map[int]bool{}}
+}
+
+// waiting lists the clients (of n) none of whose processes has invoked an
+// operation yet: those still setting up (connecting, waiting for a stream
+// another client makes).
+func (l *live) waiting(n int) []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	begun := map[int]bool{}
+	for p := range l.begun {
+		begun[p%n] = true // a client's workers are p, p+n, p+2n, ...
+	}
+	var out []int
+	for c := range n {
+		if !begun[c] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (l *live) observe(op history.Op) {
@@ -35,6 +56,9 @@ func (l *live) observe(op history.Op) {
 		return
 	}
 	l.counts[op.Type]++
+	if op.Type == history.Invoke {
+		l.begun[op.Process] = true
+	}
 	switch {
 	case (op.F == lockop.FAcquire || op.F == lockop.FCampaign) && op.Type == history.Ok:
 		l.holding[op.Process] = true

@@ -215,6 +215,13 @@ func execute(ctx context.Context, o Options, p *bind.Plan, dir, runID string) (e
 	// The observer sees the clients' last operations, final reads included.
 	defer stopObserver()
 
+	// As in Jepsen, the clients set up (connect, make or find what they
+	// work on) before the test proper: the faults start once each has
+	// invoked its first operation, or after setupLimit, when the status
+	// says which had not.
+	if left := waitForClients(ctx, env.live, p.Workload.Clients, setupLimit); len(left) > 0 {
+		fmt.Fprintf(o.Out, "note: clients %v had not begun %s after they started; the faults start anyway\n", left, setupLimit)
+	}
 	sched = nemesis.NewSchedule(env, target, h, p.Faults, p.Seed)
 	// The time limit counts from here, when every client runs.
 	started := time.Now()
@@ -240,6 +247,28 @@ func execute(ctx context.Context, o Options, p *bind.Plan, dir, runID string) (e
 	// Even after a fault failed, the clients finish their operations: an
 	// operation cut short would be one more of unknown outcome.
 	return errors.Join(err, stopClients(ctx, run, env.clients, needs.Finish+30*time.Second+nemesis.LateTimers(p.Faults)))
+}
+
+// setupLimit is how long the faults wait for the clients' first
+// operations.
+const setupLimit = 30 * time.Second
+
+// waitForClients waits until each of n clients has invoked an operation,
+// ctx ends, or limit passes, and returns the clients that had not, as
+// names (c0, c1, ...).
+func waitForClients(ctx context.Context, l *live, n int, limit time.Duration) []string {
+	deadline := time.Now().Add(limit)
+	for {
+		left := l.waiting(n)
+		if len(left) == 0 || ctx.Err() != nil || time.Now().After(deadline) {
+			names := make([]string, len(left))
+			for i, c := range left {
+				names[i] = "c" + strconv.Itoa(c)
+			}
+			return names
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // startClients starts one client process per client of the plan, each in
