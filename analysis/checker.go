@@ -248,6 +248,22 @@ func safeCheck(ctx context.Context, c Checker, in Input) (r Result) {
 	return r
 }
 
+// FirstOfEachKind is the first n of each kind of fs, in their order, and
+// how many it leaves out: what a reader is shown of a flood, whose whole
+// list analysis.json keeps.
+func FirstOfEachKind(fs []Finding, n int) (shown []Finding, hidden int) {
+	seen := map[string]int{}
+	for _, f := range fs {
+		if seen[f.Kind] == n {
+			hidden++
+			continue
+		}
+		seen[f.Kind]++
+		shown = append(shown, f)
+	}
+	return shown, hidden
+}
+
 // KindCounts lists r's findings counted by kind, the most frequent first:
 // "stale-write ×20, mutual-exclusion ×14".
 func (r Result) KindCounts() string {

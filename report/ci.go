@@ -96,15 +96,9 @@ func findingsMessage(res analysis.Result) string {
 // each kind with their operations (a flood of thousands would bury a CI
 // page; analysis.json lists them all).
 func findingsText(res analysis.Result) string {
-	const perKind = 5
 	var b strings.Builder
-	shown, hidden := map[string]int{}, 0
-	for _, f := range res.Findings {
-		if shown[f.Kind] == perKind {
-			hidden++
-			continue
-		}
-		shown[f.Kind]++
+	shown, hidden := analysis.FirstOfEachKind(res.Findings, 5)
+	for _, f := range shown {
 		fmt.Fprintf(&b, "%s: %s\n", f.Kind, f.Explanation)
 		for _, op := range f.Ops {
 			fmt.Fprintf(&b, "  %s\n", op)

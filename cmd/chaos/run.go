@@ -288,7 +288,7 @@ func report(w io.Writer, rep analysis.Report, dir string) int {
 	}
 	fmt.Fprintf(w, "verdict: %s (%d history entries, analyzed in %s); details in %s\n", rep.Verdict, rep.Ops, rep.Took.Round(time.Millisecond), dir)
 	if met := runfolder.Expected(info.Expect, rep.Verdict); infoErr == nil && met != nil {
-		fmt.Fprintf(w, "expected: %s, %s\n", info.Expect, map[bool]string{true: "as expected", false: "unexpected"}[*met])
+		fmt.Fprintf(w, "expected: %s, %s\n", info.Expect, metText(*met))
 	}
 	switch rep.Verdict {
 	case analysis.Valid:
@@ -302,14 +302,8 @@ func report(w io.Writer, rep analysis.Report, dir string) int {
 // printFindings shows the first few findings of each kind with their
 // proofs; analysis.json has them all.
 func printFindings(w io.Writer, r analysis.Result, dir string) {
-	const perKind = 3
-	shown, hidden := map[string]int{}, 0
-	for _, f := range r.Findings {
-		if shown[f.Kind] == perKind {
-			hidden++
-			continue
-		}
-		shown[f.Kind]++
+	shown, hidden := analysis.FirstOfEachKind(r.Findings, 3)
+	for _, f := range shown {
 		fmt.Fprintf(w, "  %s: %s\n", f.Kind, f.Explanation)
 		for _, op := range f.Ops {
 			fmt.Fprintf(w, "      %s\n", op)

@@ -60,6 +60,14 @@ func summarize(rep analysis.Report, dir string, code int, expect bool) runSummar
 	return s
 }
 
+// metText says whether a verdict met its plan's expectation.
+func metText(met bool) string {
+	if met {
+		return "as expected"
+	}
+	return "unexpected"
+}
+
 // worstExit is the exit code of many runs: an anomaly (or, with --expect,
 // an unmet expectation) over an undecided run over a valid one.
 func worstExit(sums []runSummary) int {
@@ -91,7 +99,7 @@ func seedTable(w io.Writer, sums []runSummary) {
 		count[string(s.Verdict)]++
 		expected := "-"
 		if s.AsExpected != nil {
-			expected = map[bool]string{true: "as expected", false: "unexpected"}[*s.AsExpected]
+			expected = metText(*s.AsExpected)
 			if *s.AsExpected {
 				met++
 			}
