@@ -11,24 +11,35 @@ import (
 )
 
 // etcdEvidence is what a history shows of the writes whose answers were
-// lost, as etcd's robustness tests use it:
+// lost, as etcd's robustness tests use it, without their assumption that
+// a value names one put:
 //
-//   - a put's value is unique to it, so a watch event or a read that
-//     shows the value shows that the put took effect, at which revision
-//     and by when;
-//   - when the watches vouch for every revision up to the last any answer
-//     named, the revisions no answer accounts for were made by writes of
-//     unknown outcome, and the watches' events say what each did: a delete
-//     of a key, or a lease revoke's deletes (their previous keys name the
-//     lease); each is assigned to an operation that can have made it;
-//   - then a write of unknown outcome shown nowhere took no effect: had
-//     it, a watch would have got its event (else etcd-watch and this model
-//     find a revision unexplained). Past the last revision named, no
-//     answer can tell it from one that never happened.
+//   - a watch event or a read that shows a key with a value at a revision
+//     no answer accounts for shows that a write of unknown outcome putting
+//     that value to that key made the revision, by when it was shown; when
+//     one such write exists and the pair was shown at one such revision,
+//     the revision is that write's;
+//   - when watches of every key written vouch for every revision up to the
+//     last any answer named, the revisions no answer accounts for were
+//     made by writes of unknown outcome, and the watches' events say what
+//     each did: a delete of a key, or a lease revoke's deletes (their
+//     previous keys name the lease); each is assigned to an operation that
+//     can have made it;
+//   - a put of unknown outcome shown nowhere, whose key's watches vouch for
+//     every revision up to the last named, took no effect: had it, they
+//     would have got its event (else etcd-watch and this model find a
+//     revision unexplained). A watch vouches only for the keys it asked
+//     for. Past the last revision named, no answer can tell a write from
+//     one that never happened.
 type etcdEvidence struct {
-	seen map[string]sighting // by put value, shown once and put by one operation
-	// covered: the watches vouch for every revision from the initial one
-	// to the last any answer named.
+	seen map[keyValue]sighting // the revision the one open write of a pair made
+	// ambiguous: pairs shown at revisions no answer accounts for that more
+	// than one write of unknown outcome can have made, or at several.
+	ambiguous map[keyValue]bool
+	// keyCovered: the watches of a key vouch for every revision from the
+	// initial one to the last any answer named (for the keys of open puts).
+	keyCovered map[string]bool
+	// covered: watches of every key written vouch for every revision.
 	covered bool
 	// made are the deletes and revokes of unknown outcome (by the position
 	// of their invocation) that the unexplained revisions were assigned to.
@@ -36,6 +47,9 @@ type etcdEvidence struct {
 	// settled: covered, and every unexplained revision assigned.
 	settled bool
 }
+
+// keyValue is a put's key and value.
+type keyValue struct{ key, value string }
 
 // sighting is a revision a write made, and the earliest time an answer
 // showing it came (the write took effect before).
@@ -53,10 +67,18 @@ type openWrite struct {
 	invoked time.Duration
 }
 
+// watchWindow is the keys and the revisions a watch vouches for.
+type watchWindow struct {
+	key, end string
+	span     [2]int64
+}
+
 // gathered is what one pass over the history collects.
 type gathered struct {
-	puts      map[string]int // value -> operations putting it
-	windows   [][2]int64
+	openPuts  map[keyValue]int                     // pair -> writes of unknown outcome putting it
+	written   map[string]bool                      // every key a put writes
+	shown     map[keyValue]map[int64]time.Duration // pair -> revisions it was shown at, and when first
+	windows   []watchWindow
 	events    map[int64][]etcdop.WatchEvent // by revision, a key once
 	eventAt   map[int64]time.Duration       // earliest a watch got the revision's events
 	prevLease map[eventAt]int64             // a deleted key's lease, from a watch's prev_kv
@@ -68,23 +90,27 @@ type gathered struct {
 }
 
 func gatherEtcdEvidence(h []history.Op, initialRev int64) etcdEvidence {
-	g := gathered{puts: map[string]int{}, events: map[int64][]etcdop.WatchEvent{}, eventAt: map[int64]time.Duration{},
+	g := gathered{openPuts: map[keyValue]int{}, written: map[string]bool{}, shown: map[keyValue]map[int64]time.Duration{},
+		events: map[int64][]etcdop.WatchEvent{}, eventAt: map[int64]time.Duration{},
 		prevLease: map[eventAt]int64{}, explained: map[int64]bool{}, revokes: map[int64]int64{}, last: initialRev}
-	ev := etcdEvidence{seen: map[string]sighting{}, made: map[int]sighting{}}
+	ev := etcdEvidence{seen: map[keyValue]sighting{}, ambiguous: map[keyValue]bool{}, keyCovered: map[string]bool{}, made: map[int]sighting{}}
 	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.Process >= 0 }) {
-		g.add(p, ev.show)
+		g.add(p)
 	}
-	for v := range ev.seen {
-		if g.puts[v] != 1 {
-			delete(ev.seen, v) // not unique: shows nothing about one put
+	ev.attribute(&g)
+	for kv := range g.openPuts {
+		ev.keyCovered[kv.key] = covers(g.spans(func(w watchWindow) bool { return inRange(w.key, w.end, kv.key) }), initialRev+1, g.last)
+	}
+	ev.covered = covers(g.spans(func(w watchWindow) bool {
+		for k := range g.written {
+			if !inRange(w.key, w.end, k) {
+				return false
+			}
 		}
-	}
-	ev.covered = covers(g.windows, initialRev+1, g.last)
+		return true
+	}), initialRev+1, g.last)
 	if !ev.covered {
 		return ev
-	}
-	for _, s := range ev.seen {
-		g.explained[s.rev] = true
 	}
 	// A revoke answered with a revision made of deletes of its lease's
 	// keys made that revision.
@@ -110,22 +136,75 @@ func gatherEtcdEvidence(h []history.Op, initialRev int64) etcdEvidence {
 	return ev
 }
 
-func (ev etcdEvidence) show(value string, rev int64, at time.Duration) {
-	if s, ok := ev.seen[value]; !ok || at < s.at {
-		ev.seen[value] = sighting{rev: rev, at: at}
+// attribute gives the pairs shown at revisions no answer accounts for to
+// the writes of unknown outcome that put them: to the one write, when one
+// can have and the pair was shown at one such revision; else to none in
+// particular. Either way those revisions are explained. A pair no open
+// write put, shown at a revision no answer accounts for, is left to the
+// model, which finds it made by no one.
+func (ev etcdEvidence) attribute(g *gathered) {
+	var made []int64
+	for kv, revs := range g.shown {
+		if g.openPuts[kv] == 0 {
+			continue
+		}
+		for rev, at := range revs {
+			if g.explained[rev] {
+				continue // an acknowledged write's
+			}
+			made = append(made, rev)
+			if s, ok := ev.seen[kv]; ok && s.rev != rev || g.openPuts[kv] > 1 {
+				ev.ambiguous[kv] = true
+			}
+			ev.seen[kv] = sighting{rev: rev, at: at}
+		}
+	}
+	for kv := range ev.ambiguous {
+		delete(ev.seen, kv)
+	}
+	for _, rev := range made {
+		g.explained[rev] = true
+	}
+}
+
+// spans are the revision spans of the watches that keep.
+func (g *gathered) spans(keep func(watchWindow) bool) [][2]int64 {
+	var out [][2]int64
+	for _, w := range g.windows {
+		if keep(w) {
+			out = append(out, w.span)
+		}
+	}
+	return out
+}
+
+// show notes that a key had a value from revision rev, by time at.
+func (g *gathered) show(key, value string, rev int64, at time.Duration) {
+	kv := keyValue{key, value}
+	revs := g.shown[kv]
+	if revs == nil {
+		revs = map[int64]time.Duration{}
+		g.shown[kv] = revs
+	}
+	if t, ok := revs[rev]; !ok || at < t {
+		revs[rev] = at
 	}
 }
 
 // add takes in one operation.
-func (g *gathered) add(p history.Pair, show func(string, int64, time.Duration)) {
+func (g *gathered) add(p history.Pair) {
 	var req etcdop.KVRequest
 	isKV := p.Inv.F != etcdop.FWatch && p.Inv.Decode(&req) == nil
+	open := p.Done == nil || p.Done.Type == history.Info
 	for _, op := range slices.Concat(req.Then, req.Else) {
 		if op.F == etcdop.FPut {
-			g.puts[op.Value]++
+			g.written[op.Key] = true
+			if open {
+				g.openPuts[keyValue{op.Key, op.Value}]++
+			}
 		}
 	}
-	if p.Done == nil || p.Done.Type == history.Info {
+	if open {
 		switch {
 		case !isKV:
 		case p.Inv.F == etcdop.FDelete && len(req.Then) == 1 && req.Then[0].End == "":
@@ -139,7 +218,7 @@ func (g *gathered) add(p history.Pair, show func(string, int64, time.Duration)) 
 		return
 	}
 	if p.Inv.F == etcdop.FWatch {
-		g.addWatch(p, show)
+		g.addWatch(p)
 		return
 	}
 	var resp etcdop.KVResponse
@@ -149,7 +228,7 @@ func (g *gathered) add(p history.Pair, show func(string, int64, time.Duration)) 
 	g.last = max(g.last, resp.Revision)
 	for _, r := range resp.Results {
 		for _, kv := range r.KVs {
-			show(kv.Value, kv.Mod, p.Done.Time)
+			g.show(kv.Key, kv.Value, kv.Mod, p.Done.Time)
 		}
 	}
 	if madeRevision(p.Inv.F, &req, &resp) {
@@ -161,20 +240,20 @@ func (g *gathered) add(p history.Pair, show func(string, int64, time.Duration)) 
 	g.answered = append(g.answered, sighting{rev: resp.Revision, at: p.Done.Time})
 }
 
-func (g *gathered) addWatch(p history.Pair, show func(string, int64, time.Duration)) {
+func (g *gathered) addWatch(p history.Pair) {
 	w := watchOp{Pair: p}
 	if errors.Join(p.Inv.Decode(&w.req), p.Done.Decode(&w.res)) != nil {
 		return
 	}
 	if from, to := w.window(); from > 0 {
-		g.windows = append(g.windows, [2]int64{from, to})
+		g.windows = append(g.windows, watchWindow{key: w.req.Key, end: w.req.End, span: [2]int64{from, to}})
 	}
 	for _, r := range w.res.Responses {
 		g.last = max(g.last, r.Revision)
 		for _, e := range r.Events {
 			rev := e.KV.Mod
 			if e.Type == "put" {
-				show(e.KV.Value, rev, r.Time)
+				g.show(e.KV.Key, e.KV.Value, rev, r.Time)
 			}
 			if !slices.ContainsFunc(g.events[rev], func(o etcdop.WatchEvent) bool { return o.KV.Key == e.KV.Key }) {
 				g.events[rev] = append(g.events[rev], e)
@@ -292,20 +371,30 @@ func (ev etcdEvidence) decide(inv *history.Op, req *etcdop.KVRequest) (out etcdO
 		// reads, or never ran: no effect either way.
 		f == etcdop.FKVTxn && len(req.Then) == 1 && req.Then[0].F == etcdop.FPut &&
 			!slices.ContainsFunc(req.Else, func(op etcdop.KVOp) bool { return op.F != etcdop.FRange }):
-		if s, ok := ev.seen[req.Then[0].Value]; ok {
+		put := keyValue{req.Then[0].Key, req.Then[0].Value}
+		if s, ok := ev.seen[put]; ok {
 			return etcdOut{resp: &etcdop.KVResponse{Revision: s.rev, Succeeded: true, Results: []etcdop.KVResult{{}}}}, s.at, false, true
 		}
-		return etcdOut{}, 0, ev.covered, ev.covered
+		none := ev.unseen(put)
+		return etcdOut{}, 0, none, none
 	case f == etcdop.FKVTxn && len(req.If) == 0 && slices.ContainsFunc(req.Then, func(op etcdop.KVOp) bool { return op.F == etcdop.FPut }):
 		// A transaction without conditions always runs Then, at one
 		// revision: its puts shown show that revision, though not what its
 		// ranges and deletes returned; none shown, it never ran. Puts shown
 		// at different revisions decide nothing.
 		var first *sighting
+		none := true
 		for _, op := range req.Then {
-			s, ok := ev.seen[op.Value]
+			if op.F != etcdop.FPut {
+				continue
+			}
+			put := keyValue{op.Key, op.Value}
+			none = none && ev.unseen(put)
+			s, ok := ev.seen[put]
 			switch {
-			case !ok || op.F != etcdop.FPut:
+			case ev.ambiguous[put]:
+				return etcdOut{}, 0, false, false
+			case !ok:
 			case first == nil:
 				first = &s
 			case s.rev != first.rev:
@@ -317,7 +406,7 @@ func (ev etcdEvidence) decide(inv *history.Op, req *etcdop.KVRequest) (out etcdO
 		if first != nil {
 			return etcdOut{resp: &etcdop.KVResponse{Revision: first.rev, Succeeded: true}, partial: true}, first.at, false, true
 		}
-		return etcdOut{}, 0, ev.covered, ev.covered
+		return etcdOut{}, 0, none, none
 	case f == etcdop.FDelete && req.Then[0].End == "" || f == etcdop.FLeaseRevoke:
 		if s, ok := ev.made[inv.Index]; ok {
 			resp := &etcdop.KVResponse{Revision: s.rev}
@@ -329,4 +418,11 @@ func (ev etcdEvidence) decide(inv *history.Op, req *etcdop.KVRequest) (out etcdO
 		return etcdOut{}, 0, ev.settled, ev.settled
 	}
 	return etcdOut{}, 0, false, false
+}
+
+// unseen says whether a put of unknown outcome is shown to have taken no
+// effect: shown nowhere, and its key's watches vouch for every revision.
+func (ev etcdEvidence) unseen(put keyValue) bool {
+	_, shown := ev.seen[put]
+	return !shown && !ev.ambiguous[put] && ev.keyCovered[put.key]
 }

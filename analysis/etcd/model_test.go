@@ -324,3 +324,43 @@ func TestEtcdKVVisualized(t *testing.T) {
 		t.Errorf("visualizations %v; finding %+v; want one, named in the finding", files, r.Findings)
 	}
 }
+
+// Two puts may write one value: a sighting names the revision, and the
+// key and value, not one operation (issue 35, item 1).
+func TestEtcdKVEvidenceRepeatedValues(t *testing.T) {
+	all := etcdop.WatchRequest{Key: "a", End: "z", Rev: 2}
+	// The second put of a=1 lost its answer but made revision 3, which a
+	// watch and a read show.
+	twice := (&kvh{}).put(0, 0, 1, "a", "1", 0, 2).put(1, 2, 3, "a", "1", 0, 0).
+		watch(2, 0, 5, all, resp(2, wput("a", "1", 2, 2, 1)), resp(3, wput("a", "1", 2, 3, 2))).
+		get(3, 6, 7, "a", "", 3, kv("a", "1", 2, 3, 2))
+	r := analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: twice.Ops})
+	if r.Verdict != analysis.Valid {
+		t.Fatalf("a repeated value whose second put lost its answer: %s %+v", r.Verdict, r.Findings)
+	}
+	// A value shown under another key says nothing of this put: a=1 never
+	// shown, while b=1 was made by an acknowledged put.
+	otherKey := (&kvh{}).put(0, 0, 1, "a", "1", 0, 0).put(1, 2, 3, "b", "1", 0, 2).
+		watch(2, 0, 5, all, resp(2, wput("b", "1", 2, 2, 1))).
+		get(3, 6, 7, "a", "", 2)
+	r = analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: otherKey.Ops})
+	if r.Verdict != analysis.Valid || r.Stats["dropped_unseen_writes"] != 1 {
+		t.Fatalf("an unknown put whose value another key shows: %s %v", r.Verdict, r.Stats)
+	}
+}
+
+// A watch vouches for its own keys only: one of key b says nothing of a
+// put to a (issue 35, item 2).
+func TestEtcdKVEvidenceWatchRange(t *testing.T) {
+	onlyB := etcdop.WatchRequest{Key: "b", Rev: 2}
+	// The put of a lost its answer and took effect at 3, after the put of
+	// b; the watch of b saw nothing at 3, as it should not. A read of b
+	// at 3 shows that something made revision 3.
+	h := (&kvh{}).put(1, 0, 1, "b", "1", 0, 2).put(0, 2, 3, "a", "2", 0, 0).
+		watch(2, 0, 5, onlyB, resp(2, wput("b", "1", 2, 2, 1)), etcdop.WatchResponse{Revision: 3, Progress: true}).
+		get(3, 6, 7, "b", "", 3, kv("b", "1", 2, 2, 1))
+	r := analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: h.Ops})
+	if r.Verdict != analysis.Valid {
+		t.Fatalf("a watch of b taken as evidence about a: %s %+v", r.Verdict, r.Findings)
+	}
+}
