@@ -56,6 +56,10 @@ type knownEvent struct {
 	ev  etcdop.WatchEvent
 	ops []history.Op // the watch or the write that tells of it
 	src string
+	// since is the first revision a watch must cover to be bound to have
+	// got the event: the event's own, or, for a revoke's delete known from
+	// the put that leased the key, that put's.
+	since int64
 }
 
 func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result {
@@ -91,15 +95,22 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		for _, r := range w.res.Responses {
 			for _, e := range r.Events {
 				events++
-				learn(knownEvent{ev: e, ops: []history.Op{*w.Inv, *w.Done}, src: src})
+				learn(knownEvent{ev: e, ops: []history.Op{*w.Inv, *w.Done}, src: src, since: e.KV.Mod})
 			}
 		}
 	}
-	for _, e := range writtenEvents(in.History) {
+	for _, e := range answeredEvents(in.History) {
 		learn(e)
 	}
+	for _, e := range revokedKeys(in.History, known) {
+		if _, ok := known[eventAt{e.ev.KV.Mod, e.ev.KV.Key}]; !ok {
+			known[eventAt{e.ev.KV.Mod, e.ev.KV.Key}] = e
+		}
+	}
+	writes := indexWrites(in.History)
 	for _, w := range watches {
 		checkReliable(w, known, &found)
+		writes.checkOrigins(w, &found)
 	}
 	res.Stats["events"] = events
 	res.Stats["revisions_known"] = len(known)
@@ -238,7 +249,7 @@ func checkReliable(w watchOp, known map[eventAt]knownEvent, found *analysis.Find
 	}
 	var missed []eventAt
 	for at := range known {
-		if at.rev >= from && at.rev <= to && inRange(w.req.Key, w.req.End, at.key) && !got[at] {
+		if at.rev >= from && at.rev <= to && known[at].since >= from && inRange(w.req.Key, w.req.End, at.key) && !got[at] {
 			missed = append(missed, at)
 		}
 	}
@@ -254,43 +265,6 @@ func checkReliable(w watchOp, known map[eventAt]knownEvent, found *analysis.Find
 	}
 }
 
-// writtenEvents are the events that the answers of writes make known: an
-// ok put at its answer's revision, an ok delete of one key that deleted
-// it, and the writes of the branch an ok transaction ran.
-func writtenEvents(h []history.Op) []knownEvent {
-	var out []knownEvent
-	for _, p := range history.Pairs(h, func(op *history.Op) bool {
-		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn
-	}) {
-		if p.Done == nil || p.Done.Type != history.Ok {
-			continue
-		}
-		var req etcdop.KVRequest
-		var resp etcdop.KVResponse
-		if errors.Join(p.Inv.Decode(&req), p.Done.Decode(&resp)) != nil {
-			continue // the etcd-kv checker reports what it cannot read
-		}
-		ops := req.Then
-		if p.Inv.F == etcdop.FKVTxn && !resp.Succeeded {
-			ops = req.Else
-		}
-		src := fmt.Sprintf("%s's %s (#%d)", history.ProcessName(p.Inv.Process), p.Inv.F, p.Done.Index)
-		for i, op := range ops {
-			var ev etcdop.WatchEvent
-			switch {
-			case op.F == etcdop.FPut:
-				ev = etcdop.WatchEvent{Type: "put", KV: etcdop.KV{Key: op.Key, Value: op.Value, Mod: resp.Revision, Lease: op.Lease}}
-			case op.F == etcdop.FDelete && op.End == "" && i < len(resp.Results) && resp.Results[i].Deleted > 0:
-				ev = etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: op.Key, Mod: resp.Revision}}
-			default:
-				continue
-			}
-			out = append(out, knownEvent{ev: ev, ops: []history.Op{*p.Inv, *p.Done}, src: src})
-		}
-	}
-	return out
-}
-
 // sameEvent compares what both sources know: a write's answer gives no
 // create revision or version.
 func sameEvent(a, b etcdop.WatchEvent) bool {
@@ -298,13 +272,19 @@ func sameEvent(a, b etcdop.WatchEvent) bool {
 		return false
 	}
 	if a.Type == "delete" {
-		return true
+		return samePrev(a.Prev, b.Prev)
 	}
 	same := a.KV.Value == b.KV.Value && a.KV.Lease == b.KV.Lease
 	if a.KV.Create != 0 && b.KV.Create != 0 {
 		same = same && a.KV.Create == b.KV.Create && a.KV.Version == b.KV.Version
 	}
-	return same
+	return same && samePrev(a.Prev, b.Prev)
+}
+
+// samePrev compares two previous keys of one event, where both watches
+// asked for them and etcd could still read them.
+func samePrev(a, b *etcdop.KV) bool {
+	return a == nil || b == nil || *a == *b
 }
 
 // inRange says whether k is in the range that key and end name: key

@@ -1,6 +1,8 @@
 package etcd
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,5 +98,83 @@ func TestWatchLostWrite(t *testing.T) {
 	r := checkWatch(t, h)
 	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "watch-lost-event" || len(r.Findings[0].Ops) != 4 {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+}
+
+// What the issue-35 round added: each rule broken, and kept (items 6 to
+// 10). Each case failed before.
+func TestWatchAgainstWrites(t *testing.T) {
+	prevWatch := etcdop.WatchRequest{Key: "a", End: "z", PrevKV: true}
+	withPrev := func(e etcdop.WatchEvent, prev etcdop.KV) etcdop.WatchEvent { e.Prev = &prev; return e }
+	grant := func(h *kvh) *kvh {
+		return h.op(2, 0, 0.5, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}, &etcdop.KVResponse{Revision: 1, Lease: 7})
+	}
+	leased := func(key, value string, create, mod, version int64) etcdop.WatchEvent {
+		e := wput(key, value, create, mod, version)
+		e.KV.Lease = 7
+		return e
+	}
+	revoke := func(h *kvh, t1, t2 float64, rev int64) *kvh {
+		return h.op(2, t1, t2, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: rev})
+	}
+	txn := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FPut, Key: "b", Value: "1"}, {F: etcdop.FPut, Key: "a", Value: "1"}}}
+	for kind, h := range map[string]*kvh{
+		// 6: the watch got the event at 3 s; the put was invoked at 5 s.
+		"watch-event-before-write": (&kvh{}).put(1, 5, 6, "a", "1", 0, 2).watch(0, 0, 3, all, resp(2, wput("a", "1", 2, 2, 1))),
+		// 7: a range read shows b made at 3, which the watch never got.
+		"watch-lost-event": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).put(2, 1, 2, "b", "1", 0, 0).put(1, 2, 3, "a", "2", 0, 4).
+			get(3, 3, 4, "b", "", 4, kv("b", "1", 3, 3, 1)).
+			watch(0, 0, 9, all, resp(2, wput("a", "1", 2, 2, 1)), resp(4, wput("a", "2", 2, 4, 2))),
+		// 8: a transaction's events in another order than its operations.
+		"watch-txn-order": (&kvh{}).op(1, 0, 1, etcdop.FKVTxn, txn, &etcdop.KVResponse{Revision: 2, Succeeded: true, Results: []etcdop.KVResult{{}, {}}}).
+			watch(0, 0, 9, all, resp(2, wput("a", "1", 2, 2, 1), wput("b", "1", 2, 2, 1))),
+		// 9: two watchers, two previous values of one event.
+		"watch-divergent-event": (&kvh{}).put(1, 0, 1, "a", "1", 0, 0).put(1, 1, 2, "a", "2", 0, 0).put(1, 2, 3, "a", "3", 0, 0).
+			watch(0, 0, 9, prevWatch, resp(4, withPrev(wput("a", "3", 2, 4, 3), kv("a", "2", 2, 3, 2)))).
+			watch(3, 0, 9, prevWatch, resp(4, withPrev(wput("a", "3", 2, 4, 3), kv("a", "1", 2, 2, 1)))),
+		// 10: a value nobody wrote, in a watch that did not see the start.
+		"watch-phantom-event":        (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).watch(0, 0, 9, all, resp(3, wput("a", "9", 2, 3, 2))),
+		"watch-phantom-event/delete": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).watch(0, 0, 9, all, resp(3, wdel("a", 3))),
+	} {
+		t.Run(kind, func(t *testing.T) {
+			want, _, _ := strings.Cut(kind, "/")
+			proof := 4 // the watch and a write, or two watches
+			if want == "watch-phantom-event" {
+				proof = 2 // the watch: no write made it
+			}
+			r := checkWatch(t, h)
+			if r.Verdict != analysis.Invalid || !slices.ContainsFunc(r.Findings, func(f analysis.Finding) bool { return f.Kind == want && len(f.Ops) >= proof }) {
+				t.Fatalf("got %s %+v, expected %s proven by %d entries", r.Verdict, r.Findings, want, proof)
+			}
+		})
+	}
+	// 7: an acknowledged revoke's deletes, which the watch never got.
+	lostRevoke := revoke(grant(&kvh{}).put(1, 1, 2, "a", "1", 7, 2), 3, 4, 3).put(1, 5, 6, "b", "1", 0, 4).
+		watch(0, 0, 9, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2}, resp(2, leased("a", "1", 2, 2, 1)), resp(4, wput("b", "1", 4, 4, 1)))
+	if r := checkWatch(t, lostRevoke); r.Verdict != analysis.Invalid || r.Findings[0].Kind != "watch-lost-event" {
+		t.Fatalf("a revoke's delete lost: got %s %+v", r.Verdict, r.Findings)
+	}
+	for name, h := range map[string]*kvh{
+		"a transaction's events in its order": (&kvh{}).op(1, 0, 1, etcdop.FKVTxn, txn, &etcdop.KVResponse{Revision: 2, Succeeded: true, Results: []etcdop.KVResult{{}, {}}}).
+			watch(0, 0, 9, all, resp(2, wput("b", "1", 2, 2, 1), wput("a", "1", 2, 2, 1))),
+		"an event of a write of unknown outcome": (&kvh{}).put(1, 0, 1, "a", "1", 0, 0).watch(0, 0, 9, all, resp(2, wput("a", "1", 2, 2, 1))),
+		"a value written twice": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).put(1, 1, 2, "a", "1", 0, 3).
+			watch(0, 0, 9, all, resp(2, wput("a", "1", 2, 2, 1)), resp(3, wput("a", "1", 2, 3, 2))),
+		"a revoke's deletes": revoke(grant(&kvh{}).put(1, 1, 2, "a", "1", 7, 2), 3, 4, 3).
+			watch(0, 0, 9, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2}, resp(2, leased("a", "1", 2, 2, 1)), resp(3, wdel("a", 3))),
+		"a leased key deleted at expiry": grant(&kvh{}).put(1, 1, 2, "a", "1", 7, 2).
+			watch(0, 0, 9, all, resp(2, leased("a", "1", 2, 2, 1)), resp(3, wdel("a", 3))),
+		"a range delete": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).
+			op(1, 1, 2, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, nil).
+			watch(0, 0, 9, all, resp(2, wput("a", "1", 2, 2, 1)), resp(3, wdel("a", 3))),
+		"one previous value, from two watchers": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).put(1, 1, 2, "a", "2", 0, 3).
+			watch(0, 0, 9, prevWatch, resp(3, withPrev(wput("a", "2", 2, 3, 2), kv("a", "1", 2, 2, 1)))).
+			watch(3, 0, 9, prevWatch, resp(3, withPrev(wput("a", "2", 2, 3, 2), kv("a", "1", 2, 2, 1)))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if r := checkWatch(t, h); r.Verdict != analysis.Valid {
+				t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+			}
+		})
 	}
 }

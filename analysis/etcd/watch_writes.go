@@ -1,0 +1,266 @@
+package etcd
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
+)
+
+// answered is a write or read and what its answer says, when it has one.
+type answered struct {
+	history.Pair
+	req  etcdop.KVRequest
+	resp *etcdop.KVResponse // nil: unknown outcome
+}
+
+// branch is the operations the answer says ran, or, of unknown outcome,
+// every operation that may have.
+func (a answered) branch() []etcdop.KVOp {
+	switch {
+	case a.resp == nil:
+		return slices.Concat(a.req.Then, a.req.Else)
+	case a.Inv.F == etcdop.FKVTxn && !a.resp.Succeeded:
+		return a.req.Else
+	}
+	return a.req.Then
+}
+
+func (a answered) src() string {
+	return fmt.Sprintf("%s's %s (#%d)", history.ProcessName(a.Inv.Process), a.Inv.F, a.Inv.Index)
+}
+
+func (a answered) ops() []history.Op {
+	if a.Done == nil {
+		return []history.Op{*a.Inv}
+	}
+	return []history.Op{*a.Inv, *a.Done}
+}
+
+// readAnswered reads the KV operations that did not fail, and leaves out
+// what cannot be read (the etcd-kv checker reports it).
+func readAnswered(h []history.Op) []answered {
+	var out []answered
+	for _, p := range history.Pairs(h, func(op *history.Op) bool {
+		return op.F != etcdop.FWatch && op.F != etcdop.FLeaseKeepAlive && op.Process >= 0
+	}) {
+		a := answered{Pair: p}
+		if p.Done != nil && p.Done.Type == history.Fail || p.Inv.Decode(&a.req) != nil {
+			continue
+		}
+		if p.Done != nil && p.Done.Type == history.Ok {
+			a.resp = &etcdop.KVResponse{}
+			if p.Done.Decode(a.resp) != nil {
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// answeredEvents are the events that answers make known: an ok put at its
+// answer's revision, an ok delete of one key that deleted it, the writes
+// of the branch an ok transaction ran, and every key a read returned, put
+// at its mod revision.
+func answeredEvents(h []history.Op) []knownEvent {
+	var out []knownEvent
+	for _, a := range readAnswered(h) {
+		if a.resp == nil {
+			continue
+		}
+		add := func(ev etcdop.WatchEvent) {
+			out = append(out, knownEvent{ev: ev, ops: a.ops(), src: a.src(), since: ev.KV.Mod})
+		}
+		for i, op := range a.branch() {
+			var res etcdop.KVResult
+			if i < len(a.resp.Results) {
+				res = a.resp.Results[i]
+			}
+			switch {
+			case op.F == etcdop.FPut:
+				add(etcdop.WatchEvent{Type: "put", KV: etcdop.KV{Key: op.Key, Value: op.Value, Mod: a.resp.Revision, Lease: op.Lease}})
+			case op.F == etcdop.FDelete && op.End == "" && res.Deleted > 0:
+				add(etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: op.Key, Mod: a.resp.Revision}})
+			}
+			for _, kv := range res.KVs {
+				add(etcdop.WatchEvent{Type: "put", KV: kv})
+			}
+		}
+	}
+	return out
+}
+
+// revokedKeys are the deletes an ok lease revoke made: of each key whose
+// last event known before the revoke's revision put it with the lease. A
+// watch is bound to have got such a delete when it covered that put too,
+// since then no event of the key can have come between unseen.
+func revokedKeys(h []history.Op, known map[eventAt]knownEvent) []knownEvent {
+	byKey := map[string][]knownEvent{}
+	for _, e := range known {
+		byKey[e.ev.KV.Key] = append(byKey[e.ev.KV.Key], e)
+	}
+	for _, es := range byKey {
+		slices.SortFunc(es, func(a, b knownEvent) int { return cmp.Compare(a.ev.KV.Mod, b.ev.KV.Mod) })
+	}
+	var out []knownEvent
+	for _, a := range readAnswered(h) {
+		if a.Inv.F != etcdop.FLeaseRevoke || a.resp == nil {
+			continue
+		}
+		rev := a.resp.Revision
+		for key, es := range byKey {
+			i, _ := slices.BinarySearchFunc(es, rev, func(e knownEvent, r int64) int { return cmp.Compare(e.ev.KV.Mod, r) })
+			if i == 0 || es[i-1].ev.Type != "put" || es[i-1].ev.KV.Lease != a.req.Lease {
+				continue
+			}
+			put := es[i-1]
+			out = append(out, knownEvent{ev: etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: key, Mod: rev}},
+				ops: slices.Concat(a.ops(), put.ops), src: fmt.Sprintf("%s, of the lease %s gave the key", a.src(), put.src), since: put.ev.KV.Mod})
+		}
+	}
+	return out
+}
+
+// writeIndex is every write that did not fail, by what it can have made.
+type writeIndex struct {
+	puts    map[keyValue][]answered // by key and value
+	deletes []answered              // deletes of a key or a range, of any branch
+	revokes []answered
+	// leased: keys some put gave a lease to, and the earliest invocation
+	// of such a put: the lease may expire, and its keys go, after it.
+	leased map[string]time.Duration
+	txns   map[int64]answered // ok transactions with writes, by revision
+	any    bool
+}
+
+func indexWrites(h []history.Op) writeIndex {
+	x := writeIndex{puts: map[keyValue][]answered{}, leased: map[string]time.Duration{}, txns: map[int64]answered{}}
+	for _, a := range readAnswered(h) {
+		if a.Inv.F == etcdop.FLeaseRevoke {
+			x.revokes, x.any = append(x.revokes, a), true
+		}
+		deletes := false
+		for _, op := range a.branch() {
+			switch op.F {
+			case etcdop.FPut:
+				kv := keyValue{op.Key, op.Value}
+				x.puts[kv], x.any = append(x.puts[kv], a), true
+				if t, ok := x.leased[op.Key]; op.Lease != 0 && (!ok || a.Inv.Time < t) {
+					x.leased[op.Key] = a.Inv.Time
+				}
+			case etcdop.FDelete:
+				deletes = true
+			}
+		}
+		if deletes {
+			x.deletes, x.any = append(x.deletes, a), true
+		}
+		if a.Inv.F == etcdop.FKVTxn && a.resp != nil {
+			x.txns[a.resp.Revision] = a
+		}
+	}
+	return x
+}
+
+// checkOrigins finds the events of a watch that no write can have made
+// ("watch-phantom-event"), or that it got before any write that can have
+// made them was invoked ("watch-event-before-write"), and the events of a
+// transaction that came in another order than its operations
+// ("watch-txn-order": etcd's events of a revision are its changes in
+// order). A history without writes (a foreign one, say) is not judged so.
+func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
+	if !x.any {
+		return
+	}
+	wops := []history.Op{*w.Inv, *w.Done}
+	src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
+	for _, r := range w.res.Responses {
+		for _, e := range r.Events {
+			makers, expiry := x.makers(e)
+			if len(makers) == 0 && !expiry {
+				found.Add(func() analysis.Finding {
+					return analysis.Finding{Kind: "watch-phantom-event", Explanation: fmt.Sprintf(
+						"%s got %s at revision %d, which no write in the history can have made.", src, describeEvent(e), e.KV.Mod), Ops: wops}
+				})
+				continue
+			}
+			if i := slices.IndexFunc(makers, func(a answered) bool { return a.Inv.Time <= r.Time }); i < 0 && !(expiry && x.leased[e.KV.Key] <= r.Time) {
+				first := slices.MinFunc(makers, func(a, b answered) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) })
+				found.Add(func() analysis.Finding {
+					return analysis.Finding{Kind: "watch-event-before-write", Explanation: fmt.Sprintf(
+						"%s got %s at revision %d at %s, before %s, the first write that can have made it, was invoked at %s.",
+						src, describeEvent(e), e.KV.Mod, r.Time, first.src(), first.Inv.Time), Ops: slices.Concat(wops, first.ops())}
+				})
+			}
+		}
+		x.checkTxnOrder(r, src, wops, found)
+	}
+}
+
+// makers are the writes that can have made event e: of its key (and
+// value), and, when answered, at its revision; expiry says the key's lease
+// may have expired.
+func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered, expiry bool) {
+	at := func(a answered) bool { return a.resp == nil || a.resp.Revision == e.KV.Mod }
+	if e.Type == "put" {
+		for _, a := range x.puts[keyValue{e.KV.Key, e.KV.Value}] {
+			if at(a) && slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool {
+				return op.F == etcdop.FPut && op.Key == e.KV.Key && op.Value == e.KV.Value && op.Lease == e.KV.Lease
+			}) {
+				makers = append(makers, a)
+			}
+		}
+		return makers, false
+	}
+	for _, a := range x.deletes {
+		if at(a) && slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool {
+			return op.F == etcdop.FDelete && (op.Key == e.KV.Key || op.End != "" && inRange(op.Key, op.End, e.KV.Key))
+		}) {
+			makers = append(makers, a)
+		}
+	}
+	for _, a := range x.revokes {
+		if at(a) {
+			makers = append(makers, a)
+		}
+	}
+	_, expiry = x.leased[e.KV.Key]
+	return makers, expiry
+}
+
+// checkTxnOrder checks that the events a response gives of an ok
+// transaction's revision follow the order of its operations.
+func (x writeIndex) checkTxnOrder(r etcdop.WatchResponse, src string, wops []history.Op, found *analysis.FindingList) {
+	byRev := map[int64][]string{}
+	for _, e := range r.Events {
+		byRev[e.KV.Mod] = append(byRev[e.KV.Mod], e.KV.Key)
+	}
+	for rev, got := range byRev {
+		txn, ok := x.txns[rev]
+		if !ok || len(got) < 2 {
+			continue
+		}
+		var want []string
+		for _, op := range txn.branch() {
+			if op.F == etcdop.FDelete && op.End != "" {
+				want = nil // a range's deletes come in key order, which the answer does not give
+				break
+			}
+			if (op.F == etcdop.FPut || op.F == etcdop.FDelete) && slices.Contains(got, op.Key) && !slices.Contains(want, op.Key) {
+				want = append(want, op.Key)
+			}
+		}
+		if want != nil && !slices.Equal(want, got) {
+			found.Add(func() analysis.Finding {
+				return analysis.Finding{Kind: "watch-txn-order", Explanation: fmt.Sprintf(
+					"%s got the events of revision %d for keys %v, where %s wrote them in the order %v.", src, rev, got, txn.src(), want),
+					Ops: slices.Concat(wops, txn.ops())}
+			})
+		}
+	}
+}
