@@ -21,11 +21,15 @@ func init() { analysis.Register(SerializableChecker{}) }
 //     served never goes back: a read answered by member m at revision r,
 //     completed before another read of m was invoked, bounds that read's
 //     revision from below (real time from the recorded times);
-//   - the store at a revision is one and the same on every member, so any
-//     two reads of the same keys at the same revision, serializable or
-//     linearizable, from any members, return the same keys
+//   - a member answers from its store at the revision in the header, and
+//     the store at a revision is one and the same on every member: any two
+//     reads at the same revision, serializable or linearizable, from any
+//     members, return the same keys where their ranges meet
 //     ("divergent-reads", as a member whose data diverged after a crash
-//     would answer: etcd #13766).
+//     would answer: etcd #13766), and a serializable read returns no key
+//     from a later revision, none older than an event of it known at or
+//     before its revision, and leaves out no key known to exist then (see
+//     storeKnown.judge).
 type SerializableChecker struct{}
 
 func (SerializableChecker) Name() string { return "etcd-serializable" }
@@ -41,7 +45,8 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	var bad analysis.ErrCount
 	var reads []servedRead
 	var found analysis.FindingList
-	agree := map[rangeAt]servedAnswer{} // the first answer of each range at each revision
+	agree := agreeing{}
+	store := knowStore(in.History)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange
 	}) {
@@ -58,15 +63,12 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 			bad.Add(fmt.Errorf("op #%d: expected one range and its answer", p.Inv.Index))
 			continue
 		}
-		at := rangeAt{key: req.Then[0].Key, end: req.Then[0].End, rev: resp.Revision}
-		if first, ok := agree[at]; !ok {
-			agree[at] = servedAnswer{p, resp}
-		} else if !slices.Equal(first.resp.Results[0].KVs, resp.Results[0].KVs) {
-			found.Add(func() analysis.Finding { return divergent(first, servedAnswer{p, resp}) })
-		}
+		answer := servedAnswer{p, resp}
+		agree.add(rangeAnswer{req.Then[0], answer}, &found)
 		if p.Inv.F != etcdop.FRangeSerializable {
 			continue
 		}
+		store.judge(answer, req.Then[0], &found)
 		if resp.Member == "" {
 			bad.Add(fmt.Errorf("op #%d: no member named in the answer", p.Done.Index))
 			continue
@@ -76,7 +78,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	if bad.N > 0 {
 		return analysis.UnknownResult(fmt.Sprintf("%d serializable reads could not be read; first: %v", bad.N, bad.First))
 	}
-	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"serializable_reads": len(reads), "ranges_at_revisions": len(agree)}}
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"serializable_reads": len(reads), "revisions_read": len(agree)}}
 	if len(reads) == 0 {
 		res.Notes = append(res.Notes, "no serializable read succeeded: only reads at the same revision were compared")
 	}
@@ -111,12 +113,6 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 		res.Verdict = analysis.Invalid
 	}
 	return res
-}
-
-// rangeAt is a range of keys at a revision.
-type rangeAt struct {
-	key, end string
-	rev      int64
 }
 
 // servedAnswer is an ok range and its answer.

@@ -59,3 +59,44 @@ func TestDivergentReads(t *testing.T) {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 }
+
+// A read is served from one member's store at the revision in its header,
+// and is judged against what else is known of the store at that revision
+// (issue 35, item 4; each case failed before).
+func TestReadAtItsRevision(t *testing.T) {
+	sget := func(h *kvh, proc int, t1, t2 float64, key, end string, rev int64, kvs ...etcdop.KV) *kvh {
+		req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: key, End: end}}}
+		return h.op(proc, t1, t2, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: rev, Member: "m2", Results: []etcdop.KVResult{{KVs: kvs}}})
+	}
+	for kind, h := range map[string]*kvh{
+		"read-from-future": sget(&kvh{}, 0, 0, 1, "a", "", 3, kv("a", "1", 2, 5, 2)),
+		"stale-at-revision": sget((&kvh{}).put(1, 0, 1, "a", "1", 0, 2).put(1, 1, 2, "a", "2", 0, 3),
+			0, 3, 4, "a", "", 4, kv("a", "1", 2, 2, 1)),
+		"missing-at-revision": sget((&kvh{}).get(1, 0, 1, "a", "", 5, kv("a", "3", 2, 5, 3)),
+			0, 2, 3, "a", "c", 4),
+		"divergent-reads": sget((&kvh{}).get(1, 0, 1, "a", "", 4, kv("a", "1", 2, 2, 1)),
+			0, 2, 3, "a", "c", 4),
+	} {
+		t.Run(kind, func(t *testing.T) {
+			r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
+			if r.Verdict != analysis.Invalid || r.Findings[0].Kind != kind || len(r.Findings[0].Ops) < 2 {
+				t.Fatalf("got %s %+v, expected %s", r.Verdict, r.Findings, kind)
+			}
+		})
+	}
+	for name, h := range map[string]*kvh{
+		"stale, at its revision": sget((&kvh{}).put(1, 0, 1, "a", "1", 0, 2).put(1, 1, 2, "a", "2", 0, 3),
+			0, 3, 4, "a", "", 2, kv("a", "1", 2, 2, 1)),
+		"a key gone by an unknown delete": sget((&kvh{}).put(1, 0, 1, "a", "1", 0, 2).
+			op(1, 1, 2, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a"}}}, nil),
+			0, 3, 4, "a", "c", 3),
+		"a list and a get that agree": sget((&kvh{}).get(1, 0, 1, "a", "", 4, kv("a", "1", 2, 2, 1)),
+			0, 2, 3, "a", "c", 4, kv("a", "1", 2, 2, 1), kv("b", "1", 4, 4, 1)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops}); r.Verdict != analysis.Valid {
+				t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+			}
+		})
+	}
+}

@@ -1,0 +1,123 @@
+package etcd
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
+)
+
+// storeKnown is what a history shows of the store, key by key: the events
+// that answers and watches tell of, and the spans of revisions through
+// which a key is known to have existed (a key read or watched with create
+// revision c at mod revision m existed from c to m: its version counts the
+// puts since its creation, with no delete between).
+type storeKnown struct {
+	events map[string][]knownEvent // by key, in revision order
+	lives  map[string][]knownEvent // by key: events whose [create, mod] the key lived through
+}
+
+func knowStore(h []history.Op) storeKnown {
+	s := storeKnown{events: map[string][]knownEvent{}, lives: map[string][]knownEvent{}}
+	add := func(e knownEvent) {
+		key := e.ev.KV.Key
+		s.events[key] = append(s.events[key], e)
+		if e.ev.Type == "put" && e.ev.KV.Create > 0 {
+			s.lives[key] = append(s.lives[key], e)
+		}
+	}
+	for _, e := range answeredEvents(h) {
+		add(e)
+	}
+	watches, _ := readWatches(h) // etcd-watch reports what it cannot read
+	for _, w := range watches {
+		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
+		for _, r := range w.res.Responses {
+			for _, e := range r.Events {
+				add(knownEvent{ev: e, ops: []history.Op{*w.Inv, *w.Done}, src: src, since: e.KV.Mod})
+			}
+		}
+	}
+	for _, es := range s.events {
+		slices.SortStableFunc(es, func(a, b knownEvent) int { return cmp.Compare(a.ev.KV.Mod, b.ev.KV.Mod) })
+	}
+	return s
+}
+
+// judge finds what a read answered at revision rev cannot be from the
+// store at rev: a key from a later revision ("read-from-future"), a key
+// older than an event of it at or before rev ("stale-at-revision"), or a
+// key left out that is known to have existed at rev
+// ("missing-at-revision").
+func (s storeKnown) judge(a servedAnswer, op etcdop.KVOp, found *analysis.FindingList) {
+	rev := a.resp.Revision
+	read := fmt.Sprintf("%s's %s (#%d, member %s) at revision %d", history.ProcessName(a.Inv.Process), a.Inv.F, a.Done.Index,
+		analysis.CmpOr(a.resp.Member, "unknown"), rev)
+	report := func(kind, what string, by *knownEvent) {
+		ops := []history.Op{*a.Inv, *a.Done}
+		if by != nil {
+			ops = append(ops, by.ops...)
+		}
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: kind, Explanation: read + " " + what, Ops: ops}
+		})
+	}
+	returned := map[string]bool{}
+	for _, kv := range a.resp.Results[0].KVs {
+		returned[kv.Key] = true
+		if kv.Mod > rev {
+			report("read-from-future", fmt.Sprintf("returned %s=%s as of revision %d, after the store's.", kv.Key, kv.Value, kv.Mod), nil)
+			continue
+		}
+		es := s.events[kv.Key]
+		i, _ := slices.BinarySearchFunc(es, kv.Mod+1, func(e knownEvent, r int64) int { return cmp.Compare(e.ev.KV.Mod, r) })
+		if i < len(es) && es[i].ev.KV.Mod <= rev {
+			report("stale-at-revision", fmt.Sprintf("returned %s=%s as of revision %d, but %s tells of %s at revision %d: the store at %d had it.",
+				kv.Key, kv.Value, kv.Mod, es[i].src, describeEvent(es[i].ev), es[i].ev.KV.Mod, rev), &es[i])
+		}
+	}
+	for key, lives := range s.lives {
+		if returned[key] || !inRange(op.Key, op.End, key) {
+			continue
+		}
+		if i := slices.IndexFunc(lives, func(e knownEvent) bool { return e.ev.KV.Create <= rev && rev <= e.ev.KV.Mod }); i >= 0 {
+			l := lives[i]
+			report("missing-at-revision", fmt.Sprintf("left out %s, which %s shows existed from revision %d to %d.",
+				key, l.src, l.ev.KV.Create, l.ev.KV.Mod), &l)
+		}
+	}
+}
+
+// agreeing compares the answers of reads at one revision, over the keys
+// their ranges share: the store at a revision is one and the same on
+// every member, whatever range a read asks for.
+type agreeing map[int64][]rangeAnswer
+
+// rangeAnswer is the first answer of a range at a revision.
+type rangeAnswer struct {
+	op etcdop.KVOp
+	servedAnswer
+}
+
+// add compares a with the first answer of each range at its revision, and
+// keeps it when it is the first of its range.
+func (g agreeing) add(a rangeAnswer, found *analysis.FindingList) {
+	rev := a.resp.Revision
+	first := true
+	for _, b := range g[rev] {
+		first = first && (b.op.Key != a.op.Key || b.op.End != a.op.End)
+		outside := func(kv etcdop.KV) bool { // of one range or the other
+			return !inRange(a.op.Key, a.op.End, kv.Key) || !inRange(b.op.Key, b.op.End, kv.Key)
+		}
+		if !slices.Equal(slices.DeleteFunc(slices.Clone(a.resp.Results[0].KVs), outside), slices.DeleteFunc(slices.Clone(b.resp.Results[0].KVs), outside)) {
+			found.Add(func() analysis.Finding { return divergent(b.servedAnswer, a.servedAnswer) })
+			return
+		}
+	}
+	if first {
+		g[rev] = append(g[rev], a)
+	}
+}
