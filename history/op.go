@@ -28,6 +28,11 @@ const Nemesis = -1
 // it claims.
 const Observer = -2
 
+// Server is the process number of what the system under test does on its
+// own, such as a lease expiring: checkers add such invocations, of unknown
+// outcome, to what they check; no history file holds them.
+const Server = -3
+
 // Op is one history entry. An invocation and its completion are separate
 // entries of the same process; a process has at most one operation in flight.
 type Op struct {
@@ -59,6 +64,8 @@ func ProcessName(p int) string {
 		return "nemesis"
 	case Observer:
 		return "observer"
+	case Server:
+		return "server"
 	}
 	return fmt.Sprintf("p%d", p)
 }

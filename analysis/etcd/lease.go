@@ -2,7 +2,10 @@ package etcd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -56,7 +59,16 @@ func (l *leaseLife) aliveUntil(at time.Duration) time.Duration {
 	return until
 }
 
-func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result {
+// keepAlive is an answered keep-alive: the TTL it found its lease with,
+// 0 if it found none.
+type keepAlive struct {
+	history.Pair
+	lease, ttl int64
+}
+
+// readLeases reads what a history says of each lease, and its answered
+// keep-alives.
+func readLeases(h []history.Op) (map[int64]*leaseLife, []keepAlive, analysis.ErrCount) {
 	var bad analysis.ErrCount
 	lives := map[int64]*leaseLife{}
 	life := func(id int64) *leaseLife {
@@ -65,12 +77,8 @@ func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		}
 		return lives[id]
 	}
-	type keepAlive struct {
-		history.Pair
-		lease, ttl int64
-	}
 	var keeps []keepAlive
-	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
+	for _, p := range history.Pairs(h, func(op *history.Op) bool {
 		return op.F == etcdop.FLeaseGrant || op.F == etcdop.FLeaseRevoke || op.F == etcdop.FLeaseKeepAlive
 	}) {
 		var req etcdop.KVRequest
@@ -106,8 +114,19 @@ func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			}
 		}
 	}
+	return lives, keeps, bad
+}
+
+func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result {
+	lives, keeps, bad := readLeases(in.History)
 	if bad.N > 0 {
 		return analysis.UnknownResult(fmt.Sprintf("%d lease operations could not be read; first: %v", bad.N, bad.First))
+	}
+	life := func(id int64) *leaseLife {
+		if lives[id] == nil {
+			return &leaseLife{}
+		}
+		return lives[id]
 	}
 	var found analysis.FindingList
 	for _, k := range keeps {
@@ -144,4 +163,23 @@ func (LeaseChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		res.Notes = append(res.Notes, "no keep-alive was answered: nothing to check")
 	}
 	return res
+}
+
+// leaseExpiries are the expiries etcd may carry out on its own, as revokes
+// by history.Server invoked when each acknowledged grant's lease can first
+// have expired (its last refresh's TTL past), Index from next on. A lease
+// whose revoke was acknowledged cannot expire before it, nor matter after.
+func leaseExpiries(h []history.Op, next int) []history.Op {
+	lives, _, _ := readLeases(h) // etcd-lease reports what it cannot read
+	var out []history.Op
+	for _, id := range slices.Sorted(maps.Keys(lives)) {
+		l := lives[id]
+		if l.grant == nil || slices.ContainsFunc(l.revokes, func(r history.Pair) bool { return r.Done != nil && r.Done.Type == history.Ok }) {
+			continue
+		}
+		value, _ := json.Marshal(etcdop.KVRequest{Lease: id}) // of plain fields: cannot fail
+		out = append(out, history.Op{Index: next + len(out), Time: l.aliveUntil(math.MaxInt64), Type: history.Invoke,
+			Process: history.Server, F: etcdop.FLeaseRevoke, Value: value})
+	}
+	return out
 }

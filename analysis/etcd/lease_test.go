@@ -54,3 +54,19 @@ func TestEtcdLease(t *testing.T) {
 		})
 	}
 }
+
+// A lease not kept alive expires, and etcd deletes its keys at a revision
+// no operation made: legal once its TTL has passed, not before (issue 35,
+// item 3; the first case failed before).
+func TestEtcdKVLeaseExpiry(t *testing.T) {
+	leased := func(read float64) *kvh {
+		return (&kvh{}).op(0, 0, 0.1, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 2}, &etcdop.KVResponse{Revision: 1, Lease: 7, TTL: 2}).
+			put(0, 0.2, 0.3, "a", "1", 7, 2).
+			get(1, read, read+0.1, "a", "", 3)
+	}
+	analysistest.WantResult(t, analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: leased(10).Ops}), analysis.Valid)
+	analysistest.WantResult(t, analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: leased(1).Ops}), analysis.Invalid)
+	// Kept alive until 9 s, it lives until 11 s at least.
+	kept := leased(10).op(2, 9, 9.1, etcdop.FLeaseKeepAlive, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 2, TTL: 2})
+	analysistest.WantResult(t, analysistest.RunChecker(t, "etcd-kv", analysis.Input{History: kept.Ops}), analysis.Invalid)
+}

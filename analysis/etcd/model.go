@@ -3,7 +3,9 @@
 // a put sets the key's mod revision to it (and its create revision, when
 // the key is new) and increments its version; a transaction is atomic, its
 // ranges seeing its own earlier writes; a lease revoke deletes its keys at
-// one revision. Every ok answer is checked whole: the header revision, each
+// one revision, as does a lease's expiry, which etcd may carry out on its
+// own once the lease's TTL has passed since its last refresh (checked as a
+// revoke of unknown outcome by history.Server: leaseExpiries). Every ok answer is checked whole: the header revision, each
 // range's keys with their revisions and versions, each delete's count and
 // which branch a transaction ran. The revision couples every key, so the
 // history is checked as a whole.
@@ -86,11 +88,16 @@ func prepareEtcd(in analysis.Input) (*linear.Spec, error) {
 			return nil, fmt.Errorf(`initial value %s: the etcd-kv model starts from {"revision": N}: %w`, in.Initial, err)
 		}
 	}
-	ev := gatherEtcdEvidence(in.History, init.Revision)
+	next := 0
+	for _, op := range in.History {
+		next = max(next, op.Index+1)
+	}
+	expiries := leaseExpiries(in.History, next)
+	ev := gatherEtcdEvidence(slices.Concat(in.History, expiries), init.Revision)
 	convert := func(inv, done *history.Op) (linear.Op, error) { return convertEtcd(ev, inv, done) }
 	initial := newEtcdState(init.Revision, map[string]etcdKey{}, map[int64]bool{})
 	direct := func(h []history.Op, p *linear.Part) (*analysis.Finding, bool) { return etcdByRevision(h, p, initial) }
-	return &linear.Spec{Convert: convert, Direct: direct, Model: porcupine.Model{
+	return &linear.Spec{Convert: convert, Direct: direct, Implicit: expiries, Model: porcupine.Model{
 		Init: func() any { return newEtcdState(init.Revision, map[string]etcdKey{}, map[int64]bool{}) },
 		Step: func(s, i, o any) (bool, any) {
 			ok, next := etcdStep(s.(*etcdState), i.(etcdIn), o.(etcdOut))

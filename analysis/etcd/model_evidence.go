@@ -94,7 +94,7 @@ func gatherEtcdEvidence(h []history.Op, initialRev int64) etcdEvidence {
 		events: map[int64][]etcdop.WatchEvent{}, eventAt: map[int64]time.Duration{},
 		prevLease: map[eventAt]int64{}, explained: map[int64]bool{}, revokes: map[int64]int64{}, last: initialRev}
 	ev := etcdEvidence{seen: map[keyValue]sighting{}, ambiguous: map[keyValue]bool{}, keyCovered: map[string]bool{}, made: map[int]sighting{}}
-	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.Process >= 0 }) {
+	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.Process >= 0 || op.Process == history.Server }) {
 		g.add(p)
 	}
 	ev.attribute(&g)

@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,6 +100,10 @@ type Spec struct {
 	// Direct, if set, decides a history of one part without a search when
 	// it can (decided false otherwise), giving its finding if illegal.
 	Direct func(h []history.Op, p *Part) (f *analysis.Finding, decided bool)
+	// Implicit are invocations by history.Server, of unknown outcome, that
+	// the system may carry out on its own (a lease expiring), checked with
+	// the history's. Their Index follows the history's last.
+	Implicit []history.Op
 }
 
 // Op is one operation in porcupine's terms, on the key it touches.
@@ -173,6 +178,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 	if lc.failed != nil {
 		return
 	}
+	batch = slices.Concat(batch, spec.Implicit)
 	// Every model's visualization shows the entries behind an operation.
 	spec.Model.DescribeOperationMetadata = describeRef(batch)
 	sc := ScanHistory(batch, m, spec)

@@ -64,6 +64,10 @@ func (sc *Scan) merge(o *Scan) {
 func ScanHistory(ops []history.Op, m *Model, spec *Spec) *Scan {
 	sc := &Scan{counts: map[string]int{}, other: map[string]int{}}
 	byKey := map[string]*Part{}
+	maxClient := 0
+	for i := range ops {
+		maxClient = max(maxClient, ops[i].Process)
+	}
 	add := func(inv, done int, open bool) {
 		op := &ops[inv]
 		if !m.Fs[op.F] {
@@ -103,13 +107,22 @@ func ScanHistory(ops []history.Op, m *Model, spec *Spec) *Scan {
 		default:
 			sc.counts["open"]++
 		}
-		p.Ops = append(p.Ops, porcupine.Operation{ClientId: op.Process, Input: lop.Input, Output: lop.Output, Call: int64(op.Time), Return: ret})
+		// The server's own operations get a visualization row of their own.
+		client := op.Process
+		if client == history.Server {
+			client = maxClient + 1
+		}
+		p.Ops = append(p.Ops, porcupine.Operation{ClientId: client, Input: lop.Input, Output: lop.Output, Call: int64(op.Time), Return: ret})
 		p.Refs = append(p.Refs, OpRef{inv, done})
 	}
 
 	pending := map[int]int{} // process -> position of its invocation in flight
 	for i := range ops {
 		op := &ops[i]
+		if op.Process == history.Server { // never completes
+			add(i, -1, true)
+			continue
+		}
 		if op.Process < 0 { // the nemesis or the observer
 			continue
 		}

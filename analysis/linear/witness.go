@@ -59,7 +59,7 @@ func witness(h []history.Op, m *Model, model porcupine.Model, p *Part, info porc
 		copy(next[1:lead+1], next[:lead])
 		next[0] = id
 	}
-	describe := func(id int) string { return describeOp(model, h[p.Refs[id].Inv].Index, p.Ops[id]) }
+	describe := func(id int) string { return describeOp(model, &h[p.Refs[id].Inv], p.Ops[id]) }
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is not linearizable: ", capitalize(keyName(m, p.key)))
@@ -129,10 +129,9 @@ func witness(h []history.Op, m *Model, model porcupine.Model, p *Part, info porc
 	return analysis.Finding{Kind: "nonlinearizable", Explanation: b.String(), Ops: analysis.OpsAt(h, pos)}
 }
 
-// describeOp is how a finding names operation o, whose invocation is
-// entry #index.
-func describeOp(model porcupine.Model, index int, o porcupine.Operation) string {
-	return fmt.Sprintf("#%d %s %s", index, history.ProcessName(o.ClientId), model.DescribeOperation(o.Input, o.Output))
+// describeOp is how a finding names operation o, invoked by entry inv.
+func describeOp(model porcupine.Model, inv *history.Op, o porcupine.Operation) string {
+	return fmt.Sprintf("#%d %s %s", inv.Index, history.ProcessName(inv.Process), model.DescribeOperation(o.Input, o.Output))
 }
 
 func capitalize(s string) string {

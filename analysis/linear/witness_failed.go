@@ -85,7 +85,7 @@ func (f *failures) tookEffect(ctx context.Context, p *Part, horizon int64) (stri
 		if e := f.h[r.Done].Error; e != "" {
 			answer += " (" + e + ")"
 		}
-		what := strings.TrimSuffix(describeOp(model, inv.Index, o), UnknownMark(true))
+		what := strings.TrimSuffix(describeOp(model, inv, o), UnknownMark(true))
 		return fmt.Sprintf("it is linearizable if %s, %s, took effect", what, answer), []int{r.Inv, r.Done}
 	}
 	return "", nil
