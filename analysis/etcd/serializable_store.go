@@ -17,16 +17,24 @@ import (
 // puts since its creation, with no delete between).
 type storeKnown struct {
 	events map[string][]knownEvent // by key, in revision order
-	lives  map[string][]knownEvent // by key: events whose [create, mod] the key lived through
+	// lives, by key and create revision, is the known event of that life
+	// of the key with the highest mod revision.
+	lives map[string]map[int64]knownEvent
 }
 
 func knowStore(h []history.Op) storeKnown {
-	s := storeKnown{events: map[string][]knownEvent{}, lives: map[string][]knownEvent{}}
+	s := storeKnown{events: map[string][]knownEvent{}, lives: map[string]map[int64]knownEvent{}}
 	add := func(e knownEvent) {
-		key := e.ev.KV.Key
+		key, kv := e.ev.KV.Key, e.ev.KV
 		s.events[key] = append(s.events[key], e)
-		if e.ev.Type == "put" && e.ev.KV.Create > 0 {
-			s.lives[key] = append(s.lives[key], e)
+		if e.ev.Type != "put" || kv.Create == 0 {
+			return
+		}
+		if s.lives[key] == nil {
+			s.lives[key] = map[int64]knownEvent{}
+		}
+		if l, ok := s.lives[key][kv.Create]; !ok || kv.Mod > l.ev.KV.Mod {
+			s.lives[key][kv.Create] = e
 		}
 	}
 	for _, e := range answeredEvents(h) {
@@ -83,10 +91,13 @@ func (s storeKnown) judge(a servedAnswer, op etcdop.KVOp, found *analysis.Findin
 		if returned[key] || !inRange(op.Key, op.End, key) {
 			continue
 		}
-		if i := slices.IndexFunc(lives, func(e knownEvent) bool { return e.ev.KV.Create <= rev && rev <= e.ev.KV.Mod }); i >= 0 {
-			l := lives[i]
+		for _, l := range lives {
+			if l.ev.KV.Create > rev || rev > l.ev.KV.Mod {
+				continue
+			}
 			report("missing-at-revision", fmt.Sprintf("left out %s, which %s shows existed from revision %d to %d.",
 				key, l.src, l.ev.KV.Create, l.ev.KV.Mod), &l)
+			break
 		}
 	}
 }
