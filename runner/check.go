@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
@@ -66,14 +67,34 @@ func CheckFile(ctx context.Context, path string, c FileCheck) (analysis.Report, 
 
 // noteReversals adds to every result a note on the entries whose times go
 // backwards within their process, if there are any: found once, for all
-// the checkers, whose verdicts all rest on those times.
+// the checkers, whose verdicts all rest on those times. Where another
+// client's entry is stamped between two such entries, a real-time order a
+// checker used is wrong whichever stamp is: a valid verdict cannot be
+// trusted and becomes unknown, and each finding that involves one of those
+// processes says so. A finding is kept, not withdrawn: most rest on orders
+// the reversal does not touch, and the reader can tell from its entries.
 func noteReversals(rep *analysis.Report, r history.Reversals) {
 	note := r.Note()
 	if note == "" {
 		return
 	}
+	doubtful := r.Doubtful()
 	for i := range rep.Results {
-		rep.Results[i].Notes = append(rep.Results[i].Notes, note)
+		res := &rep.Results[i]
+		res.Notes = append(res.Notes, note)
+		if !r.Matter() {
+			continue
+		}
+		for j := range res.Findings {
+			f := &res.Findings[j]
+			if p := slices.IndexFunc(f.Ops, func(op history.Op) bool { return slices.Contains(doubtful, op.Process) }); p >= 0 {
+				f.Explanation += fmt.Sprintf(" (The times of %s go backwards in this history: a real-time order this finding uses may be wrong.)",
+					history.ProcessName(f.Ops[p].Process))
+			}
+		}
+	}
+	if r.Matter() {
+		rep.Verdict = analysis.Worst(rep.Verdict, analysis.Unknown)
 	}
 }
 

@@ -81,24 +81,14 @@ func TestCheckAllFailed(t *testing.T) {
 	}
 }
 
-// Times that go backwards within a client are noted on every result of a
-// run's analysis, with how many and the first one's line.
-func TestAnalyzeNotesTimeReversals(t *testing.T) {
+// analyzeRegisterRun writes a finished etcd-register run of ops and
+// analyzes it.
+func analyzeRegisterRun(t *testing.T, ops []history.Op) analysis.Report {
+	t.Helper()
 	dir := t.TempDir()
 	info, _ := json.Marshal(runfolder.Info{Plan: "p", Workload: "etcd-register", End: &runfolder.End{At: time.Unix(1, 0)}})
-	rv := func(v string) json.RawMessage {
-		return history.MustValue(registerop.Value{Key: "x", Value: json.RawMessage(v)})
-	}
 	var lines []string
-	for _, op := range []history.Op{
-		{Time: 10, Type: history.Invoke, Process: 0, F: registerop.FWrite, Value: rv("1")},
-		{Time: 20, Type: history.Ok, Process: 0, F: registerop.FWrite, Value: rv("1")},
-		{Time: 15, Type: history.Invoke, Process: history.Nemesis, F: "pause"}, // the nemesis's faults run side by side
-		{Time: 5, Type: history.Invoke, Process: 1, F: registerop.FRead, Value: rv("")},
-		{Time: 6, Type: history.Ok, Process: 1, F: registerop.FRead, Value: rv("null")},
-		{Time: 12, Type: history.Invoke, Process: 0, F: registerop.FRead, Value: rv("")}, // line 6: before line 2's 20ns
-		{Time: 11, Type: history.Ok, Process: 0, F: registerop.FRead, Value: rv("1")},
-	} {
+	for _, op := range ops {
 		b, _ := json.Marshal(op)
 		lines = append(lines, string(b))
 	}
@@ -112,6 +102,30 @@ func TestAnalyzeNotesTimeReversals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(rep.Results) == 0 {
+		t.Fatal("no results")
+	}
+	return rep
+}
+
+func registerValue(v string) json.RawMessage {
+	return history.MustValue(registerop.Value{Key: "x", Value: json.RawMessage(v)})
+}
+
+// Times that go backwards within a client are noted on every result of a
+// run's analysis, with how many and the first one's line; when no other
+// client's entry falls between, no order depends on them.
+func TestAnalyzeNotesTimeReversals(t *testing.T) {
+	rv := registerValue
+	rep := analyzeRegisterRun(t, []history.Op{
+		{Time: 10, Type: history.Invoke, Process: 0, F: registerop.FWrite, Value: rv("1")},
+		{Time: 20, Type: history.Ok, Process: 0, F: registerop.FWrite, Value: rv("1")},
+		{Time: 15, Type: history.Invoke, Process: history.Nemesis, F: "pause"}, // the nemesis's faults run side by side
+		{Time: 5, Type: history.Invoke, Process: 1, F: registerop.FRead, Value: rv("")},
+		{Time: 6, Type: history.Ok, Process: 1, F: registerop.FRead, Value: rv("null")},
+		{Time: 12, Type: history.Invoke, Process: 0, F: registerop.FRead, Value: rv("")}, // line 6: before line 2's 20ns
+		{Time: 11, Type: history.Ok, Process: 0, F: registerop.FRead, Value: rv("1")},
+	})
 	if rep.Verdict != analysis.Valid {
 		t.Errorf("verdict %s, expected valid (a completion stamped before its invocation counts as instantaneous)", rep.Verdict)
 	}
@@ -121,7 +135,50 @@ func TestAnalyzeNotesTimeReversals(t *testing.T) {
 			t.Errorf("%s: notes %q, expected one saying %q", r.Checker, r.Notes, want)
 		}
 	}
-	if len(rep.Results) == 0 {
-		t.Fatal("no results")
+}
+
+// A reversal that another client's entry crosses changes a real-time
+// order whichever stamp is wrong: a valid verdict becomes unknown, and a
+// finding involving the process says so (issue 35, item 13; both failed
+// before).
+func TestAnalyzeCrossedTimeReversals(t *testing.T) {
+	rv := registerValue
+	// p1's read at 14-16 of the value p0 wrote at 10-20; p0's next entry
+	// is stamped 12, across p1's.
+	valid := analyzeRegisterRun(t, []history.Op{
+		{Time: 10, Type: history.Invoke, Process: 0, F: registerop.FWrite, Value: rv("1")},
+		{Time: 20, Type: history.Ok, Process: 0, F: registerop.FWrite, Value: rv("1")},
+		{Time: 14, Type: history.Invoke, Process: 1, F: registerop.FRead, Value: rv("")},
+		{Time: 16, Type: history.Ok, Process: 1, F: registerop.FRead, Value: rv("1")},
+		{Time: 12, Type: history.Invoke, Process: 0, F: registerop.FRead, Value: rv("")},
+		{Time: 13, Type: history.Ok, Process: 0, F: registerop.FRead, Value: rv("1")},
+	})
+	if valid.Verdict != analysis.Unknown {
+		t.Errorf("verdict %s, expected unknown: p0's times cross p1's", valid.Verdict)
+	}
+	// The same, p1 reading the value before it: a stale read by the
+	// stamps, which may be wrong.
+	invalid := analyzeRegisterRun(t, []history.Op{
+		{Time: 10, Type: history.Invoke, Process: 0, F: registerop.FWrite, Value: rv("1")},
+		{Time: 11, Type: history.Ok, Process: 0, F: registerop.FWrite, Value: rv("1")},
+		{Time: 14, Type: history.Invoke, Process: 1, F: registerop.FRead, Value: rv("")},
+		{Time: 16, Type: history.Ok, Process: 1, F: registerop.FRead, Value: rv("null")},
+		{Time: 20, Type: history.Invoke, Process: 0, F: registerop.FRead, Value: rv("")},
+		{Time: 15, Type: history.Ok, Process: 0, F: registerop.FRead, Value: rv("1")},
+	})
+	if invalid.Verdict != analysis.Invalid {
+		t.Fatalf("verdict %s, expected invalid", invalid.Verdict)
+	}
+	annotated := 0
+	for _, r := range invalid.Results {
+		for _, f := range r.Findings {
+			annotated++
+			if !strings.Contains(f.Explanation, "The times of p0 go backwards in this history") {
+				t.Errorf("%s: finding %q does not say its times are doubtful", r.Checker, f.Explanation)
+			}
+		}
+	}
+	if annotated == 0 {
+		t.Error("no finding")
 	}
 }

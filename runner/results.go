@@ -255,9 +255,14 @@ func analyzeStream(ctx context.Context, path string, checkers []analysis.Checker
 			if first {
 				rev.See(op)
 				sample.See(op)
+			} else if passes == 2 {
+				rev.Cross(op)
 			}
 			return each(op)
 		})
+		if passes == 2 && err == nil {
+			rev.Done()
+		}
 		a.truncated = trunc
 		return err
 	}
