@@ -1,0 +1,179 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/analysistest"
+	"github.com/chaos-testing/chaos/analysis/etcd/oracle"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
+)
+
+// etcdCheckers are the checkers the oracle stands for together: a history
+// is invalid by the oracle exactly when one of them should find it so.
+var etcdCheckers = []string{"etcd-kv", "etcd-watch", "etcd-serializable"}
+
+// TestOracleEtcdStore compares the etcd checkers with the brute-force
+// oracle of etcd's documented guarantees on random small histories from
+// a true store, half of them perturbed (oracle.Perturbations). A checker
+// finding invalid what the oracle finds valid is a false alarm, and fails
+// the test; so does the oracle finding an unperturbed history invalid.
+// The checkers all finding valid what the oracle finds invalid is a miss:
+// the checkers promise to be sound, not complete, so misses are counted
+// by perturbation and logged (CHAOS_ORACLE_SHOW=1 logs the first of each
+// kind, shrunk).
+func TestOracleEtcdStore(t *testing.T) {
+	n := analysistest.OracleN(t, 5000)
+	start := time.Now()
+	tally := map[string]int{}
+	shown := map[string]bool{}
+	failures := 0
+	for i := range n {
+		c := oracle.RandomHistory(rand.New(rand.NewPCG(uint64(i), 0xe7c5)))
+		kind := analysis.CmpOr(c.Kind, "none")
+		o, got, err := judgeBoth(c.History)
+		if err != nil {
+			t.Fatalf("history %d: %v\n%s", i, err, dumpOps(c.History))
+		}
+		verdict := combined(got)
+		var bad string
+		switch {
+		case o.Valid && verdict == analysis.Invalid:
+			bad = fmt.Sprintf("false alarm: the oracle finds it valid; %s", describeResults(got))
+		case !o.Valid && (c.Kind == "" || c.Kind == "to-info"):
+			bad = fmt.Sprintf("the oracle finds a history from a true store invalid (%s): %s", kind, o.Why)
+		}
+		if bad != "" {
+			small := shrink(c.History, func(h []history.Op) bool { return disagree(h) == bad[:10] })
+			t.Errorf("history %d (rand.NewPCG(%d, 0xe7c5)), %s: %s\n%s\nshrunk:\n%s", i, i, kind, bad, dumpOps(c.History), dumpOps(small))
+			if failures++; failures == 3 {
+				t.FailNow()
+			}
+			continue
+		}
+		switch {
+		case verdict == analysis.Unknown:
+			tally[kind+": unknown"]++
+		case o.Valid:
+			tally[kind+": valid"]++
+		case verdict == analysis.Invalid:
+			tally[kind+": invalid"]++
+		default:
+			tally[kind+": MISSED"]++
+			if os.Getenv("CHAOS_ORACLE_SHOW") != "" && !shown[kind] {
+				shown[kind] = true
+				small := shrink(c.History, func(h []history.Op) bool { return disagree(h) == "missed" })
+				res, _ := oracle.Check(small)
+				t.Logf("missed (%s), history %d, shrunk; the oracle: %s\n%s", kind, i, res.Why, dumpOps(small))
+			}
+		}
+	}
+	t.Logf("%d histories in %s: %s", n, time.Since(start).Round(time.Millisecond), analysis.DescribeCounts(tally))
+}
+
+// judgeBoth judges h with the oracle and the checkers.
+func judgeBoth(h []history.Op) (oracle.Result, map[string]analysis.Result, error) {
+	o, err := oracle.Check(h)
+	if err != nil {
+		return o, nil, fmt.Errorf("oracle: %w", err)
+	}
+	got := map[string]analysis.Result{}
+	for _, name := range etcdCheckers {
+		c, _ := analysis.Checkers.Lookup(name)
+		got[name] = c.Check(context.Background(), analysis.Input{History: h})
+	}
+	return o, got, nil
+}
+
+// combined is the checkers' verdict together: invalid when one finds it
+// so, else unknown when one cannot decide.
+func combined(got map[string]analysis.Result) analysis.Verdict {
+	var vs []analysis.Verdict
+	for _, r := range got {
+		vs = append(vs, r.Verdict)
+	}
+	return analysis.Worst(vs...)
+}
+
+// disagree says how the checkers and the oracle differ on h: "false alar"
+// (a false alarm), "missed", or "".
+func disagree(h []history.Op) string {
+	o, got, err := judgeBoth(h)
+	if err != nil {
+		return ""
+	}
+	switch v := combined(got); {
+	case o.Valid && v == analysis.Invalid:
+		return "false alar"
+	case !o.Valid && v == analysis.Valid:
+		return "missed"
+	}
+	return ""
+}
+
+func describeResults(got map[string]analysis.Result) string {
+	var parts []string
+	for _, name := range etcdCheckers {
+		r := got[name]
+		s := fmt.Sprintf("%s %s", name, r.Verdict)
+		for _, f := range r.Findings {
+			s += fmt.Sprintf(" [%s: %s]", f.Kind, f.Explanation)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// shrink takes out of h whole operations (a process's entries), then
+// single watch responses, while keep holds, to show a disagreement small.
+func shrink(h []history.Op, keep func([]history.Op) bool) []history.Op {
+	for changed := true; changed; {
+		changed = false
+		procs := map[int]bool{}
+		for _, op := range h {
+			procs[op.Process] = true
+		}
+		for p := range procs {
+			smaller := slices.DeleteFunc(slices.Clone(h), func(op history.Op) bool { return op.Process == p })
+			if keep(smaller) {
+				h, changed = smaller, true
+			}
+		}
+		for i, op := range h {
+			for _, smaller := range shrinkWatch(op) {
+				try := slices.Clone(h)
+				try[i] = smaller
+				if keep(try) {
+					h, changed = try, true
+					break
+				}
+			}
+		}
+	}
+	return h
+}
+
+// shrinkWatch is a watch's completion with one response fewer, each way.
+func shrinkWatch(op history.Op) []history.Op {
+	var res etcdop.WatchResult
+	if op.F != etcdop.FWatch || op.Type == history.Invoke || op.Decode(&res) != nil {
+		return nil
+	}
+	var out []history.Op
+	for i := range res.Responses {
+		smaller := res
+		smaller.Responses = slices.Delete(slices.Clone(res.Responses), i, i+1)
+		o := op
+		o.Value = history.MustValue(smaller)
+		out = append(out, o)
+	}
+	return out
+}
