@@ -35,6 +35,7 @@ func TestOracleEtcdStore(t *testing.T) {
 	start := time.Now()
 	tally := map[string]int{}
 	shown := map[string]bool{}
+	misses := map[string]int{}
 	failures := 0
 	for i := range n {
 		c := oracle.RandomHistory(rand.New(rand.NewPCG(uint64(i), 0xe7c5)))
@@ -46,17 +47,20 @@ func TestOracleEtcdStore(t *testing.T) {
 		verdict := combined(got)
 		var bad string
 		switch {
+		case len(crashed(got)) > 0:
+			bad = fmt.Sprintf("crashed: %v; %s", crashed(got), describeResults(got))
 		case o.Valid && verdict == analysis.Invalid:
 			bad = fmt.Sprintf("false alarm: the oracle finds it valid; %s", describeResults(got))
 		case !o.Valid && (c.Kind == "" || c.Kind == "to-info"):
 			bad = fmt.Sprintf("the oracle finds a history from a true store invalid (%s): %s", kind, o.Why)
 		}
 		if bad != "" {
-			small := shrink(c.History, func(h []history.Op) bool { return disagree(h) == bad[:10] })
-			t.Errorf("history %d (rand.NewPCG(%d, 0xe7c5)), %s: %s\n%s\nshrunk:\n%s", i, i, kind, bad, dumpOps(c.History), dumpOps(small))
-			if failures++; failures == 3 {
-				t.FailNow()
+			// The first three are shown; all are counted, by class.
+			if failures++; failures <= 3 {
+				small := shrink(c.History, func(h []history.Op) bool { return disagree(h) == bad[:10] })
+				t.Errorf("history %d (rand.NewPCG(%d, 0xe7c5)), %s: %s\n%s\nshrunk:\n%s", i, i, kind, bad, dumpOps(c.History), dumpOps(small))
 			}
+			tally[kind+": DISAGREE "+disagreement(got)]++
 			continue
 		}
 		switch {
@@ -68,15 +72,20 @@ func TestOracleEtcdStore(t *testing.T) {
 			tally[kind+": invalid"]++
 		default:
 			tally[kind+": MISSED"]++
-			if os.Getenv("CHAOS_ORACLE_SHOW") != "" && !shown[kind] {
-				shown[kind] = true
-				small := shrink(c.History, func(h []history.Op) bool { return disagree(h) == "missed" })
+			misses[o.Rule()]++
+			if os.Getenv("CHAOS_ORACLE_SHOW") != "" && !shown[o.Rule()] {
+				shown[o.Rule()] = true
+				small := shrink(c.History, func(h []history.Op) bool { return missed(h, o.Rule()) })
 				res, _ := oracle.Check(small)
 				t.Logf("missed (%s), history %d, shrunk; the oracle: %s\n%s", kind, i, res.Why, dumpOps(small))
 			}
 		}
 	}
+	if failures > 0 {
+		t.Errorf("%d disagreements", failures)
+	}
 	t.Logf("%d histories in %s: %s", n, time.Since(start).Round(time.Millisecond), analysis.DescribeCounts(tally))
+	t.Logf("misses by the rule the oracle found broken: %s", analysis.DescribeCounts(misses))
 }
 
 // judgeBoth judges h with the oracle and the checkers.
@@ -87,10 +96,46 @@ func judgeBoth(h []history.Op) (oracle.Result, map[string]analysis.Result, error
 	}
 	got := map[string]analysis.Result{}
 	for _, name := range etcdCheckers {
-		c, _ := analysis.Checkers.Lookup(name)
-		got[name] = c.Check(context.Background(), analysis.Input{History: h})
+		got[name] = runChecker(name, h)
 	}
 	return o, got, nil
+}
+
+// runChecker runs the checker registered as name on h; a crash is an
+// unknown verdict with a note that starts "crashed".
+func runChecker(name string, h []history.Op) (r analysis.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = analysis.Result{Verdict: analysis.Unknown, Notes: []string{fmt.Sprintf("crashed: %v", p)}}
+		}
+	}()
+	c, _ := analysis.Checkers.Lookup(name)
+	return c.Check(context.Background(), analysis.Input{History: h})
+}
+
+// disagreement names a checker that crashed or found the history
+// invalid, and its first finding's kind.
+func disagreement(got map[string]analysis.Result) string {
+	if names := crashed(got); len(names) > 0 {
+		return names[0] + " crashed"
+	}
+	for _, name := range etcdCheckers {
+		if r := got[name]; r.Verdict == analysis.Invalid && len(r.Findings) > 0 {
+			return name + " " + r.Findings[0].Kind
+		}
+	}
+	return "oracle"
+}
+
+// crashed names the checkers that crashed.
+func crashed(got map[string]analysis.Result) []string {
+	var names []string
+	for _, name := range etcdCheckers {
+		if slices.ContainsFunc(got[name].Notes, func(n string) bool { return strings.HasPrefix(n, "crashed") }) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // combined is the checkers' verdict together: invalid when one finds it
@@ -103,14 +148,17 @@ func combined(got map[string]analysis.Result) analysis.Verdict {
 	return analysis.Worst(vs...)
 }
 
-// disagree says how the checkers and the oracle differ on h: "false alar"
-// (a false alarm), "missed", or "".
+// disagree says how the checkers and the oracle differ on h: "crashed: ["
+// (a checker crashed), "false alar" (a false alarm), "missed", or "": the
+// first ten bytes of what TestOracleEtcdStore reports.
 func disagree(h []history.Op) string {
 	o, got, err := judgeBoth(h)
 	if err != nil {
 		return ""
 	}
 	switch v := combined(got); {
+	case len(crashed(got)) > 0:
+		return "crashed: ["
 	case o.Valid && v == analysis.Invalid:
 		return "false alar"
 	case !o.Valid && v == analysis.Valid:
@@ -119,11 +167,22 @@ func disagree(h []history.Op) string {
 	return ""
 }
 
+// missed says whether the checkers all find h valid where the oracle
+// finds it breaks rule, and h still has a write (etcd-watch judges no
+// event of a history without writes).
+func missed(h []history.Op, rule string) bool {
+	o, got, err := judgeBoth(h)
+	writes := slices.ContainsFunc(h, func(op history.Op) bool {
+		return op.Type == history.Invoke && slices.Contains([]string{etcdop.FPut, etcdop.FDelete, etcdop.FLeaseRevoke}, op.F)
+	})
+	return err == nil && writes && !o.Valid && o.Rule() == rule && combined(got) == analysis.Valid
+}
+
 func describeResults(got map[string]analysis.Result) string {
 	var parts []string
 	for _, name := range etcdCheckers {
 		r := got[name]
-		s := fmt.Sprintf("%s %s", name, r.Verdict)
+		s := fmt.Sprintf("%s %s %q", name, r.Verdict, r.Notes)
 		for _, f := range r.Findings {
 			s += fmt.Sprintf(" [%s: %s]", f.Kind, f.Explanation)
 		}

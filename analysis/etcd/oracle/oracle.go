@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chaos-testing/chaos/history"
@@ -14,11 +15,18 @@ import (
 type Result struct {
 	Valid bool
 	// Why says, of an invalid history, what rules it out: a rule that no
-	// order can mend, or why the first whole order tried failed.
+	// order can mend, or why the first whole order tried failed. It
+	// starts with the rule's name and a colon (Rule).
 	Why string
 	// Orders counts the orders of the operations that the search judged
 	// whole (every ok answer placed).
 	Orders int
+}
+
+// Rule is the name of the rule Why says was broken, "" if none.
+func (r Result) Rule() string {
+	rule, _, _ := strings.Cut(r.Why, ":")
+	return rule
 }
 
 // call is a write or a linearizable range: its request and, when ok, its
@@ -129,7 +137,7 @@ func Check(h []history.Op) (Result, error) {
 		return Result{Valid: true, Orders: x.orders}, nil
 	}
 	if x.orders == 0 {
-		return Result{Why: "no order of the operations that real time allows explains every ok write's and linearizable range's answer"}, nil
+		return Result{Why: "linearizable: no order of the operations that real time allows explains every ok write's and linearizable range's answer"}, nil
 	}
 	return Result{Why: x.why, Orders: x.orders}, nil
 }
@@ -284,10 +292,10 @@ func (tl timeline) existed(rev int64, t time.Duration) bool {
 func (tl timeline) serves(r served) string {
 	rev := r.resp.Revision
 	if !tl.existed(rev, r.done.Time) {
-		return fmt.Sprintf("serializable read #%d answered at revision %d, which did not exist by its answer", r.inv.Index, rev)
+		return fmt.Sprintf("serializable-future: serializable read #%d answered at revision %d, which did not exist by its answer", r.inv.Index, rev)
 	}
 	if want := tl.at[rev].Range(r.op.Key, r.op.End); !slices.Equal(r.resp.Results[0].KVs, want) {
-		return fmt.Sprintf("serializable read #%d got %v at revision %d, where the store had %v", r.inv.Index, r.resp.Results[0].KVs, rev, want)
+		return fmt.Sprintf("serializable-keys: serializable read #%d got %v at revision %d, where the store had %v", r.inv.Index, r.resp.Results[0].KVs, rev, want)
 	}
 	return ""
 }
@@ -300,7 +308,7 @@ func membersForward(reads []served) string {
 	for _, a := range reads {
 		for _, b := range reads {
 			if a.resp.Member == b.resp.Member && a.done.Time < b.inv.Time && b.resp.Revision < a.resp.Revision {
-				return fmt.Sprintf("member %s answered read #%d at revision %d, then read #%d at %d", a.resp.Member, a.inv.Index, a.resp.Revision, b.inv.Index, b.resp.Revision)
+				return fmt.Sprintf("member-back: member %s answered read #%d at revision %d, then read #%d at %d", a.resp.Member, a.inv.Index, a.resp.Revision, b.inv.Index, b.resp.Revision)
 			}
 		}
 	}

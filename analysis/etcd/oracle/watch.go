@@ -28,19 +28,19 @@ func (w watch) alone() string {
 			rev := e.KV.Mod
 			switch {
 			case !InRange(w.req.Key, w.req.End, e.KV.Key):
-				return fmt.Sprintf("%s got an event of %s, which it did not ask for", src, e.KV.Key)
+				return fmt.Sprintf("watch-filtered: %s got an event of %s, which it did not ask for", src, e.KV.Key)
 			case rev < w.req.Rev:
-				return fmt.Sprintf("%s asked for revision %d on and got revision %d", src, w.req.Rev, rev)
+				return fmt.Sprintf("watch-start: %s asked for revision %d on and got revision %d", src, w.req.Rev, rev)
 			case rev < last:
-				return fmt.Sprintf("%s got revision %d after %d", src, rev, last)
+				return fmt.Sprintf("watch-ordered: %s got revision %d after %d", src, rev, last)
 			case seen[at{rev, e.KV.Key}]:
-				return fmt.Sprintf("%s got the event of %s at %d twice", src, e.KV.Key, rev)
+				return fmt.Sprintf("watch-unique: %s got the event of %s at %d twice", src, e.KV.Key, rev)
 			case rev == last && inResponse[rev] != i:
-				return fmt.Sprintf("%s got revision %d in two responses", src, rev)
+				return fmt.Sprintf("watch-atomic: %s got revision %d in two responses", src, rev)
 			case rev <= progress:
-				return fmt.Sprintf("%s got revision %d after a progress notification at %d", src, rev, progress)
+				return fmt.Sprintf("watch-bookmark: %s got revision %d after a progress notification at %d", src, rev, progress)
 			case e.Prev != nil && !w.req.PrevKV:
-				return fmt.Sprintf("%s got a previous key it did not ask for", src)
+				return fmt.Sprintf("watch-prev-unasked: %s got a previous key it did not ask for", src)
 			}
 			seen[at{rev, e.KV.Key}], inResponse[rev], last = true, i, rev
 		}
@@ -64,7 +64,7 @@ func (tl timeline) delivers(w watch) string {
 		if r.Progress && len(r.Events) == 0 {
 			to = max(to, r.Revision)
 			if !tl.existed(r.Revision, r.Time) {
-				return fmt.Sprintf("%s got a progress notification at revision %d before the revision was made", src, r.Revision)
+				return fmt.Sprintf("watch-progress-early: %s got a progress notification at revision %d before the revision was made", src, r.Revision)
 			}
 		}
 		for _, e := range r.Events {
@@ -74,7 +74,7 @@ func (tl timeline) delivers(w watch) string {
 			}
 			to = max(to, rev)
 			if !tl.existed(rev, r.Time) {
-				return fmt.Sprintf("%s got an event at revision %d before the revision was made", src, rev)
+				return fmt.Sprintf("watch-event-early: %s got an event at revision %d before the revision was made", src, rev)
 			}
 			if got[rev] == nil {
 				got[rev] = map[string]Event{}
@@ -88,7 +88,7 @@ func (tl timeline) delivers(w watch) string {
 	for rev := from; rev <= to; rev++ {
 		after, ok := tl.at[rev]
 		if !ok {
-			return fmt.Sprintf("%s reports revision %d, which was never made", src, rev)
+			return fmt.Sprintf("watch-unmade: %s reports revision %d, which was never made", src, rev)
 		}
 		var want []Event
 		if before, ok := tl.at[rev-1]; ok {
@@ -102,11 +102,11 @@ func (tl timeline) delivers(w watch) string {
 			}
 		}
 		if len(want) != len(got[rev]) {
-			return fmt.Sprintf("%s got %d events at revision %d, where its keys had %d", src, len(got[rev]), rev, len(want))
+			return fmt.Sprintf("watch-reliable: %s got %d events at revision %d, where its keys had %d", src, len(got[rev]), rev, len(want))
 		}
 		for _, e := range want {
 			if g, ok := got[rev][e.KV.Key]; !ok || !sameEvent(g, e) {
-				return fmt.Sprintf("%s got %+v at revision %d, where the store made %+v", src, g, rev, e)
+				return fmt.Sprintf("watch-event: %s got %+v at revision %d, where the store made %+v", src, g, rev, e)
 			}
 		}
 	}
