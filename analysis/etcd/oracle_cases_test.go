@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
@@ -20,6 +21,11 @@ func TestOracleEtcdCases(t *testing.T) {
 	sget := func(h *kvh, proc int, t1, t2 float64, key string, rev int64, kvs ...etcdop.KV) *kvh {
 		req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: key}}}
 		return h.op(proc, t1, t2, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: rev, Member: "m1", Results: []etcdop.KVResult{{KVs: kvs}}})
+	}
+	failedPut := func(h *kvh, key, value string) *kvh {
+		req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: value}}}
+		h.Add(0, 1, history.Invoke, etcdop.FPut, req).Add(1, 1, history.Fail, etcdop.FPut, req)
+		return h
 	}
 	for _, c := range []struct {
 		name  string
@@ -85,6 +91,45 @@ func TestOracleEtcdCases(t *testing.T) {
 			name: "a watch missing the event of a write of unknown outcome",
 			h: (&kvh{}).put(1, 0.1, 0.2, "b", "3", 0, 0).put(2, 0.3, 0.4, "b", "1", 0, 3).put(3, 0.5, 0.6, "a", "3", 0, 4).
 				watch(0, 0, 0.45, etcdop.WatchRequest{Key: "a", End: "c", Rev: 2}, resp(3, wput("b", "1", 3, 3, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The watch got the put's event at 0.5 s, so revision 2 was
+			// made by then; a linearizable range invoked at 1 s answered
+			// revision 1. etcd-kv times a write by its watch events only
+			// when its answer was lost.
+			name: "a linearizable range older than a watch event received before it",
+			h: (&kvh{}).put(1, 0, 2, "a", "2", 0, 2).get(2, 1, 1.5, "a", "", 1).
+				watch(0, 0, 0.5, etcdop.WatchRequest{Key: "a", Rev: 2}, resp(2, wput("a", "2", 2, 2, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// a was created at 2; the watch from 4 says at 3.
+			name: "a wrong create revision on a watch's first event of the key",
+			h: (&kvh{}).put(1, 0, 1, "a", "3", 0, 2).put(1, 1, 2, "c", "1", 0, 3).put(1, 2, 3, "a", "3", 0, 4).
+				watch(0, 0, 9, etcdop.WatchRequest{Key: "a", Rev: 4}, resp(4, wput("a", "3", 3, 4, 2))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			name:  "a serializable read with a wrong create revision",
+			h:     sget((&kvh{}).put(1, 0, 1, "b", "2", 0, 2), 0, 2, 3, "b", 2, kv("b", "2", 1, 2, 1)),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// One put of unknown outcome, two watches: one sees it make
+			// revision 2, the other revision 3, which no write made.
+			name: "one put seen at two revisions",
+			h: (&kvh{}).put(1, 0, 1, "a", "3", 0, 0).
+				watch(0, 0, 9, etcdop.WatchRequest{Key: "a"}, resp(2, wput("a", "3", 2, 2, 1))).
+				watch(2, 0, 9, etcdop.WatchRequest{Key: "a"}, resp(3, wput("a", "3", 3, 3, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// etcd-watch judges no event of a history whose writes all
+			// failed (it takes it for a foreign history).
+			name: "an event of a failed put",
+			h: failedPut(&kvh{}, "a", "1").
+				watch(0, 0, 9, etcdop.WatchRequest{Key: "a", Rev: 1}, resp(2, wput("a", "1", 2, 2, 1))),
 			valid: false, then: "all valid (miss)",
 		},
 	} {

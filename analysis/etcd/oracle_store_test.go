@@ -168,12 +168,12 @@ func disagree(h []history.Op) string {
 }
 
 // missed says whether the checkers all find h valid where the oracle
-// finds it breaks rule, and h still has a write (etcd-watch judges no
-// event of a history without writes).
+// finds it breaks rule, and h still has a write that did not fail
+// (etcd-watch judges no event of a history without one).
 func missed(h []history.Op, rule string) bool {
 	o, got, err := judgeBoth(h)
-	writes := slices.ContainsFunc(h, func(op history.Op) bool {
-		return op.Type == history.Invoke && slices.Contains([]string{etcdop.FPut, etcdop.FDelete, etcdop.FLeaseRevoke}, op.F)
+	writes := slices.ContainsFunc(history.Pairs(h, func(*history.Op) bool { return true }), func(p history.Pair) bool {
+		return (p.Done == nil || p.Done.Type != history.Fail) && slices.Contains([]string{etcdop.FPut, etcdop.FDelete, etcdop.FLeaseRevoke}, p.Inv.F)
 	})
 	return err == nil && writes && !o.Valid && o.Rule() == rule && combined(got) == analysis.Valid
 }
