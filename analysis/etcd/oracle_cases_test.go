@@ -75,8 +75,8 @@ func TestOracleEtcdCases(t *testing.T) {
 		{
 			// A linearizable read after the serializable one shows the
 			// cluster at revision 2; the member answered 5.
-			name: "a serializable read at a revision the cluster had not made",
-			h:    sget((&kvh{}).put(1, 0, 1, "a", "1", 0, 2), 0, 2, 3, "b", 5).get(2, 4, 5, "a", "", 2, kv("a", "1", 2, 2, 1)),
+			name:  "a serializable read at a revision the cluster had not made",
+			h:     sget((&kvh{}).put(1, 0, 1, "a", "1", 0, 2), 0, 2, 3, "b", 5).get(2, 4, 5, "a", "", 2, kv("a", "1", 2, 2, 1)),
 			valid: false, then: "all valid (miss)",
 		},
 		{
