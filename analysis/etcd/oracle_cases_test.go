@@ -46,6 +46,21 @@ func TestOracleEtcdCases(t *testing.T) {
 			valid: true, then: "etcd-kv invalid (false alarm)",
 		},
 		{
+			// The same with prev_kv, which names the lease: a read at 3
+			// completed before the revoke was invoked, so revision 3 was
+			// made before it, by the delete of unknown outcome; the
+			// revoke found its lease empty. etcd-kv's evidence takes the
+			// revoke to have made 3 all the same.
+			name: "a revoke credited with a revision made before it was invoked",
+			h: grant(&kvh{}).put(1, 0.2, 0.3, "a", "1", 7, 2).op(2, 0.4, 0.45, etcdop.FDelete, delA, nil).
+				get(5, 0.5, 0.6, "a", "", 3).
+				op(3, 0.7, 0.8, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 3}).
+				watch(4, 0, 1, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2, PrevKV: true},
+					resp(2, etcdop.WatchEvent{Type: "put", KV: etcdop.KV{Key: "a", Value: "1", Create: 2, Mod: 2, Version: 1, Lease: 7}}),
+					resp(3, withPrev(wdel("a", 3), etcdop.KV{Key: "a", Value: "1", Create: 2, Mod: 2, Version: 1, Lease: 7}))),
+			valid: true, then: "etcd-kv invalid (false alarm)",
+		},
+		{
 			// A delete event of a key that only a leased put, invoked
 			// after the event came, wrote: no write can have made it, and
 			// the lease may expire only after that put.
