@@ -41,7 +41,7 @@ const (
 // revision that lags but never goes back), each its own process, taking
 // effect in order at points 10 ticks apart, invoked up to 25 ticks before
 // and completed up to 25 after; writes end ok, fail (no effect), info or
-// never (with or without effect). One to three watches, of a key or a
+// never (with or without effect). Up to three watches, of a key or a
 // range, from a revision or from now, some with prev_kv and progress
 // notifications, get each revision's events some ticks after it was
 // made, until they end. Half the histories then get one perturbation
@@ -57,7 +57,7 @@ func RandomHistory(r randhistory.Rand) Case {
 	for range 3 + r.IntN(6) {
 		g.next()
 	}
-	for j := range 1 + r.IntN(3) {
+	for j := range r.IntN(4) {
 		g.watch(100 + j)
 	}
 	c := Case{}
