@@ -2,6 +2,8 @@ package oracle
 
 import (
 	"fmt"
+
+	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
 // alone judges what a watch's stream must be by itself (etcd.io, "API
@@ -106,7 +108,7 @@ func (tl timeline) delivers(w watch) string {
 		}
 		for _, e := range want {
 			if g, ok := got[rev][e.KV.Key]; !ok || !sameEvent(g, e) {
-				return fmt.Sprintf("watch-event: %s got %+v at revision %d, where the store made %+v", src, g, rev, e)
+				return fmt.Sprintf("watch-event: %s got %s at revision %d, where the store made %s", src, describe(g, ok), rev, describe(e, true))
 			}
 		}
 	}
@@ -115,4 +117,22 @@ func (tl timeline) delivers(w watch) string {
 
 func sameEvent(a, b Event) bool {
 	return a.Type == b.Type && a.KV == b.KV && (a.Prev == nil) == (b.Prev == nil) && (a.Prev == nil || *a.Prev == *b.Prev)
+}
+
+// describe shows an event with its key's revisions and its previous key.
+func describe(e Event, ok bool) string {
+	if !ok {
+		return "nothing"
+	}
+	kv := func(kv etcdop.KV) string {
+		return fmt.Sprintf("%s=%s (create %d, mod %d, version %d, lease %d)", kv.Key, kv.Value, kv.Create, kv.Mod, kv.Version, kv.Lease)
+	}
+	s := e.Type + " " + kv(e.KV)
+	if e.Type == "delete" {
+		s = fmt.Sprintf("delete %s (mod %d)", e.KV.Key, e.KV.Mod)
+	}
+	if e.Prev != nil {
+		s += ", previous key " + kv(*e.Prev)
+	}
+	return s
 }
