@@ -140,6 +140,23 @@ func TestOracleEtcdCases(t *testing.T) {
 			valid: false, then: "all valid (miss)",
 		},
 		{
+			// The range delete's answer says it deleted one key at 3, not
+			// which: a watch of every key from 2 to 4 must have got it.
+			name: "a watch missing the event of a range delete",
+			h: (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).
+				op(1, 1, 2, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, &etcdop.KVResponse{Revision: 3, Results: []etcdop.KVResult{{Deleted: 1}}}).
+				put(1, 2, 3, "b", "2", 0, 4).
+				watch(0, 0, 9, etcdop.WatchRequest{Key: "a", End: "\x00", Rev: 2}, resp(2, wput("a", "1", 2, 2, 1)), resp(4, wput("b", "2", 4, 4, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The put's answer says a was written at 2, so the store at 2
+			// has a, whatever its create revision.
+			name:  "a serializable read leaving out a key put at its revision",
+			h:     sget((&kvh{}).put(1, 0, 1, "a", "3", 0, 2), 0, 2, 3, "a", 2),
+			valid: false, then: "all valid (miss)",
+		},
+		{
 			// etcd-watch judges no event of a history whose writes all
 			// failed (it takes it for a foreign history).
 			name: "an event of a failed put",
