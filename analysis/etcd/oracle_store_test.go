@@ -14,6 +14,7 @@ import (
 	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/analysis/etcd/oracle"
 	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/internal/randhistory"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
@@ -48,18 +49,7 @@ func TestOracleEtcdStore(t *testing.T) {
 			t.Fatalf("history %d: %v\n%s", i, err, dumpOps(c.History))
 		}
 		verdict := combined(got)
-		var bad string
-		switch {
-		case len(crashed(got)) > 0:
-			bad = fmt.Sprintf("crashed: %v; %s", crashed(got), describeResults(got))
-		case o.Valid && verdict == analysis.Invalid:
-			bad = fmt.Sprintf("false alarm: the oracle finds it valid; %s", describeResults(got))
-		case !o.Valid && kvOnly(c.History) && got["etcd-kv"].Verdict == analysis.Valid:
-			bad = fmt.Sprintf("missed by etcd-kv, which is complete where there is no watch and no serializable read: %s", o.Why)
-		case !o.Valid && (c.Kind == "" || c.Kind == "to-info"):
-			bad = fmt.Sprintf("the oracle finds a history from a true store invalid (%s): %s", kind, o.Why)
-		}
-		if bad != "" {
+		if bad := failure(c, o, got); bad != "" {
 			// The first three are shown; all are counted, by class.
 			if failures++; failures <= 3 {
 				small := shrink(c.History, func(h []history.Op) bool { return disagree(h) == bad[:10] })
@@ -101,6 +91,40 @@ func TestOracleEtcdStore(t *testing.T) {
 func kvOnly(h []history.Op) bool {
 	return !slices.ContainsFunc(h, func(op history.Op) bool {
 		return op.F == etcdop.FWatch || op.F == etcdop.FRangeSerializable && op.Type == history.Ok
+	})
+}
+
+// failure says how the checkers and the oracle disagree on c in a way
+// that fails the comparison, or "".
+func failure(c oracle.Case, o oracle.Result, got map[string]analysis.Result) string {
+	switch {
+	case len(crashed(got)) > 0:
+		return fmt.Sprintf("crashed: %v; %s", crashed(got), describeResults(got))
+	case o.Valid && combined(got) == analysis.Invalid:
+		return fmt.Sprintf("false alarm: the oracle finds it valid; %s", describeResults(got))
+	case !o.Valid && kvOnly(c.History) && got["etcd-kv"].Verdict == analysis.Valid:
+		return fmt.Sprintf("missed by etcd-kv, which is complete where there is no watch and no serializable read: %s", o.Why)
+	case !o.Valid && (c.Kind == "" || c.Kind == "to-info"):
+		return fmt.Sprintf("the oracle finds a history from a true store invalid (%s): %s", analysis.CmpOr(c.Kind, "none"), o.Why)
+	}
+	return ""
+}
+
+// FuzzOracleEtcdStore turns fuzz bytes into a small etcd history and
+// compares the checkers with the oracle on it, failing as
+// TestOracleEtcdStore does.
+func FuzzOracleEtcdStore(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("two watchers, a lost put, a revoke of a lease, a stale read"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c := oracle.RandomHistory((*randhistory.FuzzBytes)(&b))
+		o, got, err := judgeBoth(c.History)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad := failure(c, o, got); bad != "" {
+			t.Fatalf("%s\n%s", bad, dumpOps(c.History))
+		}
 	})
 }
 
