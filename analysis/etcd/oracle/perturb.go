@@ -20,7 +20,8 @@ var Perturbations = []string{
 	"drop-event",   // one event a watch got, taken out
 	"dup-event",    // one event or response a watch got, twice
 	"reorder",      // two adjacent responses of a watch, swapped
-	"prev-kv",      // an event's previous key, wrong or missing
+	"prev-kv",      // an event's previous key, wrong, or given where the key did not exist
+	"prev-kv-gone", // an event's previous key left out where the key existed
 	"event-rev",    // an event's revision, one off
 	"progress",     // a progress notification at any revision, anywhere
 	"early",        // a watch response received earlier
@@ -158,17 +159,17 @@ func (g *gen) change(kind string) bool {
 		}
 		o.watch.Responses = rs
 		return true
-	case "prev-kv":
+	case "prev-kv", "prev-kv-gone":
 		o := g.pick(func(o *genOp) bool { return watching(1)(o) && o.req.(etcdop.WatchRequest).PrevKV })
 		if o == nil {
 			return false
 		}
-		e := g.event(o, anyEvent)
+		e := g.event(o, func(e *Event) bool { return kind == "prev-kv" || e.Prev != nil })
 		if e == nil {
 			return false
 		}
 		switch {
-		case e.Prev != nil && r.IntN(2) == 0:
+		case kind == "prev-kv-gone":
 			e.Prev = nil
 		case e.Prev != nil:
 			p := *e.Prev
