@@ -1,0 +1,180 @@
+package etcd
+
+import (
+	"testing"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
+)
+
+// The disagreements TestOracleEtcdStore found, shrunk by hand: the
+// oracle's verdict is checked; the checkers' is logged, each case saying
+// what they answered when it was written (issue 35), since the checkers
+// are mended apart from this test.
+func TestOracleEtcdCases(t *testing.T) {
+	grant := func(h *kvh) *kvh {
+		return h.op(9, 0, 0.1, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}, &etcdop.KVResponse{Revision: 1, Lease: 7})
+	}
+	delA := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a"}}}
+	withPrev := func(e etcdop.WatchEvent, prev etcdop.KV) etcdop.WatchEvent { e.Prev = &prev; return e }
+	sget := func(h *kvh, proc int, t1, t2 float64, key string, rev int64, kvs ...etcdop.KV) *kvh {
+		req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: key}}}
+		return h.op(proc, t1, t2, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: rev, Member: "m1", Results: []etcdop.KVResult{{KVs: kvs}}})
+	}
+	failedPut := func(h *kvh, key, value string) *kvh {
+		req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FPut, Key: key, Value: value}}}
+		h.Add(0, 1, history.Invoke, etcdop.FPut, req).Add(1, 1, history.Fail, etcdop.FPut, req)
+		return h
+	}
+	for _, c := range []struct {
+		name  string
+		h     *kvh
+		valid bool   // the oracle's verdict
+		then  string // what the checkers said when the case was written
+	}{
+		{
+			// A delete of unknown outcome made revision 3; the revoke of
+			// lease 7, which had no key (a was put without a lease), kept
+			// revision 3. etcd-kv's evidence takes the revoke to have made
+			// 3 (the watch's delete event, without prev_kv, names no
+			// lease), so drops the delete, and then no one made 3.
+			name: "a revoke of an empty lease at a revision a lost delete made",
+			h: grant(&kvh{}).put(1, 0.2, 0.3, "a", "1", 0, 2).op(2, 0.4, 0.45, etcdop.FDelete, delA, nil).
+				op(3, 0.5, 0.6, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 3}).
+				watch(4, 0, 1, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2}, resp(2, wput("a", "1", 2, 2, 1)), resp(3, wdel("a", 3))),
+			valid: true, then: "etcd-kv invalid (false alarm)",
+		},
+		{
+			// The same with prev_kv, which names the lease: a read at 3
+			// completed before the revoke was invoked, so revision 3 was
+			// made before it, by the delete of unknown outcome; the
+			// revoke found its lease empty. etcd-kv's evidence takes the
+			// revoke to have made 3 all the same.
+			name: "a revoke credited with a revision made before it was invoked",
+			h: grant(&kvh{}).put(1, 0.2, 0.3, "a", "1", 7, 2).op(2, 0.4, 0.45, etcdop.FDelete, delA, nil).
+				get(5, 0.5, 0.6, "a", "", 3).
+				op(3, 0.7, 0.8, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 3}).
+				watch(4, 0, 1, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2, PrevKV: true},
+					resp(2, etcdop.WatchEvent{Type: "put", KV: etcdop.KV{Key: "a", Value: "1", Create: 2, Mod: 2, Version: 1, Lease: 7}}),
+					resp(3, withPrev(wdel("a", 3), etcdop.KV{Key: "a", Value: "1", Create: 2, Mod: 2, Version: 1, Lease: 7}))),
+			valid: true, then: "etcd-kv invalid (false alarm)",
+		},
+		{
+			// A delete event of a key that only a leased put, invoked
+			// after the event came, wrote: no write can have made it, and
+			// the lease may expire only after that put.
+			name: "a delete event before the only put that leased its key",
+			h: grant(&kvh{}).put(1, 0.6, 0.7, "a", "1", 7, 2).
+				watch(0, 0.2, 0.5, etcdop.WatchRequest{Key: "a"}, resp(3, wdel("a", 3))),
+			valid: false, then: "etcd-watch crashed (slices.MinFunc: empty list, in checkOrigins)",
+		},
+		{
+			name: "a progress notification at a revision never made",
+			h: (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).
+				watch(0, 2, 9, etcdop.WatchRequest{Key: "a", End: "c", Progress: true}, etcdop.WatchResponse{Revision: 5, Progress: true}),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			name: "a previous key given for a key that did not exist",
+			h: (&kvh{}).put(1, 0, 1, "c", "2", 0, 2).
+				watch(0, 0, 9, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2, PrevKV: true}, resp(2, withPrev(wput("c", "2", 2, 2, 1), kv("c", "9", 2, 1, 1)))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			name: "a wrong previous key on a watch's first event of the key",
+			h: (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).put(1, 1, 2, "a", "2", 0, 3).
+				watch(0, 0, 9, etcdop.WatchRequest{Key: "a", Rev: 3, PrevKV: true}, resp(3, withPrev(wput("a", "2", 2, 3, 2), kv("a", "9", 2, 2, 1)))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// A linearizable read after the serializable one shows the
+			// cluster at revision 2; the member answered 5.
+			name:  "a serializable read at a revision the cluster had not made",
+			h:     sget((&kvh{}).put(1, 0, 1, "a", "1", 0, 2), 0, 2, 3, "b", 5).get(2, 4, 5, "a", "", 2, kv("a", "1", 2, 2, 1)),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			name:  "a serializable read of a value no write made at its revision",
+			h:     sget((&kvh{}).put(1, 0, 1, "b", "1", 0, 2), 0, 2, 3, "b", 2, kv("b", "2", 2, 2, 1)),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// Revision 2 was made by the put of b of unknown outcome, the
+			// only write that can have: the watch of a..c from 2 missed
+			// its event.
+			name: "a watch missing the event of a write of unknown outcome",
+			h: (&kvh{}).put(1, 0.1, 0.2, "b", "3", 0, 0).put(2, 0.3, 0.4, "b", "1", 0, 3).put(3, 0.5, 0.6, "a", "3", 0, 4).
+				watch(0, 0, 0.45, etcdop.WatchRequest{Key: "a", End: "c", Rev: 2}, resp(3, wput("b", "1", 3, 3, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The watch got the put's event at 0.5 s, so revision 2 was
+			// made by then; a linearizable range invoked at 1 s answered
+			// revision 1. etcd-kv times a write by its watch events only
+			// when its answer was lost.
+			name: "a linearizable range older than a watch event received before it",
+			h: (&kvh{}).put(1, 0, 2, "a", "2", 0, 2).get(2, 1, 1.5, "a", "", 1).
+				watch(0, 0, 0.5, etcdop.WatchRequest{Key: "a", Rev: 2}, resp(2, wput("a", "2", 2, 2, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// a was created at 2; the watch from 4 says at 3.
+			name: "a wrong create revision on a watch's first event of the key",
+			h: (&kvh{}).put(1, 0, 1, "a", "3", 0, 2).put(1, 1, 2, "c", "1", 0, 3).put(1, 2, 3, "a", "3", 0, 4).
+				watch(0, 0, 9, etcdop.WatchRequest{Key: "a", Rev: 4}, resp(4, wput("a", "3", 3, 4, 2))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			name:  "a serializable read with a wrong create revision",
+			h:     sget((&kvh{}).put(1, 0, 1, "b", "2", 0, 2), 0, 2, 3, "b", 2, kv("b", "2", 1, 2, 1)),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// One put of unknown outcome, two watches: one sees it make
+			// revision 2, the other revision 3, which no write made.
+			name: "one put seen at two revisions",
+			h: (&kvh{}).put(1, 0, 1, "a", "3", 0, 0).
+				watch(0, 0, 9, etcdop.WatchRequest{Key: "a"}, resp(2, wput("a", "3", 2, 2, 1))).
+				watch(2, 0, 9, etcdop.WatchRequest{Key: "a"}, resp(3, wput("a", "3", 3, 3, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The range delete's answer says it deleted one key at 3, not
+			// which: a watch of every key from 2 to 4 must have got it.
+			name: "a watch missing the event of a range delete",
+			h: (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).
+				op(1, 1, 2, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, &etcdop.KVResponse{Revision: 3, Results: []etcdop.KVResult{{Deleted: 1}}}).
+				put(1, 2, 3, "b", "2", 0, 4).
+				watch(0, 0, 9, etcdop.WatchRequest{Key: "a", End: "\x00", Rev: 2}, resp(2, wput("a", "1", 2, 2, 1)), resp(4, wput("b", "2", 4, 4, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The put's answer says a was written at 2, so the store at 2
+			// has a, whatever its create revision.
+			name:  "a serializable read leaving out a key put at its revision",
+			h:     sget((&kvh{}).put(1, 0, 1, "a", "3", 0, 2), 0, 2, 3, "a", 2),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// etcd-watch judges no event of a history whose writes all
+			// failed (it takes it for a foreign history).
+			name: "an event of a failed put",
+			h: failedPut(&kvh{}, "a", "1").
+				watch(0, 0, 9, etcdop.WatchRequest{Key: "a", Rev: 1}, resp(2, wput("a", "1", 2, 2, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o, got, err := judgeBoth(c.h.Ops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Valid != c.valid {
+				t.Fatalf("the oracle: valid %t (%s), expected %t", o.Valid, o.Why, c.valid)
+			}
+			agree := o.Valid == (combined(got) == analysis.Valid) && len(crashed(got)) == 0
+			t.Logf("the oracle: valid %t %s; checkers agree: %t (when written: %s); %s", o.Valid, o.Why, agree, c.then, describeResults(got))
+		})
+	}
+}
