@@ -84,7 +84,7 @@ type gathered struct {
 	prevLease map[eventAt]int64             // a deleted key's lease, from a watch's prev_kv
 	explained map[int64]bool                // revisions answers say writes made
 	answered  []sighting                    // ok answers' revisions and times
-	revokes   map[int64]int64               // ok revokes' answered revisions, by lease
+	revokes   map[int64]sighting            // ok revokes' answered revisions and invocations, by lease
 	open      []openWrite
 	last      int64 // the last revision any answer named
 }
@@ -92,7 +92,7 @@ type gathered struct {
 func gatherEtcdEvidence(h []history.Op, initialRev int64) etcdEvidence {
 	g := gathered{openPuts: map[keyValue]int{}, written: map[string]bool{}, shown: map[keyValue]map[int64]time.Duration{},
 		events: map[int64][]etcdop.WatchEvent{}, eventAt: map[int64]time.Duration{},
-		prevLease: map[eventAt]int64{}, explained: map[int64]bool{}, revokes: map[int64]int64{}, last: initialRev}
+		prevLease: map[eventAt]int64{}, explained: map[int64]bool{}, revokes: map[int64]sighting{}, last: initialRev}
 	ev := etcdEvidence{seen: map[keyValue]sighting{}, ambiguous: map[keyValue]bool{}, keyCovered: map[string]bool{}, made: map[int]sighting{}}
 	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.Process >= 0 || op.Process == history.Server }) {
 		g.add(p)
@@ -113,14 +113,16 @@ func gatherEtcdEvidence(h []history.Op, initialRev int64) etcdEvidence {
 		return ev
 	}
 	// A revoke answered with a revision made of deletes of its lease's
-	// keys made that revision.
-	for lease, rev := range g.revokes {
-		if g.deletesOf(rev, lease) {
-			g.explained[rev] = true
+	// keys made that revision, unless an answer named the revision before
+	// the revoke was sent, or a write of unknown outcome can have made it:
+	// a revoke that found its lease empty answers the current revision.
+	floor := floors(g.answered)
+	for lease, r := range g.revokes {
+		if g.deletesOf(r.rev, lease) && floor(r.at) < r.rev && g.assign(r.rev, floor) < 0 {
+			g.explained[r.rev] = true
 		}
 	}
 	ev.settled = true
-	floor := floors(g.answered)
 	for rev := initialRev + 1; rev <= g.last; rev++ {
 		if g.explained[rev] {
 			continue
@@ -235,7 +237,7 @@ func (g *gathered) add(p history.Pair) {
 		g.explained[resp.Revision] = true
 	}
 	if p.Inv.F == etcdop.FLeaseRevoke {
-		g.revokes[req.Lease] = resp.Revision
+		g.revokes[req.Lease] = sighting{rev: resp.Revision, at: p.Inv.Time}
 	}
 	g.answered = append(g.answered, sighting{rev: resp.Revision, at: p.Done.Time})
 }
@@ -301,7 +303,10 @@ func (g *gathered) assign(rev int64, floor func(time.Duration) int64) int {
 	}
 	var revokes []int
 	for i, w := range g.open {
-		if w.f == etcdop.FLeaseRevoke && g.deletesOf(rev, w.lease) && can(w) {
+		// A lease revoked with an ok answer had its keys deleted by that
+		// revoke: another revoke of it would have found no lease.
+		_, revoked := g.revokes[w.lease]
+		if w.f == etcdop.FLeaseRevoke && !revoked && g.deletesOf(rev, w.lease) && can(w) {
 			revokes = append(revokes, i)
 		}
 	}

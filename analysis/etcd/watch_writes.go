@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
@@ -131,15 +130,15 @@ type writeIndex struct {
 	puts    map[keyValue][]answered // by key and value
 	deletes []answered              // deletes of a key or a range, of any branch
 	revokes []answered
-	// leased: keys some put gave a lease to, and the earliest invocation
-	// of such a put: the lease may expire, and its keys go, after it.
-	leased map[string]time.Duration
+	// leased: keys some put gave a lease to, and the first such put: the
+	// lease may expire, and the key go, after it was invoked.
+	leased map[string]answered
 	txns   map[int64]answered // ok transactions with writes, by revision
 	any    bool
 }
 
 func indexWrites(h []history.Op) writeIndex {
-	x := writeIndex{puts: map[keyValue][]answered{}, leased: map[string]time.Duration{}, txns: map[int64]answered{}}
+	x := writeIndex{puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}}
 	for _, a := range readAnswered(h) {
 		if a.Inv.F == etcdop.FLeaseRevoke {
 			x.revokes, x.any = append(x.revokes, a), true
@@ -150,8 +149,8 @@ func indexWrites(h []history.Op) writeIndex {
 			case etcdop.FPut:
 				kv := keyValue{op.Key, op.Value}
 				x.puts[kv], x.any = append(x.puts[kv], a), true
-				if t, ok := x.leased[op.Key]; op.Lease != 0 && (!ok || a.Inv.Time < t) {
-					x.leased[op.Key] = a.Inv.Time
+				if first, ok := x.leased[op.Key]; op.Lease != 0 && (!ok || a.Inv.Time < first.Inv.Time) {
+					x.leased[op.Key] = a
 				}
 			case etcdop.FDelete:
 				deletes = true
@@ -181,16 +180,15 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 	src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
 	for _, r := range w.res.Responses {
 		for _, e := range r.Events {
-			makers, expiry := x.makers(e)
-			if len(makers) == 0 && !expiry {
+			makers := x.makers(e)
+			if len(makers) == 0 {
 				found.Add(func() analysis.Finding {
 					return analysis.Finding{Kind: "watch-phantom-event", Explanation: fmt.Sprintf(
 						"%s got %s at revision %d, which no write in the history can have made.", src, describeEvent(e), e.KV.Mod), Ops: wops}
 				})
 				continue
 			}
-			if i := slices.IndexFunc(makers, func(a answered) bool { return a.Inv.Time <= r.Time }); i < 0 && !(expiry && x.leased[e.KV.Key] <= r.Time) {
-				first := slices.MinFunc(makers, func(a, b answered) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) })
+			if first := slices.MinFunc(makers, func(a, b answered) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) }); first.Inv.Time > r.Time {
 				found.Add(func() analysis.Finding {
 					return analysis.Finding{Kind: "watch-event-before-write", Explanation: fmt.Sprintf(
 						"%s got %s at revision %d at %s, before %s, the first write that can have made it, was invoked at %s.",
@@ -203,9 +201,9 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 }
 
 // makers are the writes that can have made event e: of its key (and
-// value), and, when answered, at its revision; expiry says the key's lease
-// may have expired.
-func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered, expiry bool) {
+// value), and, when answered, at its revision; for a delete, also the
+// first put that leased the key, after which its lease may expire.
+func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered) {
 	at := func(a answered) bool { return a.resp == nil || a.resp.Revision == e.KV.Mod }
 	if e.Type == "put" {
 		for _, a := range x.puts[keyValue{e.KV.Key, e.KV.Value}] {
@@ -215,7 +213,7 @@ func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered, expiry bool)
 				makers = append(makers, a)
 			}
 		}
-		return makers, false
+		return makers
 	}
 	for _, a := range x.deletes {
 		if at(a) && slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool {
@@ -229,8 +227,10 @@ func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered, expiry bool)
 			makers = append(makers, a)
 		}
 	}
-	_, expiry = x.leased[e.KV.Key]
-	return makers, expiry
+	if put, ok := x.leased[e.KV.Key]; ok {
+		makers = append(makers, put)
+	}
+	return makers
 }
 
 // checkTxnOrder checks that the events a response gives of an ok
