@@ -96,6 +96,10 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			for _, e := range r.Events {
 				events++
 				learn(knownEvent{ev: e, ops: []history.Op{*w.Inv, *w.Done}, src: src, since: e.KV.Mod})
+				if p := e.Prev; p != nil && p.Mod > 0 && p.Mod < e.KV.Mod {
+					// The previous key is the put that made it.
+					learn(knownEvent{ev: etcdop.WatchEvent{Type: "put", KV: *p}, ops: []history.Op{*w.Inv, *w.Done}, src: src + ", as a previous key", since: p.Mod})
+				}
 			}
 		}
 	}
@@ -173,6 +177,9 @@ func checkStream(w watchOp, src string, found *analysis.FindingList) {
 				report("watch-after-progress", "got an event at revision %d after a progress notification at revision %d.", at.rev, progress)
 			}
 			seen[at] = true
+			if why := eventFlaw(e); why != "" {
+				report("watch-wrong-prev", "got %s at revision %d: %s.", describeEvent(e), at.rev, why)
+			}
 			if p, ok := prev[e.KV.Key]; ok {
 				if why := wrongPrev(w.req.PrevKV, p, e); why != "" {
 					report("watch-wrong-prev", "got %s after %s: %s.", describeEvent(e), describeEvent(p), why)
@@ -207,6 +214,44 @@ func wrongPrev(prevKV bool, p, e etcdop.WatchEvent) string {
 		return "a previous key, where the key did not exist"
 	case p.Type == "put" && e.Prev != nil && *e.Prev != p.KV:
 		return "a previous key other than the one the last event left"
+	}
+	return ""
+}
+
+// kvFlaw says what makes a key as etcd returns it impossible, or "": its
+// version counts the puts since its creation, so a key of version 1 was
+// created at its mod revision, and a later version was not.
+func kvFlaw(kv etcdop.KV) string {
+	switch {
+	case kv.Create > kv.Mod || kv.Version < 1:
+		return fmt.Sprintf("%s has create revision %d, mod revision %d and version %d", kv.Key, kv.Create, kv.Mod, kv.Version)
+	case (kv.Version == 1) != (kv.Create == kv.Mod):
+		return fmt.Sprintf("%s has version %d, yet create revision %d and mod revision %d", kv.Key, kv.Version, kv.Create, kv.Mod)
+	}
+	return ""
+}
+
+// eventFlaw says what makes an event impossible on its own, or "": its
+// key's, its previous key's, and a previous key for a put that created
+// the key, or one no older than the event.
+func eventFlaw(e etcdop.WatchEvent) string {
+	if e.Type == "put" {
+		if why := kvFlaw(e.KV); why != "" {
+			return why
+		}
+	}
+	if e.Prev == nil {
+		return ""
+	}
+	switch why := kvFlaw(*e.Prev); {
+	case why != "":
+		return "the previous key: " + why
+	case e.Prev.Mod >= e.KV.Mod:
+		return fmt.Sprintf("a previous key of revision %d", e.Prev.Mod)
+	case e.Type == "put" && e.KV.Create == e.KV.Mod:
+		return "a previous key, where the put created the key"
+	case e.Type == "put" && (e.KV.Create != e.Prev.Create || e.KV.Version != e.Prev.Version+1):
+		return fmt.Sprintf("create revision %d and version %d, where the previous key had %d and %d", e.KV.Create, e.KV.Version, e.Prev.Create, e.Prev.Version)
 	}
 	return ""
 }
