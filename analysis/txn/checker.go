@@ -39,7 +39,7 @@ func (RWRegister) Name() string { return "rw-register" }
 
 func (c RWRegister) Check(ctx context.Context, in analysis.Input) analysis.Result {
 	return check(ctx, in, c.Options, workload{writeF: "w", infer: func(ctx context.Context, o *observation, found *findings, es *edges) (dataExplainer, error) {
-		return o.explainRWRegister, o.linkRWRegister(ctx, found, es)
+		return o.explainRWRegister, o.linkRWRegister(ctx, c.Options, found, es)
 	}})
 }
 

@@ -106,3 +106,44 @@ func TestGarbageReadUnderChoice(t *testing.T) {
 		t.Fatalf("verdict %s, findings %v; want valid, with the garbage read", r.Verdict, kinds(r))
 	}
 }
+
+// rw-register infers versions as Elle's options say (issue 35, item 17).
+// Writes follow reads: each transaction read what the other then
+// overwrote, so 1 < 2 < 1; without that assumption, only the G1c is left.
+func TestRWRegisterWithoutWFR(t *testing.T) {
+	var h hist
+	h.tx(0, 0, 1, history.Ok, readReg("x", 1), write("x", 2))
+	h.tx(1, 0, 1, history.Ok, readReg("x", 2), write("x", 1))
+	expectKinds(t, checkWith(t, RWRegister{}, &h), "cyclic-versions", "G1c")
+	expectKinds(t, checkWith(t, RWRegister{Options: Options{WithoutWFR: true}}, &h), "G1c")
+}
+
+// Sequential keys: a process wrote x = 1 and then read x's initial nil, so
+// 1 precedes nil, which precedes every version: a cycle. Linearizable keys
+// find it by real time, in a process's order or not. Under serializability
+// and no such assumption, nothing is wrong.
+func TestRWRegisterSequentialKeys(t *testing.T) {
+	serializable := []string{"serializable"}
+	for _, p := range []int{0, 1} {
+		var h hist
+		h.tx(0, 0, 1, history.Ok, write("x", 1))
+		h.tx(p, 2, 3, history.Ok, readNil("x"))
+		expectKinds(t, checkWith(t, RWRegister{Options: Options{ConsistencyModels: serializable}}, &h))
+		seq := checkWith(t, RWRegister{Options: Options{ConsistencyModels: serializable, SequentialKeys: true}}, &h)
+		if p == 0 {
+			expectKinds(t, seq, "cyclic-versions")
+		} else {
+			expectKinds(t, seq)
+		}
+		expectKinds(t, checkWith(t, RWRegister{Options: Options{ConsistencyModels: serializable, LinearizableKeys: true}}, &h), "cyclic-versions")
+	}
+	// A version order the process order proves: p0 wrote x = 1 and then
+	// x = 2 with y = 2, and p1 read y = 2 but x = 1, a version older
+	// than the one written with it: a cycle only sequential keys see.
+	var h hist
+	h.tx(0, 0, 1, history.Ok, write("x", 1))
+	h.tx(0, 2, 3, history.Ok, write("x", 2), write("y", 2))
+	h.tx(1, 0, 4, history.Ok, readReg("y", 2), readReg("x", 1))
+	expectKinds(t, checkWith(t, RWRegister{Options: Options{ConsistencyModels: serializable}}, &h))
+	expectKinds(t, checkWith(t, RWRegister{Options: Options{ConsistencyModels: serializable, SequentialKeys: true}}, &h), "G-single-item")
+}

@@ -304,3 +304,33 @@ func TestCheckConsistencyModel(t *testing.T) {
 		}
 	}
 }
+
+// chaos check FILE --model rw-register takes Elle's rw-register options:
+// under serializability a process that wrote x = 1 and then read x's
+// initial nil shows nothing, unless keys are sequential (or linearizable):
+// then its read went back to a version before its own write, and the
+// versions of x form a cycle (issue 35, item 17).
+func TestCheckRWRegisterOptions(t *testing.T) {
+	edn := filepath.Join(t.TempDir(), "h.edn")
+	writeFile(t, edn, `{:type :invoke, :process 0, :value [[:w :x 1]]}
+{:type :ok, :process 0, :value [[:w :x 1]]}
+{:type :invoke, :process 0, :value [[:r :x nil]]}
+{:type :ok, :process 0, :value [[:r :x nil]]}`)
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{nil, exitValid, ""},
+		{[]string{"--sequential-keys"}, exitAnomaly, "cyclic-versions"},
+		{[]string{"--linearizable-keys"}, exitAnomaly, "cyclic-versions"},
+	} {
+		args := append(append([]string{"check", "--model", "rw-register", "--consistency-model", "serializable", "--out", t.TempDir()}, c.args...), edn)
+		var code int
+		var err error
+		stdout := capture(t, func() { code, err = dispatch(args) })
+		if code != c.code || err != nil || !strings.Contains(stdout, c.says) {
+			t.Errorf("%v: %d %v, want %d saying %q\n%s", c.args, code, err, c.code, c.says, stdout)
+		}
+	}
+}
