@@ -98,16 +98,14 @@ func check(ctx context.Context, in analysis.Input, opts Options, w workload) ana
 		return unknown(fmt.Sprintf("check stopped: %v", err))
 	}
 	// As Elle, the process and real-time orders only when an anomaly
-	// they reveal is prohibited. With real time, process order is linked
-	// only between transactions whose invocations real time orders too:
-	// then it adds no cycle, only names some -process rather than
-	// -realtime, and either is prohibited if the other is.
+	// they reveal is prohibited, and real time alone when both are: a
+	// process's order is real-time order, but for the transactions
+	// without an invocation, which then follow nothing.
 	switch {
 	case needs(prohibited, "-realtime"):
-		o.linkProcesses(es, true)
 		o.linkRealtime(es)
 	case needs(prohibited, "-process"):
-		o.linkProcesses(es, false)
+		o.linkProcesses(es)
 	}
 	g := newGraph(es)
 	es = nil

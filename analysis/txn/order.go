@@ -12,12 +12,10 @@ import (
 // the order of their completions, by which a transaction without an
 // invocation goes). A transaction of unknown outcome gets none: it may
 // still take effect after its process has moved on.
-//
-// invokedOnly leaves out the transactions without an invocation.
-func (o *observation) linkProcesses(es *edges, invokedOnly bool) {
+func (o *observation) linkProcesses(es *edges) {
 	var ts []int32
 	for t := range o.txns {
-		if o.txns[t].status == committed && (!invokedOnly || o.pairs[t].Inv != nil) {
+		if o.txns[t].status == committed {
 			ts = append(ts, int32(t))
 		}
 	}
