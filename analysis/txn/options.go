@@ -76,9 +76,7 @@ func (o Options) prohibited() map[string]bool {
 
 // needs says whether an anomaly of the kinds named by suffix ("-process",
 // "-realtime") is prohibited: Elle builds the process and real-time graphs
-// only then (its additional-graphs; the real-time one also when only
-// process anomalies are asked for, since a process's order is real-time
-// order).
+// only then (its additional-graphs).
 func needs(prohibited map[string]bool, suffix string) bool {
 	for a := range prohibited {
 		if strings.HasSuffix(a, suffix) {
