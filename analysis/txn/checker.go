@@ -18,12 +18,16 @@ func init() {
 // ListAppend is Elle's list-append checker: keys are lists, transactions
 // append unique values and read whole lists, so every read reveals the
 // order of the appends before it.
-type ListAppend struct{ Options Options }
+//
+// The zero value holds a history to Elle's defaults; WithOptions makes one
+// told other options. Options are held by pointer so that checker values
+// stay comparable, as the workloads compare their models.
+type ListAppend struct{ opts *Options }
 
 func (ListAppend) Name() string { return "list-append" }
 
 func (c ListAppend) Check(ctx context.Context, in analysis.Input) analysis.Result {
-	return check(ctx, in, c.Options, workload{writeF: "append", lists: true, infer: func(ctx context.Context, o *observation, found *findings, es *edges) (dataExplainer, error) {
+	return check(ctx, in, c.opts.orDefault(), workload{writeF: "append", lists: true, infer: func(ctx context.Context, o *observation, found *findings, es *edges) (dataExplainer, error) {
 		lo := o.inferListOrders(found)
 		o.linkListAppend(lo, es)
 		return func(a, b int32, r rel, an, bn string) string { return o.explainListAppend(lo, a, b, r, an, bn) }, nil
@@ -33,13 +37,15 @@ func (c ListAppend) Check(ctx context.Context, in analysis.Input) analysis.Resul
 // RWRegister is Elle's rw-register checker: keys are registers,
 // transactions write unique values and read them back, so a read names
 // its writer, and only part of each version order can be proven.
-type RWRegister struct{ Options Options }
+//
+// As ListAppend, the zero value holds a history to Elle's defaults.
+type RWRegister struct{ opts *Options }
 
 func (RWRegister) Name() string { return "rw-register" }
 
 func (c RWRegister) Check(ctx context.Context, in analysis.Input) analysis.Result {
-	return check(ctx, in, c.Options, workload{writeF: "w", infer: func(ctx context.Context, o *observation, found *findings, es *edges) (dataExplainer, error) {
-		return o.explainRWRegister, o.linkRWRegister(ctx, c.Options, found, es)
+	return check(ctx, in, c.opts.orDefault(), workload{writeF: "w", infer: func(ctx context.Context, o *observation, found *findings, es *edges) (dataExplainer, error) {
+		return o.explainRWRegister, o.linkRWRegister(ctx, c.opts.orDefault(), found, es)
 	}})
 }
 
@@ -48,9 +54,9 @@ func (c RWRegister) Check(ctx context.Context, in analysis.Input) analysis.Resul
 func WithOptions(name string, o Options) analysis.Checker {
 	switch name {
 	case ListAppend{}.Name():
-		return ListAppend{Options: o}
+		return ListAppend{opts: &o}
 	case RWRegister{}.Name():
-		return RWRegister{Options: o}
+		return RWRegister{opts: &o}
 	}
 	return nil
 }

@@ -296,7 +296,7 @@ func TestListAppendOrderVariants(t *testing.T) {
 					// serializability; under strict serializability, by
 					// default, a process's order is real time's, and these
 					// cycles are named -realtime.
-					r = checkWith(t, ListAppend{Options: Options{ConsistencyModels: []string{"strong-session-serializable"}}}, h)
+					r = checkWith(t, WithOptions("list-append", Options{ConsistencyModels: []string{"strong-session-serializable"}}), h)
 				}
 				if !anomalous {
 					expectKinds(t, r)

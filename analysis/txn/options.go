@@ -31,6 +31,14 @@ type Options struct {
 	SequentialKeys, LinearizableKeys, WithoutWFR bool
 }
 
+// orDefault is *o, or the zero Options for nil.
+func (o *Options) orDefault() Options {
+	if o == nil {
+		return Options{}
+	}
+	return *o
+}
+
 // chosen says whether models or anomalies were chosen: then the verdict is
 // Elle's alone, and garbage-read is reported beside it.
 func (o Options) chosen() bool { return o.ConsistencyModels != nil || o.Anomalies != nil }

@@ -80,7 +80,7 @@ func TestConsistencyModelChoice(t *testing.T) {
 	if s := r.Stats["strongest"]; !slices.Equal(s.([]string), []string{"linearizable", "session-serializable", "strong-read-committed", "strong-session-serializable"}) {
 		t.Errorf("strongest models not ruled out: %v", s)
 	}
-	r = checkWith(t, ListAppend{Options: Options{ConsistencyModels: []string{"serializable"}}}, &h)
+	r = checkWith(t, WithOptions("list-append", Options{ConsistencyModels: []string{"serializable"}}), &h)
 	if r.Verdict != analysis.Valid || len(r.Findings) != 0 {
 		t.Fatalf("serializable: %s, %v", r.Verdict, kinds(r))
 	}
@@ -88,7 +88,7 @@ func TestConsistencyModelChoice(t *testing.T) {
 		t.Errorf("strongest models not ruled out: %v", s)
 	}
 	// Anomalies alone, with no model (Elle's :consistency-models nil).
-	r = checkWith(t, ListAppend{Options: Options{ConsistencyModels: []string{}, Anomalies: []string{"G1"}}}, &h)
+	r = checkWith(t, WithOptions("list-append", Options{ConsistencyModels: []string{}, Anomalies: []string{"G1"}}), &h)
 	if r.Verdict != analysis.Valid {
 		t.Fatalf("G1 only: %s", r.Verdict)
 	}
@@ -101,7 +101,7 @@ func TestGarbageReadUnderChoice(t *testing.T) {
 	h.tx(0, 0, 1, history.Ok, write("x", 1))
 	h.tx(1, 2, 3, history.Ok, readReg("x", 2))
 	expectKinds(t, checkWith(t, RWRegister{}, &h), "garbage-read")
-	r := checkWith(t, RWRegister{Options: Options{ConsistencyModels: []string{"strict-serializable"}}}, &h)
+	r := checkWith(t, WithOptions("rw-register", Options{ConsistencyModels: []string{"strict-serializable"}}), &h)
 	if r.Verdict != analysis.Valid || kinds(r)[0] != "garbage-read" || len(r.Findings) != 1 {
 		t.Fatalf("verdict %s, findings %v; want valid, with the garbage read", r.Verdict, kinds(r))
 	}
@@ -115,7 +115,7 @@ func TestRWRegisterWithoutWFR(t *testing.T) {
 	h.tx(0, 0, 1, history.Ok, readReg("x", 1), write("x", 2))
 	h.tx(1, 0, 1, history.Ok, readReg("x", 2), write("x", 1))
 	expectKinds(t, checkWith(t, RWRegister{}, &h), "cyclic-versions", "G1c")
-	expectKinds(t, checkWith(t, RWRegister{Options: Options{WithoutWFR: true}}, &h), "G1c")
+	expectKinds(t, checkWith(t, WithOptions("rw-register", Options{WithoutWFR: true}), &h), "G1c")
 }
 
 // Sequential keys: a process wrote x = 1 and then read x's initial nil, so
@@ -128,14 +128,14 @@ func TestRWRegisterSequentialKeys(t *testing.T) {
 		var h hist
 		h.tx(0, 0, 1, history.Ok, write("x", 1))
 		h.tx(p, 2, 3, history.Ok, readNil("x"))
-		expectKinds(t, checkWith(t, RWRegister{Options: Options{ConsistencyModels: serializable}}, &h))
-		seq := checkWith(t, RWRegister{Options: Options{ConsistencyModels: serializable, SequentialKeys: true}}, &h)
+		expectKinds(t, checkWith(t, WithOptions("rw-register", Options{ConsistencyModels: serializable}), &h))
+		seq := checkWith(t, WithOptions("rw-register", Options{ConsistencyModels: serializable, SequentialKeys: true}), &h)
 		if p == 0 {
 			expectKinds(t, seq, "cyclic-versions")
 		} else {
 			expectKinds(t, seq)
 		}
-		expectKinds(t, checkWith(t, RWRegister{Options: Options{ConsistencyModels: serializable, LinearizableKeys: true}}, &h), "cyclic-versions")
+		expectKinds(t, checkWith(t, WithOptions("rw-register", Options{ConsistencyModels: serializable, LinearizableKeys: true}), &h), "cyclic-versions")
 	}
 	// A version order the process order proves: p0 wrote x = 1 and then
 	// x = 2 with y = 2, and p1 read y = 2 but x = 1, a version older
@@ -144,6 +144,16 @@ func TestRWRegisterSequentialKeys(t *testing.T) {
 	h.tx(0, 0, 1, history.Ok, write("x", 1))
 	h.tx(0, 2, 3, history.Ok, write("x", 2), write("y", 2))
 	h.tx(1, 0, 4, history.Ok, readReg("y", 2), readReg("x", 1))
-	expectKinds(t, checkWith(t, RWRegister{Options: Options{ConsistencyModels: serializable}}, &h))
-	expectKinds(t, checkWith(t, RWRegister{Options: Options{ConsistencyModels: serializable, SequentialKeys: true}}, &h), "G-single-item")
+	expectKinds(t, checkWith(t, WithOptions("rw-register", Options{ConsistencyModels: serializable}), &h))
+	expectKinds(t, checkWith(t, WithOptions("rw-register", Options{ConsistencyModels: serializable, SequentialKeys: true}), &h), "G-single-item")
+}
+
+// Checker values stay comparable, told options or not: the workloads
+// compare their models, which hold them (comparing values that hold
+// slices would panic).
+func TestCheckersComparable(t *testing.T) {
+	var c analysis.Checker = WithOptions("rw-register", Options{Anomalies: []string{"G1"}})
+	if c == analysis.Checker(RWRegister{}) || c != c || (ListAppend{}) != (ListAppend{}) {
+		t.Error("checker comparisons are wrong")
+	}
 }
