@@ -54,6 +54,10 @@ func ReadFile(path, model string) ([]history.Op, error) {
 //     reads as for registers.
 //   - list-append: []txnop.Step with F "r" (its value the list read)
 //     or "append".
+//
+// For rw-register and list-append, :f may be left out, as Elle takes every
+// client op for a transaction; and, as for every model, a completion need
+// not follow an invocation (a history of completions only).
 //   - mutex: no value (see converter.mutex for chaos's own exports).
 //
 // Each op's Index is its position in the file and its Time is that same
