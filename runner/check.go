@@ -11,6 +11,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/analysis/linear"
+	"github.com/chaos-testing/chaos/analysis/txn"
 	"github.com/chaos-testing/chaos/foreign/jepsen"
 	"github.com/chaos-testing/chaos/foreign/porcupinelog"
 	"github.com/chaos-testing/chaos/history"
@@ -20,9 +21,11 @@ import (
 
 // FileCheck says how to judge a history file that chaos did not write.
 type FileCheck struct {
-	// Model judges a Jepsen EDN history: register, cas-register,
-	// multi-register or mutex.
+	// Model judges a Jepsen EDN history: one of jepsen.Models.
 	Model string
+	// Txn is what Elle's checkers are told, for the list-append and
+	// rw-register models.
+	Txn txn.Options
 	// Initial is the registers' value before the history (JSON); nil is absent.
 	Initial json.RawMessage
 	// Out is the folder for visualizations, and with Details for
@@ -40,7 +43,7 @@ func (e InputError) Unwrap() error { return e.Err }
 // CheckFile judges a Jepsen EDN history (.edn) or one of porcupine's test
 // logs (etcd or kv, told apart by their content).
 func CheckFile(ctx context.Context, path string, c FileCheck) (analysis.Report, error) {
-	in, checker, err := readForeign(path, c.Model)
+	in, checker, err := readForeign(path, c.Model, c.Txn)
 	if err != nil {
 		return analysis.Report{}, InputError{err}
 	}
@@ -101,7 +104,7 @@ func noteReversals(rep *analysis.Report, r history.Reversals) {
 // readForeign reads a history from elsewhere, and says which checker
 // judges it: the one a Jepsen history's model names (a checker's name),
 // or the model of a porcupine log's kind.
-func readForeign(path, model string) (analysis.Input, analysis.Checker, error) {
+func readForeign(path, model string, opts txn.Options) (analysis.Input, analysis.Checker, error) {
 	if strings.HasSuffix(path, ".edn") {
 		ops, err := jepsen.ReadFile(path, model)
 		if err != nil {
@@ -110,6 +113,9 @@ func readForeign(path, model string) (analysis.Input, analysis.Checker, error) {
 		c, ok := analysis.Checkers.Lookup(model)
 		if !ok {
 			return analysis.Input{}, nil, fmt.Errorf("%s: no checker of model %q", path, model)
+		}
+		if tc := txn.WithOptions(model, opts); tc != nil {
+			c = tc
 		}
 		// Knossos's semantics: a nil read is an unknown value.
 		return analysis.Input{History: ops, NilReadsUnknown: true}, c, nil

@@ -23,8 +23,8 @@ func (o *observation) explainCycle(c cycle, data dataExplainer) analysis.Finding
 	for i, t := range c.txns {
 		names[i] = fmt.Sprintf("T%d", i+1)
 		lets[i] = names[i] + " = " + o.name(t)
-		p := o.pairs[t]
-		steps[i] = analysis.CycleStep{Name: names[i], Op: p.Inv.Index, Process: p.Inv.Process, Type: history.Invoke, Txn: o.showTxn(t), Next: c.rels[i].String()}
+		p, first := o.pairs[t], o.first(t)
+		steps[i] = analysis.CycleStep{Name: names[i], Op: first.Index, Process: first.Process, Type: history.Invoke, Txn: o.showTxn(t), Next: c.rels[i].String()}
 		if p.Done != nil {
 			steps[i].Type = p.Done.Type
 		}
@@ -73,7 +73,7 @@ func (o *observation) explainEdge(a, b int32, r rel, an, bn string, data dataExp
 	pa, pb := o.pairs[a], o.pairs[b]
 	switch r {
 	case process:
-		return fmt.Sprintf("%s ran %s and then %s", history.ProcessName(pa.Inv.Process), an, bn)
+		return fmt.Sprintf("%s ran %s and then %s", history.ProcessName(pa.Done.Process), an, bn)
 	case realtime:
 		done, began := showTimes(pa.Done.Time, pb.Inv.Time)
 		return fmt.Sprintf("%s completed at %s (#%d), before %s began at %s (#%d)", an, done, pa.Done.Index, bn, began, pb.Inv.Index)

@@ -76,7 +76,9 @@ func (o *observation) ops(ts ...int32) []history.Op {
 	var out []history.Op
 	for _, t := range slices.Compact(slices.Sorted(slices.Values(ts))) {
 		p := o.pairs[t]
-		out = append(out, *p.Inv)
+		if p.Inv != nil {
+			out = append(out, *p.Inv)
+		}
 		if p.Done != nil {
 			out = append(out, *p.Done)
 		}
@@ -86,14 +88,15 @@ func (o *observation) ops(ts ...int32) []history.Op {
 }
 
 // name is how findings refer to a transaction: "p3's txn #12", by the
-// history index of its invocation, with how it ended.
+// history index of its invocation (or of its completion, without one),
+// with how it ended.
 func (o *observation) name(t int32) string {
-	p := o.pairs[t]
+	p, first := o.pairs[t], o.first(t)
 	end := "never completed"
 	if p.Done != nil {
 		end = fmt.Sprintf("%s at #%d", p.Done.Type, p.Done.Index)
 	}
-	return fmt.Sprintf("%s's txn #%d (%s)", history.ProcessName(p.Inv.Process), p.Inv.Index, end)
+	return fmt.Sprintf("%s's txn #%d (%s)", history.ProcessName(first.Process), first.Index, end)
 }
 
 // maxShownElements bounds how much of a list an explanation shows: its

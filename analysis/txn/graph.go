@@ -84,6 +84,19 @@ func (es *edges) fan(sources, targets []int32, r rel) {
 	}
 }
 
+// unlinkShadowed removes the edges of relation r between transactions that
+// relation by also links: an edge explained by by alone.
+func (es *edges) unlinkShadowed(r, by rel) {
+	type pair struct{ from, to int32 }
+	linked := map[pair]bool{}
+	for _, e := range es.list {
+		if e.rel == by {
+			linked[pair{e.from, e.to}] = true
+		}
+	}
+	es.list = slices.DeleteFunc(es.list, func(e edge) bool { return e.rel == r && linked[pair{e.from, e.to}] })
+}
+
 // graph is a dependency graph in compressed sparse rows: vertex v's
 // out-edges are adj[start[v]:start[v+1]], each packed as target<<8 | rels,
 // one per target. Packing keeps a million-transaction graph in one

@@ -8,7 +8,11 @@ import (
 // The tables below are Elle's consistency_model.clj, restricted to what
 // these checkers can find, plus garbage-read, which Elle's code does not
 // report: like duplicate-elements, no Adya history can have one, so it
-// rules out read uncommitted and everything stronger.
+// rules out read uncommitted and everything stronger. It counts only
+// when no models or anomalies were chosen (Options.chosen).
+
+// garbageRead is chaos's own anomaly: a read of a value nobody wrote.
+const garbageRead = "garbage-read"
 
 // impliedAnomalies: an anomaly a implies each of impliedAnomalies[a]
 // (Elle's implied-anomalies).
@@ -110,7 +114,7 @@ var proscribed = map[string][]string{
 	"parallel-snapshot-isolation":       {"internal", "G1a"},
 	"PL-3":                              {"G1", "G2", "internal"},
 	"PL-2":                              {"G1"},
-	"PL-1":                              {"G0", "duplicate-elements", "cyclic-versions", "garbage-read"},
+	"PL-1":                              {"G0", "duplicate-elements", "cyclic-versions", garbageRead},
 	"prefix":                            {"internal", "G1a"},
 	"PL-SI":                             {"internal", "G1", "G-SI", "G-nonadjacent"},
 	"read-atomic":                       {"internal", "G1a", "future-read"},
@@ -127,25 +131,41 @@ var proscribed = map[string][]string{
 	"PL-3U":                             {"G1", "G-update"},
 }
 
-// friendlyModel names canonical models as Elle reports them.
-var friendlyModel = map[string]string{
-	"PL-2+":               "consistent-view",
-	"PL-3":                "serializable",
-	"PL-CS":               "cursor-stability",
-	"PL-FCV":              "forward-consistent-view",
-	"PL-MSR":              "monotonic-snapshot-read",
-	"PL-2L":               "monotonic-view",
-	"PL-2":                "read-committed",
-	"PL-1":                "read-uncommitted",
-	"PL-2.99":             "repeatable-read",
-	"PL-SI":               "snapshot-isolation",
-	"PL-SS":               "strict-serializable",
-	"PL-3U":               "update-serializable",
-	"strong-session-PL-1": "strong-session-read-uncommitted",
-	"strong-session-PL-2": "strong-session-read-committed",
-	"strong-PL-1":         "strong-read-uncommitted",
-	"strong-PL-2":         "strong-read-committed",
+// canonicalModel gives the canonical name of each model Elle knows by
+// other names (Elle's canonical-model-names).
+var canonicalModel = map[string]string{
+	"consistent-view":                 "PL-2+",
+	"conflict-serializable":           "PL-3",
+	"cursor-stability":                "PL-CS",
+	"forward-consistent-view":         "PL-FCV",
+	"monotonic-snapshot-read":         "PL-MSR",
+	"monotonic-view":                  "PL-2L",
+	"read-committed":                  "PL-2",
+	"read-uncommitted":                "PL-1",
+	"repeatable-read":                 "PL-2.99",
+	"serializable":                    "PL-3",
+	"snapshot-isolation":              "PL-SI",
+	"strict-serializable":             "PL-SS",
+	"strong-serializable":             "PL-SS",
+	"update-serializable":             "PL-3U",
+	"strong-session-read-uncommitted": "strong-session-PL-1",
+	"strong-session-read-committed":   "strong-session-PL-2",
+	"strong-read-uncommitted":         "strong-PL-1",
+	"strong-read-committed":           "strong-PL-2",
 }
+
+// friendlyModel names canonical models as Elle reports them (Elle's
+// friendly-model-names, which picks serializable for PL-3; for PL-SS it
+// picks whichever of its two names its map yields last, and here it is
+// strict-serializable).
+var friendlyModel = func() map[string]string {
+	f := map[string]string{}
+	for name, c := range canonicalModel {
+		f[c] = name
+	}
+	f["PL-3"], f["PL-SS"] = "serializable", "strict-serializable"
+	return f
+}()
 
 // reach is every vertex reachable from starts in a graph given as
 // adjacency lists, starts included.
@@ -175,17 +195,21 @@ func reverse(adj map[string][]string) map[string][]string {
 	return rev
 }
 
+// impossibleModels are the canonical models the anomalies rule out
+// (Elle's anomalies->impossible-models).
+func impossibleModels(anomalies []string) map[string]bool {
+	forbidding := reverse(proscribed)
+	var direct []string
+	for a := range reach(impliedAnomalies, anomalies) {
+		direct = append(direct, forbidding[a]...)
+	}
+	return reach(reverse(modelsImplied), direct)
+}
+
 // boundary is what the anomalies found rule out, as Elle's boundary: not,
 // the weakest models they violate, and alsoNot, the stronger ones that
 // follow, in Elle's friendly names, sorted.
-func boundary(anomalies []string) (not, alsoNot []string) {
-	implied := reach(impliedAnomalies, anomalies)
-	forbidding := reverse(proscribed)
-	var direct []string
-	for a := range implied {
-		direct = append(direct, forbidding[a]...)
-	}
-	impossible := reach(reverse(modelsImplied), direct)
+func boundary(impossible map[string]bool) (not, alsoNot []string) {
 	for m := range impossible {
 		// Weakest: m implies no other impossible model.
 		weakest := true
@@ -205,6 +229,31 @@ func boundary(anomalies []string) (not, alsoNot []string) {
 	slices.Sort(not)
 	slices.Sort(alsoNot)
 	return not, alsoNot
+}
+
+// strongestPossible are the strongest models not ruled out (Elle's
+// strongest-models of its possible-models): those no other possible model
+// implies, in friendly names, sorted.
+func strongestPossible(impossible map[string]bool) []string {
+	implying := reverse(modelsImplied)
+	var out []string
+	for _, m := range knownModels() {
+		if canonicalModel[m] != "" || impossible[m] {
+			continue // a model is counted once, by its canonical name
+		}
+		strongest := true
+		for s := range reach(implying, []string{m}) {
+			if s != m && !impossible[s] {
+				strongest = false
+				break
+			}
+		}
+		if strongest {
+			out = append(out, friendlyName(m))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func friendlyName(m string) string {

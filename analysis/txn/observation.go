@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -106,7 +107,9 @@ func (e dupWriteError) Error() string {
 // on a value written twice; unreadable transactions are counted in bad and
 // left without micro-ops.
 func observe(ctx context.Context, h []history.Op, writeF string, lists bool) (o *observation, bad parseErrors, err error) {
-	pairs := history.Pairs(h, func(op *history.Op) bool { return op.F == txnop.FTxn && op.Process >= 0 })
+	// As Elle reads histories, invocations are optional: a completion
+	// alone is a transaction whose start is unknown.
+	pairs := history.PairsWithLone(h, func(op *history.Op) bool { return op.F == txnop.FTxn && op.Process >= 0 })
 	o = &observation{
 		pairs: pairs, lists: lists, txns: make([]txn, len(pairs)),
 		keyIDs: map[string]int32{}, versionIDs: map[string]int32{},
@@ -117,7 +120,10 @@ func observe(ctx context.Context, h []history.Op, writeF string, lists bool) (o 
 		if t%4096 == 0 && ctx.Err() != nil {
 			return nil, bad, ctx.Err()
 		}
-		st, value := indeterminate, p.Inv.Value
+		st, value := indeterminate, json.RawMessage(nil)
+		if p.Inv != nil {
+			value = p.Inv.Value
+		}
 		switch {
 		case p.Done != nil && p.Done.Type == history.Ok:
 			st, value = committed, p.Done.Value
@@ -138,7 +144,8 @@ func observe(ctx context.Context, h []history.Op, writeF string, lists bool) (o 
 		}
 		if err != nil {
 			if bad.n == 0 {
-				bad.first = fmt.Errorf("txn invoked at #%d by %s: %w", p.Inv.Index, history.ProcessName(p.Inv.Process), err)
+				first := o.first(int32(t))
+				bad.first = fmt.Errorf("txn at #%d by %s: %w", first.Index, history.ProcessName(first.Process), err)
 			}
 			bad.n++
 		}
@@ -153,7 +160,10 @@ func observe(ctx context.Context, h []history.Op, writeF string, lists bool) (o 
 func (o *observation) reserve() {
 	var mops, elems int
 	for _, p := range o.pairs {
-		inv := p.Inv.Value
+		var inv []byte
+		if p.Inv != nil {
+			inv = p.Inv.Value
+		}
 		mops += bytes.Count(inv, []byte("[")) + bytes.Count(inv, []byte("{"))
 		if p.Done != nil && p.Done.Type == history.Ok {
 			done := p.Done.Value
@@ -266,6 +276,15 @@ func (o *observation) newVersion(v version, text string) int32 {
 	o.versions = append(o.versions, v)
 	o.text = append(o.text, text)
 	return int32(len(o.versions) - 1)
+}
+
+// first is transaction t's first entry: its invocation, or its completion
+// when the history has no invocation.
+func (o *observation) first(t int32) *history.Op {
+	if p := o.pairs[t]; p.Inv != nil {
+		return p.Inv
+	}
+	return o.pairs[t].Done
 }
 
 // txnMops are transaction t's micro-ops.

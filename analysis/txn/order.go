@@ -8,8 +8,10 @@ import (
 
 // linkProcesses adds process-order edges, as Elle's process-graph: each
 // committed transaction precedes its process's next committed one, in the
-// order they were invoked. A transaction of unknown outcome gets none: it
-// may still take effect after its process has moved on.
+// order they were invoked (a process has one in flight, so this is also
+// the order of their completions, by which a transaction without an
+// invocation goes). A transaction of unknown outcome gets none: it may
+// still take effect after its process has moved on.
 func (o *observation) linkProcesses(es *edges) {
 	var ts []int32
 	for t := range o.txns {
@@ -18,11 +20,11 @@ func (o *observation) linkProcesses(es *edges) {
 		}
 	}
 	slices.SortStableFunc(ts, func(a, b int32) int {
-		pa, pb := o.pairs[a].Inv, o.pairs[b].Inv
+		pa, pb := o.pairs[a].Done, o.pairs[b].Done
 		return cmp.Or(cmp.Compare(pa.Process, pb.Process), cmp.Compare(pa.Time, pb.Time))
 	})
 	for i := 1; i < len(ts); i++ {
-		if o.pairs[ts[i-1]].Inv.Process == o.pairs[ts[i]].Inv.Process {
+		if o.pairs[ts[i-1]].Done.Process == o.pairs[ts[i]].Done.Process {
 			es.link(ts[i-1], ts[i], process)
 		}
 	}
@@ -44,7 +46,10 @@ type event struct {
 // holds about p transactions, so each invocation gets about p edges, not
 // one from every earlier transaction.
 //
-// Two events at the same time are concurrent: invocations sort first.
+// Two events at the same time are concurrent: invocations sort first. A
+// transaction without an invocation follows nothing in real time, since
+// when it began is unknown (as in Elle, which links completed transactions
+// only to later invocations' completions).
 func (o *observation) linkRealtime(es *edges) {
 	evs := make([]event, 0, 2*len(o.txns))
 	for t, tx := range o.txns {
@@ -52,7 +57,9 @@ func (o *observation) linkRealtime(es *edges) {
 			continue
 		}
 		p := o.pairs[t]
-		evs = append(evs, event{at: p.Inv.Time, txn: int32(t)})
+		if p.Inv != nil {
+			evs = append(evs, event{at: p.Inv.Time, txn: int32(t)})
+		}
 		if tx.status == committed {
 			evs = append(evs, event{at: p.Done.Time, done: true, txn: int32(t)})
 		}

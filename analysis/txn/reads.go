@@ -58,7 +58,7 @@ func (o *observation) checkElement(found *findings, t int32, m mop, v int32) {
 	ver := o.versions[v]
 	switch {
 	case ver.writer < 0:
-		found.add("garbage-read", func() analysis.Finding {
+		found.add(garbageRead, func() analysis.Finding {
 			return analysis.Finding{Explanation: fmt.Sprintf("%s read key %s = %s, but no transaction wrote %s to that key.",
 				o.name(t), o.keys[m.key], o.showRead(m), o.text[v]), Ops: o.ops(t)}
 		})

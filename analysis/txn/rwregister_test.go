@@ -34,9 +34,11 @@ func TestRWRegisterG1c(t *testing.T) {
 	}
 }
 
-// TestRWRegisterG0: writes that follow reads order each key's versions,
-// and each transaction overwrote the other's write.
-func TestRWRegisterG0(t *testing.T) {
+// TestRWRegisterOverwrittenReads: writes that follow reads order each
+// key's versions, and each transaction overwrote the other's write, after
+// reading it. Each dependency is both ww and wr, and Elle's rw-register
+// explains it by wr first: G1c, not G0.
+func TestRWRegisterOverwrittenReads(t *testing.T) {
 	for _, anomalous := range []bool{true, false} {
 		h := &hist{}
 		t1 := h.tx(0, 0, 10, ok, write("x", 1), readReg("y", 2), write("y", 3))
@@ -51,10 +53,10 @@ func TestRWRegisterG0(t *testing.T) {
 			expectKinds(t, r)
 			continue
 		}
-		expectKinds(t, r, "G0")
-		f := finding(t, r, "G0")
+		expectKinds(t, r, "G1c")
+		f := finding(t, r, "G1c")
 		expectOps(t, f, both(t1, t2)...)
-		if !strings.Contains(f.Explanation, "read that and then set it to") {
+		if !strings.Contains(f.Explanation, `read key "x" = 1, which`) {
 			t.Errorf("explanation %q", f.Explanation)
 		}
 	}

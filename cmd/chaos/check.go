@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/txn"
 	"github.com/chaos-testing/chaos/foreign/jepsen"
 	"github.com/chaos-testing/chaos/runfolder"
 	"github.com/chaos-testing/chaos/runner"
@@ -23,6 +24,11 @@ func cmdCheck(args []string) (int, error) {
 	fs := newFlags("check")
 	model := fs.String("model", jepsen.CasRegister, "model for an EDN history: "+strings.Join(jepsen.Models, ", "))
 	initial := fs.String("initial", "", "the registers' value before the history: EDN for an .edn history (0, :none, 1.0), else JSON (default: absent)")
+	consistency := fs.String("consistency-model", "", "for list-append and rw-register: the models the history must satisfy, by Elle's names, comma-separated (default strict-serializable, Elle's; none for --anomalies alone)")
+	anomalies := fs.String("anomalies", "", "for list-append and rw-register: further anomalies the history must not show, by Elle's names, comma-separated; each stands for those implying it (G1: G1a, G1b, G1c)")
+	sequential := fs.Bool("sequential-keys", false, "for rw-register: assume each key is sequentially consistent, and infer versions from each process's order (Elle's :sequential-keys?)")
+	linearizable := fs.Bool("linearizable-keys", false, "for rw-register: assume each key is linearizable, and infer versions from real-time order (Elle's :linearizable-keys?)")
+	wfr := fs.Bool("wfr-keys", true, "for rw-register: assume a transaction's writes follow its reads, and infer versions from that (Elle's :wfr-keys?, off in Elle unless asked for)")
 	out := fs.String("out", "", "folder for a history file's analysis.json, report and visualizations (default: results/check/<file>)")
 	addMaxFindings(fs)
 	asJSON := fs.Bool("json", false, "print one JSON summary on stdout; the findings go to stderr")
@@ -39,7 +45,7 @@ func cmdCheck(args []string) (int, error) {
 	defer stop()
 	if st.IsDir() {
 		if err := refuseFlags(fs, "a run folder", "they describe a history file from elsewhere; a run folder's run.json says what ran, and its analysis is written into it",
-			"model", "initial", "out"); err != nil {
+			"model", "initial", "out", "consistency-model", "anomalies", "sequential-keys", "linearizable-keys", "wfr-keys"); err != nil {
 			return exitUsage, err
 		}
 		switch *stream {
@@ -63,7 +69,16 @@ func cmdCheck(args []string) (int, error) {
 	if err := refuseFileFlags(fs, path, *model); err != nil {
 		return exitUsage, err
 	}
-	fc := runner.FileCheck{Model: *model, Out: *out, Details: true}
+	fc := runner.FileCheck{Model: *model, Out: *out, Details: true, Txn: txn.Options{
+		ConsistencyModels: splitNames(*consistency), Anomalies: splitNames(*anomalies),
+		SequentialKeys: *sequential, LinearizableKeys: *linearizable, WithoutWFR: !*wfr,
+	}}
+	if *consistency == "none" {
+		fc.Txn.ConsistencyModels = []string{}
+	}
+	if err := fc.Txn.Validate(); err != nil {
+		return exitUsage, usageError{fmt.Sprintf("check: %v", err)}
+	}
 	if *initial != "" {
 		if fc.Initial, err = initialValue(path, *model, *initial); err != nil {
 			return exitUsage, err
@@ -110,15 +125,36 @@ func initialValue(path, model, text string) (json.RawMessage, error) {
 	return json.RawMessage(text), nil
 }
 
+// splitNames reads a comma-separated list of names: nil for none given.
+func splitNames(list string) []string {
+	if list == "" {
+		return nil
+	}
+	return strings.Split(list, ",")
+}
+
+// elleFlags are Elle's options, which only its checkers take; rwFlags only
+// its rw-register.
+var (
+	rwFlags   = []string{"sequential-keys", "linearizable-keys", "wfr-keys"}
+	elleFlags = append([]string{"consistency-model", "anomalies"}, rwFlags...)
+)
+
 // refuseFileFlags refuses the flags that do not apply to the history file
 // at path. As runner.CheckFile tells formats apart, only EDN is read with
-// a model; and the mutex model has no registers to give a value.
+// a model; the mutex model has no registers to give a value; Elle's
+// options apply to its models, and how versions are inferred to
+// rw-register's.
 func refuseFileFlags(fs *flag.FlagSet, path, model string) error {
 	switch {
 	case !strings.HasSuffix(path, ".edn"):
-		return refuseFlags(fs, "a porcupine log", "only a Jepsen .edn history is checked against the model given; a porcupine log's format says its model", "model")
+		return refuseFlags(fs, "a porcupine log", "only a Jepsen .edn history is checked against the model given; a porcupine log's format says its model", append([]string{"model"}, elleFlags...)...)
 	case model == jepsen.Mutex:
-		return refuseFlags(fs, "the mutex model", "it has no registers: every lock starts free", "initial")
+		return refuseFlags(fs, "the mutex model", "it has no registers: every lock starts free", append([]string{"initial"}, elleFlags...)...)
+	case model == jepsen.ListAppend:
+		return refuseFlags(fs, "the list-append model", "a list read shows its key's order of versions: there is none to infer", rwFlags...)
+	case model != jepsen.RwRegister:
+		return refuseFlags(fs, "the "+model+" model", "they are Elle's options, for list-append and rw-register", elleFlags...)
 	}
 	return nil
 }

@@ -259,3 +259,78 @@ func TestEndedShortIsUnfinished(t *testing.T) {
 		t.Errorf("analysis.json: verdict %s, incomplete %q, %v", a.Verdict, a.Incomplete, err)
 	}
 }
+
+// chaos check FILE --consistency-model chooses what Elle's checkers hold a
+// history to: a stale read rules out strict serializability (Elle's
+// default), not serializability; an unknown model is a usage error naming
+// the known ones (issue 35, item 16).
+func TestCheckConsistencyModel(t *testing.T) {
+	edn := filepath.Join(t.TempDir(), "h.edn")
+	writeFile(t, edn, `{:type :invoke, :process 0, :f :txn, :value [[:append :x 1]]}
+{:type :ok, :process 0, :f :txn, :value [[:append :x 1]]}
+{:type :invoke, :process 1, :f :txn, :value [[:r :x nil]]}
+{:type :ok, :process 1, :f :txn, :value [[:r :x []]]}`)
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{nil, exitAnomaly, "G-single-item-realtime"},
+		{[]string{"--consistency-model", "serializable"}, exitValid, "strongest models the history does not rule out: strict-serializable"},
+		{[]string{"--consistency-model", "none", "--anomalies", "G2"}, exitValid, ""},
+		{[]string{"--consistency-model", "snapshot-isolation,strong-session-serializable"}, exitValid, ""},
+		{[]string{"--anomalies", "G1"}, exitAnomaly, "G-single-item-realtime"},
+	} {
+		args := append(append([]string{"check", "--model", "list-append", "--out", t.TempDir()}, c.args...), edn)
+		var code int
+		var err error
+		stdout := capture(t, func() { code, err = dispatch(args) })
+		if code != c.code || err != nil || !strings.Contains(stdout, c.says) {
+			t.Errorf("%v: %d %v, want %d saying %q\n%s", c.args, code, err, c.code, c.says, stdout)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--model", "list-append", "--consistency-model", "serialisable"}, "serializable, snapshot-isolation"},
+		{[]string{"--model", "list-append", "--anomalies", "G3"}, `unknown anomaly "G3"`},
+		{[]string{"--model", "cas-register", "--consistency-model", "serializable"}, "--consistency-model does not apply"},
+		{[]string{"--model", "list-append", "--sequential-keys"}, "--sequential-keys does not apply"},
+	} {
+		code, err := dispatch(append(append([]string{"check", "--out", t.TempDir()}, c.args...), edn))
+		if code != exitUsage || err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%v: %d %v, want exit %d saying %q", c.args, code, err, exitUsage, c.says)
+		}
+	}
+}
+
+// chaos check FILE --model rw-register takes Elle's rw-register options:
+// under serializability a process that wrote x = 1 and then read x's
+// initial nil shows nothing, unless keys are sequential (or linearizable):
+// then its read went back to a version before its own write, and the
+// versions of x form a cycle (issue 35, item 17).
+func TestCheckRWRegisterOptions(t *testing.T) {
+	edn := filepath.Join(t.TempDir(), "h.edn")
+	writeFile(t, edn, `{:type :invoke, :process 0, :value [[:w :x 1]]}
+{:type :ok, :process 0, :value [[:w :x 1]]}
+{:type :invoke, :process 0, :value [[:r :x nil]]}
+{:type :ok, :process 0, :value [[:r :x nil]]}`)
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{nil, exitValid, ""},
+		{[]string{"--sequential-keys"}, exitAnomaly, "cyclic-versions"},
+		{[]string{"--linearizable-keys"}, exitAnomaly, "cyclic-versions"},
+	} {
+		args := append(append([]string{"check", "--model", "rw-register", "--consistency-model", "serializable", "--out", t.TempDir()}, c.args...), edn)
+		var code int
+		var err error
+		stdout := capture(t, func() { code, err = dispatch(args) })
+		if code != c.code || err != nil || !strings.Contains(stdout, c.says) {
+			t.Errorf("%v: %d %v, want %d saying %q\n%s", c.args, code, err, c.code, c.says, stdout)
+		}
+	}
+}

@@ -54,6 +54,10 @@ func ReadFile(path, model string) ([]history.Op, error) {
 //     reads as for registers.
 //   - list-append: []txnop.Step with F "r" (its value the list read)
 //     or "append".
+//
+// For rw-register and list-append, :f may be left out, as Elle takes every
+// client op for a transaction; and, as for every model, a completion need
+// not follow an invocation (a history of completions only).
 //   - mutex: no value (see converter.mutex for chaos's own exports).
 //
 // Each op's Index is its position in the file and its Time is that same
@@ -152,9 +156,13 @@ func (c *converter) op(m Value) (history.Op, error) {
 		}
 		op.Process = n
 	}
-	f, err := get("f")
-	if err != nil {
-		return op, err
+	f, ok := m.Get("f")
+	if !ok && (c.model == RwRegister || c.model == ListAppend) {
+		// Elle judges every client op as a transaction, whatever its :f,
+		// and its own tests leave :f out.
+		f = Value{Kind: Keyword, Text: txnop.FTxn, Line: m.Line, Col: m.Col}
+	} else if !ok {
+		return op, errAt(m, "op has no :f")
 	}
 	if f.Kind != Keyword && f.Kind != Symbol && f.Kind != String {
 		return op, errAt(f, "expected :f to be a keyword like :read, got %s", describe(f))

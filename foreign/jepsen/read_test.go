@@ -255,3 +255,21 @@ func TestTwoInFlightRefused(t *testing.T) {
 		t.Errorf("a completion alone, then a pair: %v", err)
 	}
 }
+
+// Elle takes every client op for a transaction, with or without :f, and
+// its own tests write them without: so do rw-register and list-append
+// here. The other models still need :f, which says what an op does.
+func TestReadTxnWithoutF(t *testing.T) {
+	in := `{:type :ok, :process 0, :value [[:append :x 1] [:r :x [1]]]}`
+	ops, err := Read(strings.NewReader(in), "", ListAppend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "p0 ok txn [{\"f\":\"append\",\"key\":\"x\",\"value\":1},{\"f\":\"r\",\"key\":\"x\",\"value\":[1]}]\n"
+	if got := brief(ops); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if _, err := Read(strings.NewReader(`{:type :ok, :process 0, :value [[:r :x 1]]}`), "", MultiRegister); err == nil || !strings.Contains(err.Error(), "op has no :f") {
+		t.Errorf("multi-register without :f: %v", err)
+	}
+}
