@@ -14,7 +14,6 @@ package etcd
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"maps"
@@ -75,30 +74,22 @@ func etcdKVModel() *linear.Model {
 	}
 }
 
-// etcdInitial is the model's Input.Initial: the store's revision when the
-// history began (1, an empty store, unless given).
-type etcdInitial struct {
-	Revision int64 `json:"revision"`
-}
-
 func prepareEtcd(in analysis.Input) (*linear.Spec, error) {
-	init := etcdInitial{Revision: 1}
-	if len(in.Initial) > 0 && string(in.Initial) != "null" {
-		if err := json.Unmarshal(in.Initial, &init); err != nil {
-			return nil, fmt.Errorf(`initial value %s: the etcd-kv model starts from {"revision": N}: %w`, in.Initial, err)
-		}
+	initRev, err := initialRevision(in)
+	if err != nil {
+		return nil, err
 	}
 	next := 0
 	for _, op := range in.History {
 		next = max(next, op.Index+1)
 	}
 	expiries := leaseExpiries(in.History, next)
-	ev := gatherEtcdEvidence(slices.Concat(in.History, expiries), init.Revision)
+	ev := gatherEtcdEvidence(slices.Concat(in.History, expiries), initRev)
 	convert := func(inv, done *history.Op) (linear.Op, error) { return convertEtcd(ev, inv, done) }
-	initial := newEtcdState(init.Revision, map[string]etcdKey{}, map[int64]bool{})
+	initial := newEtcdState(initRev, map[string]etcdKey{}, map[int64]bool{})
 	direct := func(h []history.Op, p *linear.Part) (*analysis.Finding, bool) { return etcdByRevision(h, p, initial) }
 	return &linear.Spec{Convert: convert, Direct: direct, Implicit: expiries, Model: porcupine.Model{
-		Init: func() any { return newEtcdState(init.Revision, map[string]etcdKey{}, map[int64]bool{}) },
+		Init: func() any { return newEtcdState(initRev, map[string]etcdKey{}, map[int64]bool{}) },
 		Step: func(s, i, o any) (bool, any) {
 			ok, next := etcdStep(s.(*etcdState), i.(etcdIn), o.(etcdOut))
 			return ok, next

@@ -47,6 +47,12 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	var found analysis.FindingList
 	agree := agreeing{}
 	store := knowStore(in.History)
+	initial, err := initialRevision(in)
+	if err != nil {
+		return analysis.UnknownResult(err.Error())
+	}
+	most, bounded := revisionBound(in.History, initial)
+	seen := watchesSeen(in.History)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange
 	}) {
@@ -69,6 +75,12 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 			continue
 		}
 		store.judge(answer, req.Then[0], &found)
+		what := fmt.Sprintf("%s's serializable read (#%d, member %s)", history.ProcessName(p.Inv.Process), p.Done.Index, analysis.CmpOr(resp.Member, "unknown"))
+		ops := []history.Op{*p.Inv, *p.Done}
+		if bounded && resp.Revision > most {
+			neverMade(resp.Revision, most, what, ops, &found)
+		}
+		seen = append(seen, observed{at: p.Done.Time, rev: resp.Revision, src: what, ops: ops})
 		if resp.Member == "" {
 			bad.Add(fmt.Errorf("op #%d: no member named in the answer", p.Done.Index))
 			continue
@@ -78,6 +90,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	if bad.N > 0 {
 		return analysis.UnknownResult(fmt.Sprintf("%d serializable reads could not be read; first: %v", bad.N, bad.First))
 	}
+	checkFloors(in.History, seen, &found)
 	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"serializable_reads": len(reads), "revisions_read": len(agree)}}
 	if len(reads) == 0 {
 		res.Notes = append(res.Notes, "no serializable read succeeded: only reads at the same revision were compared")

@@ -17,8 +17,9 @@ import (
 // puts since its creation, with no delete between).
 type storeKnown struct {
 	events map[string][]knownEvent // by key, in revision order
-	// lives, by key and create revision, is the known event of that life
-	// of the key with the highest mod revision.
+	// lives, by key and the revision a life of it began at, at the latest
+	// (its create revision), is the known event of that life with the
+	// highest mod revision.
 	lives map[string]map[int64]knownEvent
 }
 
@@ -27,14 +28,17 @@ func knowStore(h []history.Op) storeKnown {
 	add := func(e knownEvent) {
 		key, kv := e.ev.KV.Key, e.ev.KV
 		s.events[key] = append(s.events[key], e)
-		if e.ev.Type != "put" || kv.Create == 0 {
+		if e.ev.Type != "put" {
 			return
 		}
+		// A write's answer gives no create revision: the key lived at
+		// its revision, at least.
+		born := cmp.Or(kv.Create, kv.Mod)
 		if s.lives[key] == nil {
 			s.lives[key] = map[int64]knownEvent{}
 		}
-		if l, ok := s.lives[key][kv.Create]; !ok || kv.Mod > l.ev.KV.Mod {
-			s.lives[key][kv.Create] = e
+		if l, ok := s.lives[key][born]; !ok || kv.Mod > l.ev.KV.Mod {
+			s.lives[key][born] = e
 		}
 	}
 	for _, e := range answeredEvents(h) {
@@ -80,7 +84,19 @@ func (s storeKnown) judge(a servedAnswer, op etcdop.KVOp, found *analysis.Findin
 			report("read-from-future", fmt.Sprintf("returned %s=%s as of revision %d, after the store's.", kv.Key, kv.Value, kv.Mod), nil)
 			continue
 		}
+		if why := kvFlaw(kv); why != "" {
+			report("impossible-key", fmt.Sprintf("returned a key no store holds: %s.", why), nil)
+			continue
+		}
 		es := s.events[kv.Key]
+		put := etcdop.WatchEvent{Type: "put", KV: kv}
+		for i, _ := slices.BinarySearchFunc(es, kv.Mod, func(e knownEvent, r int64) int { return cmp.Compare(e.ev.KV.Mod, r) }); i < len(es) && es[i].ev.KV.Mod == kv.Mod; i++ {
+			if !sameEvent(es[i].ev, put) {
+				report("divergent-reads", fmt.Sprintf("returned %s=%s as of revision %d (create %d, version %d), but %s tells of %s there.",
+					kv.Key, kv.Value, kv.Mod, kv.Create, kv.Version, es[i].src, describeEvent(es[i].ev)), &es[i])
+				break
+			}
+		}
 		i, _ := slices.BinarySearchFunc(es, kv.Mod+1, func(e knownEvent, r int64) int { return cmp.Compare(e.ev.KV.Mod, r) })
 		if i < len(es) && es[i].ev.KV.Mod <= rev {
 			report("stale-at-revision", fmt.Sprintf("returned %s=%s as of revision %d, but %s tells of %s at revision %d: the store at %d had it.",
@@ -91,12 +107,12 @@ func (s storeKnown) judge(a servedAnswer, op etcdop.KVOp, found *analysis.Findin
 		if returned[key] || !inRange(op.Key, op.End, key) {
 			continue
 		}
-		for _, l := range lives {
-			if l.ev.KV.Create > rev || rev > l.ev.KV.Mod {
+		for born, l := range lives {
+			if born > rev || rev > l.ev.KV.Mod {
 				continue
 			}
 			report("missing-at-revision", fmt.Sprintf("left out %s, which %s shows existed from revision %d to %d.",
-				key, l.src, l.ev.KV.Create, l.ev.KV.Mod), &l)
+				key, l.src, born, l.ev.KV.Mod), &l)
 			break
 		}
 	}

@@ -1,12 +1,19 @@
 package etcd
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/analysis/analysistest"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
+
+// served is the input of a history that does not hold the writes before
+// it: the store began at revision 9.
+func served(h *kvh) analysis.Input {
+	return analysis.Input{History: h.Ops, Initial: json.RawMessage(`{"revision": 9}`)}
+}
 
 // sread adds an ok serializable read of member at rev over [t1, t2].
 func (h *kvh) sread(proc int, t1, t2 float64, member string, rev int64) *kvh {
@@ -16,14 +23,14 @@ func (h *kvh) sread(proc int, t1, t2 float64, member string, rev int64) *kvh {
 
 func TestSerializableRevisionWentBack(t *testing.T) {
 	h := (&kvh{}).sread(0, 0, 1, "m1", 7).sread(1, 2, 3, "m1", 5)
-	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
+	r := analysistest.RunChecker(t, "etcd-serializable", served(h))
 	if r.Verdict != analysis.Invalid || len(r.Findings) != 1 || r.Findings[0].Kind != "revision-went-back" || len(r.Findings[0].Ops) != 4 {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 	// The same, the later read's lines written first: times decide.
 	late := &kvh{}
 	late.sread(1, 2, 3, "m1", 5).sread(0, 0, 1, "m1", 7)
-	if r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: late.Ops}); r.Verdict != analysis.Invalid {
+	if r := analysistest.RunChecker(t, "etcd-serializable", served(late)); r.Verdict != analysis.Invalid {
 		t.Fatalf("lines out of time order: %s", r.Verdict)
 	}
 }
@@ -36,7 +43,7 @@ func TestSerializableKept(t *testing.T) {
 		"no serializable read yet": &kvh{},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops}); r.Verdict != analysis.Valid {
+			if r := analysistest.RunChecker(t, "etcd-serializable", served(h)); r.Verdict != analysis.Valid {
 				t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 			}
 		})
@@ -48,14 +55,14 @@ func TestDivergentReads(t *testing.T) {
 	h.get(0, 0, 1, "a", "", 5, kv("a", "1", 2, 5, 3))
 	req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a"}}}
 	h.op(1, 2, 3, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 5, Member: "m2", Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("a", "0", 2, 4, 2)}}}})
-	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
+	r := analysistest.RunChecker(t, "etcd-serializable", served(h))
 	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "divergent-reads" || len(r.Findings[0].Ops) != 4 {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 	// The same keys at another revision may differ; other keys are another range.
 	ok := &kvh{}
 	ok.get(0, 0, 1, "a", "", 5, kv("a", "1", 2, 5, 3)).get(1, 2, 3, "a", "", 6, kv("a", "2", 2, 6, 4)).get(1, 4, 5, "b", "c", 5)
-	if r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: ok.Ops}); r.Verdict != analysis.Valid {
+	if r := analysistest.RunChecker(t, "etcd-serializable", served(ok)); r.Verdict != analysis.Valid {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 }
@@ -78,7 +85,7 @@ func TestReadAtItsRevision(t *testing.T) {
 			0, 2, 3, "a", "c", 4),
 	} {
 		t.Run(kind, func(t *testing.T) {
-			r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
+			r := analysistest.RunChecker(t, "etcd-serializable", served(h))
 			if r.Verdict != analysis.Invalid || r.Findings[0].Kind != kind || len(r.Findings[0].Ops) < 2 {
 				t.Fatalf("got %s %+v, expected %s", r.Verdict, r.Findings, kind)
 			}
@@ -94,7 +101,7 @@ func TestReadAtItsRevision(t *testing.T) {
 			0, 2, 3, "a", "c", 4, kv("a", "1", 2, 2, 1), kv("b", "1", 4, 4, 1)),
 	} {
 		t.Run(name, func(t *testing.T) {
-			if r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops}); r.Verdict != analysis.Valid {
+			if r := analysistest.RunChecker(t, "etcd-serializable", served(h)); r.Verdict != analysis.Valid {
 				t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 			}
 		})

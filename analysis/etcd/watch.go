@@ -72,6 +72,11 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		res.Notes = append(res.Notes, "no watch got an answer: nothing to check")
 		return res
 	}
+	initial, err := initialRevision(in)
+	if err != nil {
+		return analysis.UnknownResult(err.Error())
+	}
+	most, bounded := revisionBound(in.History, initial)
 	var found analysis.FindingList
 	known := map[eventAt]knownEvent{}
 	learn := func(e knownEvent) {
@@ -92,6 +97,12 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 	for _, w := range watches {
 		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
 		checkStream(w, src, &found)
+		for _, r := range w.res.Responses {
+			if rev := responseRevision(r); bounded && rev > most {
+				neverMade(rev, most, src+"'s response", []history.Op{*w.Inv, *w.Done}, &found)
+				break
+			}
+		}
 		for _, r := range w.res.Responses {
 			for _, e := range r.Events {
 				events++
@@ -115,6 +126,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 	for _, w := range watches {
 		checkReliable(w, known, &found)
 		writes.checkOrigins(w, &found)
+		writes.checkRangeDeletes(w, &found)
 	}
 	res.Stats["events"] = events
 	res.Stats["revisions_known"] = len(known)

@@ -134,21 +134,38 @@ type writeIndex struct {
 	// lease may expire, and the key go, after it was invoked.
 	leased map[string]answered
 	txns   map[int64]answered // ok transactions with writes, by revision
-	any    bool
+	// ranged are the ok writes whose answers say a range delete deleted
+	// keys, though not which.
+	ranged []answered
+	// any: the history holds writes, failed or not (one without is not
+	// judged: a foreign history, say).
+	any bool
+	// sole is, for each write (by its invocation's index) that alone can
+	// have made some event, the first such event: a write makes one
+	// revision at the most.
+	sole map[int]soleEvent
+}
+
+type soleEvent struct {
+	ev  etcdop.WatchEvent
+	ops []history.Op // the watch that got it
 }
 
 func indexWrites(h []history.Op) writeIndex {
-	x := writeIndex{puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}}
+	x := writeIndex{puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}, sole: map[int]soleEvent{}}
+	x.any = slices.ContainsFunc(h, func(op history.Op) bool {
+		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn || op.F == etcdop.FLeaseRevoke
+	})
 	for _, a := range readAnswered(h) {
 		if a.Inv.F == etcdop.FLeaseRevoke {
-			x.revokes, x.any = append(x.revokes, a), true
+			x.revokes = append(x.revokes, a)
 		}
 		deletes := false
 		for _, op := range a.branch() {
 			switch op.F {
 			case etcdop.FPut:
 				kv := keyValue{op.Key, op.Value}
-				x.puts[kv], x.any = append(x.puts[kv], a), true
+				x.puts[kv] = append(x.puts[kv], a)
 				if first, ok := x.leased[op.Key]; op.Lease != 0 && (!ok || a.Inv.Time < first.Inv.Time) {
 					x.leased[op.Key] = a
 				}
@@ -157,13 +174,75 @@ func indexWrites(h []history.Op) writeIndex {
 			}
 		}
 		if deletes {
-			x.deletes, x.any = append(x.deletes, a), true
+			x.deletes = append(x.deletes, a)
 		}
 		if a.Inv.F == etcdop.FKVTxn && a.resp != nil {
 			x.txns[a.resp.Revision] = a
 		}
+		if a.resp != nil && slices.ContainsFunc(a.rangeDeletes(), func(i int) bool { return a.resp.Results[i].Deleted > 0 }) {
+			x.ranged = append(x.ranged, a)
+		}
 	}
 	return x
+}
+
+// rangeDeletes are the positions, in the branch that ran, of an ok
+// write's range deletes that have a result.
+func (a answered) rangeDeletes() []int {
+	var out []int
+	for i, op := range a.branch() {
+		if op.F == etcdop.FDelete && op.End != "" && i < len(a.resp.Results) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// checkRangeDeletes finds the revisions that an ok write made by deleting
+// keys of a range the watch asked for, which the watch covered and got no
+// event of ("watch-lost-event": it must have got one, whichever keys they
+// were).
+func (x writeIndex) checkRangeDeletes(w watchOp, found *analysis.FindingList) {
+	from, to := w.window()
+	got := map[int64]bool{}
+	for _, r := range w.res.Responses {
+		for _, e := range r.Events {
+			got[e.KV.Mod] = true
+		}
+	}
+	for _, a := range x.ranged {
+		rev := a.resp.Revision
+		if from == 0 || rev < from || rev > to || got[rev] {
+			continue
+		}
+		for _, i := range a.rangeDeletes() {
+			op := a.branch()[i]
+			if a.resp.Results[i].Deleted == 0 || !rangeWithin(op.Key, op.End, w.req.Key, w.req.End) {
+				continue
+			}
+			found.Add(func() analysis.Finding {
+				return analysis.Finding{Kind: "watch-lost-event", Explanation: fmt.Sprintf(
+					"%s's watch (#%d) covered revisions %d to %d of %s but got no event at revision %d, where %s deleted %d keys of %s.",
+					history.ProcessName(w.Inv.Process), w.Inv.Index, from, to, describeRange(w.req.Key, w.req.End), rev, a.src(),
+					a.resp.Results[i].Deleted, describeRange(op.Key, op.End)), Ops: slices.Concat([]history.Op{*w.Inv, *w.Done}, a.ops())}
+			})
+			break
+		}
+	}
+}
+
+// rangeWithin says whether the range [key, end) lies in [wkey, wend) (a
+// "\x00" end: no end, as etcd takes it; an empty one: the key alone).
+func rangeWithin(key, end, wkey, wend string) bool {
+	switch {
+	case wend == "":
+		return end == "" && key == wkey
+	case key < wkey:
+		return false
+	case wend == "\x00":
+		return true
+	}
+	return end != "\x00" && end <= wend
 }
 
 // checkOrigins finds the events of a watch that no write can have made
@@ -188,6 +267,9 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 				})
 				continue
 			}
+			if len(makers) == 1 && (e.Type == "put" || x.leased[e.KV.Key].Inv != makers[0].Inv) { // not the lease's expiry
+				x.soleMaker(makers[0], e, wops, found)
+			}
 			if first := slices.MinFunc(makers, func(a, b answered) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) }); first.Inv.Time > r.Time {
 				found.Add(func() analysis.Finding {
 					return analysis.Finding{Kind: "watch-event-before-write", Explanation: fmt.Sprintf(
@@ -197,6 +279,22 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 			}
 		}
 		x.checkTxnOrder(r, src, wops, found)
+	}
+}
+
+// soleMaker notes that write a alone can have made event e, which a watch
+// got, and finds two revisions so made.
+func (x writeIndex) soleMaker(a answered, e etcdop.WatchEvent, wops []history.Op, found *analysis.FindingList) {
+	first, ok := x.sole[a.Inv.Index]
+	switch {
+	case !ok:
+		x.sole[a.Inv.Index] = soleEvent{e, wops}
+	case first.ev.KV.Mod != e.KV.Mod:
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: "watch-phantom-event", Explanation: fmt.Sprintf(
+				"%s at revision %d and %s at revision %d can each have been made only by %s, which makes one revision at the most.",
+				describeEvent(first.ev), first.ev.KV.Mod, describeEvent(e), e.KV.Mod, a.src()), Ops: slices.Concat(first.ops, wops, a.ops())}
+		})
 	}
 }
 

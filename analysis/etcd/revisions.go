@@ -1,0 +1,125 @@
+package etcd
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
+)
+
+// etcdInitial is the etcd checkers' Input.Initial: the store's revision
+// when the history began (1, an empty store, unless given).
+type etcdInitial struct {
+	Revision int64 `json:"revision"`
+}
+
+func initialRevision(in analysis.Input) (int64, error) {
+	init := etcdInitial{Revision: 1}
+	if len(in.Initial) > 0 && string(in.Initial) != "null" {
+		if err := json.Unmarshal(in.Initial, &init); err != nil {
+			return 0, fmt.Errorf(`initial value %s: the etcd checkers start from {"revision": N}: %w`, in.Initial, err)
+		}
+	}
+	return init.Revision, nil
+}
+
+// revisionBound is the highest revision the writes of a history can have
+// made: each put, delete, transaction and lease revoke that did not fail
+// makes one at the most, as does each lease's expiry. ok is false when the
+// history holds operations it does not know, which may write too.
+func revisionBound(h []history.Op, initial int64) (most int64, ok bool) {
+	most = initial
+	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.Process >= 0 }) {
+		switch p.Inv.F {
+		case etcdop.FPut, etcdop.FDelete, etcdop.FKVTxn, etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
+			if p.Done == nil || p.Done.Type != history.Fail {
+				most++
+			}
+		case etcdop.FRange, etcdop.FRangeSerializable, etcdop.FWatch, etcdop.FLeaseKeepAlive:
+		default:
+			return 0, false
+		}
+	}
+	return most, true
+}
+
+// neverMade reports an answer naming a revision above the bound.
+func neverMade(rev, most int64, what string, ops []history.Op, found *analysis.FindingList) {
+	found.Add(func() analysis.Finding {
+		return analysis.Finding{Kind: "revision-never-made", Explanation: fmt.Sprintf(
+			"%s names revision %d, but the history's writes can have made no revision past %d.", what, rev, most), Ops: ops}
+	})
+}
+
+// observed is a revision that a member had made by a time: a watch
+// response's or a serializable read's, with who told of it.
+type observed struct {
+	at  time.Duration
+	rev int64
+	src string
+	ops []history.Op
+}
+
+// checkFloors finds linearizable answers older than a revision observed
+// before they were asked ("revision-went-back"): a member serves only
+// revisions the cluster committed, and a linearizable request sees every
+// committed one.
+func checkFloors(h []history.Op, seen []observed, found *analysis.FindingList) {
+	slices.SortStableFunc(seen, func(a, b observed) int { return cmp.Compare(a.at, b.at) })
+	var asked []answered
+	for _, a := range readAnswered(h) {
+		if a.resp != nil && a.Inv.F != etcdop.FRangeSerializable {
+			asked = append(asked, a)
+		}
+	}
+	slices.SortStableFunc(asked, func(a, b answered) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) })
+	var floor *observed
+	next := 0
+	for _, a := range asked {
+		for ; next < len(seen) && seen[next].at < a.Inv.Time; next++ {
+			if floor == nil || seen[next].rev > floor.rev {
+				floor = &seen[next]
+			}
+		}
+		if floor == nil || a.resp.Revision >= floor.rev {
+			continue
+		}
+		f := floor
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: "revision-went-back", Explanation: fmt.Sprintf(
+				"%s answered revision %d, although %s had shown revision %d at %.3fs, before it was invoked at %.3fs.",
+				a.src(), a.resp.Revision, f.src, f.rev, f.at.Seconds(), a.Inv.Time.Seconds()), Ops: slices.Concat(f.ops, a.ops())}
+		})
+	}
+}
+
+// watchesSeen are the revisions the watches' responses showed, each when
+// it came: its header's, or its last event's.
+func watchesSeen(h []history.Op) []observed {
+	watches, _ := readWatches(h) // etcd-watch reports what it cannot read
+	var out []observed
+	for _, w := range watches {
+		for _, r := range w.res.Responses {
+			if rev := responseRevision(r); rev > 0 {
+				out = append(out, observed{at: r.Time, rev: rev, ops: []history.Op{*w.Inv, *w.Done},
+					src: fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)})
+			}
+		}
+	}
+	return out
+}
+
+// responseRevision is the revision a watch response shows the member had:
+// its header's, or its last event's.
+func responseRevision(r etcdop.WatchResponse) int64 {
+	rev := r.Revision
+	for _, e := range r.Events {
+		rev = max(rev, e.KV.Mod)
+	}
+	return rev
+}
