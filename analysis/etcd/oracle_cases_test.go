@@ -9,9 +9,9 @@ import (
 )
 
 // The disagreements TestOracleEtcdStore found, shrunk by hand: the
-// oracle's verdict is checked; the checkers' is logged, each case saying
-// what they answered when it was written (issue 35), since the checkers
-// are mended apart from this test.
+// oracle's verdict is checked, and the checkers must agree with it but
+// where a case names the gap they still have; each case says what they
+// answered when it was written (issue 35), before they were mended.
 func TestOracleEtcdCases(t *testing.T) {
 	grant := func(h *kvh) *kvh {
 		return h.op(9, 0, 0.1, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}, &etcdop.KVResponse{Revision: 1, Lease: 7})
