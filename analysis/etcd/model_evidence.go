@@ -114,11 +114,11 @@ func gatherEtcdEvidence(h []history.Op, initialRev int64) etcdEvidence {
 	}
 	// A revoke answered with a revision made of deletes of its lease's
 	// keys made that revision, unless an answer named the revision before
-	// the revoke was sent, or a write of unknown outcome can have made it:
-	// a revoke that found its lease empty answers the current revision.
+	// the revoke was sent: then it found its lease emptied (by a delete
+	// of unknown outcome, say) and answered the current revision.
 	floor := floors(g.answered)
 	for lease, r := range g.revokes {
-		if g.deletesOf(r.rev, lease) && floor(r.at) < r.rev && g.assign(r.rev, floor) < 0 {
+		if g.deletesOf(r.rev, lease) && floor(r.at) < r.rev {
 			g.explained[r.rev] = true
 		}
 	}
@@ -250,10 +250,19 @@ func (g *gathered) addWatch(p history.Pair) {
 	if from, to := w.window(); from > 0 {
 		g.windows = append(g.windows, watchWindow{key: w.req.Key, end: w.req.End, span: [2]int64{from, to}})
 	}
+	leases := map[string]int64{} // a key's lease, as its last put in this watch gave it
 	for _, r := range w.res.Responses {
 		g.last = max(g.last, r.Revision)
 		for _, e := range r.Events {
 			rev := e.KV.Mod
+			lease, known := leases[e.KV.Key]
+			if e.Type == "put" {
+				leases[e.KV.Key] = e.KV.Lease
+			} else if known && e.Prev == nil {
+				// The watch's own stream says which lease the key had
+				// (were it not whole, etcd-watch finds it).
+				g.prevLease[eventAt{rev, e.KV.Key}] = lease
+			}
 			if e.Type == "put" {
 				g.show(e.KV.Key, e.KV.Value, rev, r.Time)
 			}
