@@ -18,4 +18,9 @@ type Value struct {
 	// Holes, on a read, are what the server counted in the set but did
 	// not return (a stream's sequence numbers it skipped), as it said.
 	Holes string `json:"holes,omitempty"`
+	// Seqs, on a read of a stream, are the stream sequences of the
+	// elements of Read, one each: what tells a skipped sequence from two
+	// reads that disagree, and a message stored twice from one that moved.
+	// Absent in histories recorded before the stream reads kept them.
+	Seqs []uint64 `json:"seqs,omitempty"`
 }

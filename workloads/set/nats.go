@@ -121,6 +121,9 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 		return snap, fmt.Errorf("ordered consumer: %w", err)
 	}
 	var holes seqRanges
+	// seqs are the stream sequences of vs, recorded so that the
+	// stream-order checker sees where each message sat in the log.
+	var seqs []uint64
 	next := state.FirstSeq // the stream sequence the read expects next
 	// unserved counts fetches that nobody answered: each fetch of an
 	// ordered consumer creates a server-side consumer anew from where the
@@ -155,6 +158,7 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 				return snap, fmt.Errorf("message %d of the stream begins %q, not with a number", seq, m.Data()[:min(len(m.Data()), 32)])
 			}
 			vs = append(vs, v)
+			seqs = append(seqs, seq)
 			holes.add(next, seq-1)
 			next = max(next, seq+1)
 			if seq < state.LastSeq && md.NumPending == 0 {
@@ -165,7 +169,7 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 				if uint64(len(vs)) < state.Msgs && holes.empty() {
 					return snap, fmt.Errorf("read %d of the stream's %d messages: some were missed in delivery", len(vs), state.Msgs)
 				}
-				snap.Values = vs
+				snap.Values, snap.Seqs = vs, seqs
 				if !holes.empty() {
 					snap.Holes = fmt.Sprintf("stream sequences %s not served, of %d to %d (the stream counted %d messages, %d deleted)",
 						holes, state.FirstSeq, state.LastSeq, state.Msgs, state.NumDeleted)

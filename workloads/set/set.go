@@ -45,9 +45,11 @@ type Store interface {
 }
 
 // Snapshot is what a read returned: the set's elements, the server that
-// answered, and what that server counted but did not return.
+// answered, and what that server counted but did not return; a stream's
+// also its elements' sequences, one each (nil for a set).
 type Snapshot struct {
 	Values []int64
+	Seqs   []uint64
 	Node   string
 	Holes  string
 }
@@ -181,7 +183,7 @@ func read(store Store, h *history.Appender) (bool, error) {
 			if err != nil {
 				return setop.Value{Node: r.Node} // what a failed read saw counts for nothing
 			}
-			return setop.Value{Read: r.Values, Node: r.Node, Holes: r.Holes}
+			return setop.Value{Read: r.Values, Seqs: r.Seqs, Node: r.Node, Holes: r.Holes}
 		},
 	})
 	return d.Err == nil, err
