@@ -8,7 +8,6 @@ import (
 	"iter"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/analysis/stream"
+	"github.com/chaos-testing/chaos/ops/setop"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/natsclient"
 )
@@ -120,7 +120,7 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 	if err != nil {
 		return snap, fmt.Errorf("ordered consumer: %w", err)
 	}
-	var holes seqRanges
+	var holes setop.SeqRanges
 	// seqs are the stream sequences of vs, recorded so that the
 	// stream-order checker sees where each message sat in the log.
 	var seqs []uint64
@@ -159,18 +159,18 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 			}
 			vs = append(vs, v)
 			seqs = append(seqs, seq)
-			holes.add(next, seq-1)
+			holes.Add(next, seq-1)
 			next = max(next, seq+1)
 			if seq < state.LastSeq && md.NumPending == 0 {
 				// A consumer on a replica that lags ends early: not a hole.
 				return snap, fmt.Errorf("read %d of the stream's %d messages: the consumer ended at sequence %d, before the stream's last, %d", len(vs), state.Msgs, seq, state.LastSeq)
 			}
 			if seq >= state.LastSeq {
-				if uint64(len(vs)) < state.Msgs && holes.empty() {
+				if uint64(len(vs)) < state.Msgs && len(holes) == 0 {
 					return snap, fmt.Errorf("read %d of the stream's %d messages: some were missed in delivery", len(vs), state.Msgs)
 				}
 				snap.Values, snap.Seqs = vs, seqs
-				if !holes.empty() {
+				if len(holes) > 0 {
 					snap.Holes = fmt.Sprintf("stream sequences %s not served, of %d to %d (the stream counted %d messages, %d deleted)",
 						holes, state.FirstSeq, state.LastSeq, state.Msgs, state.NumDeleted)
 				}
@@ -199,29 +199,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// seqRanges are ranges of sequence numbers, in order.
-type seqRanges [][2]uint64
-
-// add appends from..to, if not empty.
-func (r *seqRanges) add(from, to uint64) {
-	if from <= to {
-		*r = append(*r, [2]uint64{from, to})
-	}
-}
-
-func (r seqRanges) empty() bool { return len(r) == 0 }
-
-func (r seqRanges) String() string {
-	parts := make([]string, len(r))
-	for i, g := range r {
-		parts[i] = strconv.FormatUint(g[0], 10)
-		if g[1] > g[0] {
-			parts[i] += "-" + strconv.FormatUint(g[1], 10)
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // pad is v's message: its number, then a space and filler up to size
