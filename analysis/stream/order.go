@@ -7,8 +7,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
@@ -98,13 +96,18 @@ func newRead(p history.Pair, v setop.Value) (*read, error) {
 	return r, nil
 }
 
+// from is the position in r.bySeq of the first message at seq or after.
+func (r *read) from(seq uint64) int {
+	i, _ := slices.BinarySearchFunc(r.bySeq, seq, func(m message, s uint64) int { return cmp.Compare(m.seq, s) })
+	return i
+}
+
 // at is the value r holds at seq, if any.
 func (r *read) at(seq uint64) (int64, bool) {
-	i, ok := slices.BinarySearchFunc(r.bySeq, seq, func(m message, s uint64) int { return cmp.Compare(m.seq, s) })
-	if !ok {
-		return 0, false
+	if i := r.from(seq); i < len(r.bySeq) && r.bySeq[i].seq == seq {
+		return r.bySeq[i].v, true
 	}
-	return r.bySeq[i].v, true
+	return 0, false
 }
 
 // sequencesOf lists the sequences at which r holds v.
@@ -212,54 +215,37 @@ func unordered(r *read, found *analysis.FindingList) {
 // skipped finds the sequences below r's last that r lacks, and names
 // another read that holds one of them, if any.
 func skipped(r *read, reads []*read, found *analysis.FindingList) {
-	var gaps [][2]uint64
+	var gaps setop.SeqRanges
 	next := uint64(1)
 	for _, m := range r.bySeq {
-		if m.seq > next {
-			gaps = append(gaps, [2]uint64{next, m.seq - 1})
-		}
+		gaps.Add(next, m.seq-1)
 		next = m.seq + 1
 	}
 	if len(gaps) == 0 {
 		return
 	}
-	var witness *read
-	var wseq uint64
-	var wv int64
-	for _, o := range reads {
-		for _, g := range gaps {
-			i, _ := slices.BinarySearchFunc(o.bySeq, g[0], func(m message, s uint64) int { return cmp.Compare(m.seq, s) })
-			if o != r && i < len(o.bySeq) && o.bySeq[i].seq <= g[1] {
-				witness, wseq, wv = o, o.bySeq[i].seq, o.bySeq[i].v
-				break
-			}
-		}
-		if witness != nil {
-			break
-		}
-	}
 	found.Add(func() analysis.Finding {
-		var b strings.Builder
-		n := uint64(0)
-		for i, g := range gaps {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(strconv.FormatUint(g[0], 10))
-			if g[1] > g[0] {
-				b.WriteString("-" + strconv.FormatUint(g[1], 10))
-			}
-			n += g[1] - g[0] + 1
-		}
 		f := analysis.Finding{Kind: "stream-skipped-sequence", Explanation: fmt.Sprintf(
 			"%s lacks sequences %s (%d in all) below its last, %d. A stream's sequences are consecutive and nothing is deleted here, so they were stored.",
-			r, b.String(), n, r.last), Ops: r.ops()}
-		if witness != nil {
-			f.Explanation += fmt.Sprintf(" %s holds %d at sequence %d.", witness, wv, wseq)
-			f.Ops = append(f.Ops, witness.ops()...)
+			r, gaps, gaps.Count(), r.last), Ops: r.ops()}
+		if o, m, ok := holderOf(gaps, r, reads); ok {
+			f.Explanation += fmt.Sprintf(" %s holds %d at sequence %d.", o, m.v, m.seq)
+			f.Ops = append(f.Ops, o.ops()...)
 		}
 		return f
 	})
+}
+
+// holderOf finds the first read but r that holds a message in gaps.
+func holderOf(gaps setop.SeqRanges, r *read, reads []*read) (*read, message, bool) {
+	for _, o := range reads {
+		for _, g := range gaps {
+			if i := o.from(g[0]); o != r && i < len(o.bySeq) && o.bySeq[i].seq <= g[1] {
+				return o, o.bySeq[i], true
+			}
+		}
+	}
+	return nil, message{}, false
 }
 
 // compare finds where a and b, read by the same log, would hold the same
@@ -337,7 +323,7 @@ func lost(a, b *read, found *analysis.FindingList) {
 	if !(a.Done.Time < b.Inv.Time) || a.last <= b.last {
 		return
 	}
-	i, _ := slices.BinarySearchFunc(a.bySeq, b.last+1, func(m message, s uint64) int { return cmp.Compare(m.seq, s) })
+	i := a.from(b.last + 1)
 	m := a.bySeq[i]
 	found.Add(func() analysis.Finding {
 		return analysis.Finding{Kind: "stream-lost-message", Explanation: fmt.Sprintf(
