@@ -28,6 +28,9 @@ type Value struct {
 	// reads that disagree, and a message stored twice from one that moved.
 	// Absent in histories recorded before the stream reads kept them.
 	Seqs []uint64 `json:"seqs,omitempty"`
+	// Seq, on an acknowledged add to a stream, is the sequence the stream
+	// said it stored the element at (absent likewise).
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // SeqRanges are ranges of stream sequences, in order: the holes a read

@@ -65,13 +65,18 @@ func openStream(ctx context.Context, cfg Client) (Store, error) {
 	return &streamStore{nc: nc, js: js, node: host, payload: cfg.Params.Payload}, nil
 }
 
-// Add publishes v and waits for the stream to acknowledge it.
-func (s *streamStore) Add(ctx context.Context, v int64) (string, error) {
+// Add publishes v and waits for the stream to acknowledge it, with the
+// sequence it stored v at.
+func (s *streamStore) Add(ctx context.Context, v int64) (Added, error) {
+	a := Added{Node: s.node}
 	if err := natsclient.Ready(ctx, s.nc); err != nil {
-		return s.node, err
+		return a, err
 	}
-	_, err := s.js.Publish(ctx, subject, pad(v, s.payload))
-	return s.node, natsclient.Classify(err)
+	ack, err := s.js.Publish(ctx, subject, pad(v, s.payload))
+	if err == nil {
+		a.Seq = ack.Sequence
+	}
+	return a, natsclient.Classify(err)
 }
 
 // Read reads the stream whole, in order, up to the last message it held
