@@ -64,6 +64,11 @@ func diffStreamOracle(h []history.Op) ([]string, error) {
 		differ("stream-fork findings", got.Kinds["stream-fork"], want.Forks)
 		differ("stream-lost-message findings", got.Kinds["stream-lost-message"], want.Lost)
 		differ("stream-moved-message findings", got.Kinds["stream-moved-message"], want.Moved)
+		differ("stats[acknowledged_sequences]", got.Stats["acknowledged_sequences"], want.Acks)
+		differ("stream-ack-mismatch findings", got.Kinds["stream-ack-mismatch"], want.AckMismatch)
+		differ("stream-ack-lost findings", got.Kinds["stream-ack-lost"], want.AckLost)
+		differ("stream-ack-future findings", got.Kinds["stream-ack-future"], want.AckFuture)
+		differ("stream-ack-order findings", got.Kinds["stream-ack-order"], want.AckOrder)
 	}
 	if len(got.Findings) != got.FindingsTotal {
 		diffs = append(diffs, fmt.Sprintf("%d findings listed of %d; a small history lists them all", len(got.Findings), got.FindingsTotal))

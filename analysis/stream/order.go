@@ -40,6 +40,11 @@ func init() { analysis.Register(OrderChecker{}) }
 //     from two logs).
 //   - stream-unordered-read: a read's sequences do not ascend.
 //
+// A publish acknowledged with its sequence is a look at the log too: the
+// log reached that sequence, with that message, during the publish. Reads
+// and other acknowledgments that disagree with one are findings of their
+// own kinds (judgeAcks).
+//
 // A message held at two sequences by every read that reaches both was
 // stored twice (the clients never publish one number again): JetStream
 // promises at least once, so such duplicates are counted, not anomalies.
@@ -145,13 +150,22 @@ func place(rs ...*read) string {
 func (OrderChecker) Check(_ context.Context, in analysis.Input) analysis.Result {
 	var bad analysis.ErrCount
 	var reads []*read
-	for _, p := range history.Pairs(in.History, func(op *history.Op) bool { return op.F == setop.FRead && op.Process >= 0 }) {
+	var acks []*ack
+	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
+		return (op.F == setop.FRead || op.F == setop.FAdd) && op.Process >= 0
+	}) {
 		if p.Done == nil || p.Done.Type != history.Ok {
 			continue
 		}
 		var v setop.Value
 		if err := p.Done.Decode(&v); err != nil {
 			bad.Add(err)
+			continue
+		}
+		if p.Inv.F == setop.FAdd {
+			if v.Element != nil && v.Seq > 0 {
+				acks = append(acks, &ack{Pair: p, v: *v.Element, seq: v.Seq, node: v.Node})
+			}
 			continue
 		}
 		r, err := newRead(p, v)
@@ -162,7 +176,7 @@ func (OrderChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		reads = append(reads, r)
 	}
 	if bad.N > 0 {
-		return analysis.UnknownResult(fmt.Sprintf("%d reads could not be read; first: %v", bad.N, bad.First))
+		return analysis.UnknownResult(fmt.Sprintf("%d reads or acknowledgments could not be read; first: %v", bad.N, bad.First))
 	}
 	if len(reads) == 0 {
 		return analysis.UnknownResult("no final read succeeded: no order to compare")
@@ -190,7 +204,8 @@ func (OrderChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			lost(b, a, &found)
 		}
 	}
-	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"reads": len(reads), "reads_with_sequences": withSeqs, "duplicates": duplicates}}
+	judgeAcks(acks, reads, &found)
+	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"reads": len(reads), "reads_with_sequences": withSeqs, "duplicates": duplicates, "acknowledged_sequences": len(acks)}}
 	found.Put(&res)
 	if found.Total > 0 {
 		res.Verdict = analysis.Invalid

@@ -128,3 +128,63 @@ func TestStreamOrderUnreadable(t *testing.T) {
 		t.Errorf("two messages, one sequence: %s, want unknown", r.Verdict)
 	}
 }
+
+// pub is a publish of v over [inv, done], acknowledged at seq (0: the
+// acknowledgment said none, as before they were recorded).
+type pub struct {
+	inv, done float64
+	v         int64
+	seq       uint64
+}
+
+func TestStreamOrderAcks(t *testing.T) {
+	for name, c := range map[string]struct {
+		pubs  []pub
+		reads []rd
+		kinds map[string]int // nil: valid
+	}{
+		"reads hold the acknowledged messages":             {pubs: []pub{{1, 2, 7, 1}, {1, 2, 8, 2}}, reads: []rd{{3, 4, vs(7, 8), []uint64{1, 2}}}},
+		"a read during the publish may not reach it":       {pubs: []pub{{1, 5, 7, 1}}, reads: []rd{{2, 3, vs(), nil}}},
+		"acknowledgments without sequences":                {pubs: []pub{{1, 2, 7, 0}}, reads: []rd{{3, 4, vs(8), []uint64{1}}}},
+		"publishes overlapping, sequences in either order": {pubs: []pub{{1, 3, 7, 2}, {2, 4, 8, 1}}, reads: []rd{{5, 6, vs(8, 7), []uint64{1, 2}}}},
+		"a read holds another message at an acknowledged sequence": {pubs: []pub{{1, 2, 7, 1}}, reads: []rd{{3, 4, vs(8), []uint64{1}}},
+			kinds: map[string]int{"stream-ack-mismatch": 1}},
+		"one sequence acknowledged for two messages": {pubs: []pub{{1, 2, 7, 1}, {1, 2, 8, 1}}, reads: []rd{{3, 4, vs(), nil}},
+			kinds: map[string]int{"stream-ack-mismatch": 1, "stream-ack-lost": 1}},
+		"a read after the acknowledgment ends before it": {pubs: []pub{{1, 2, 7, 2}}, reads: []rd{{3, 4, vs(6), []uint64{1}}},
+			kinds: map[string]int{"stream-ack-lost": 1}},
+		"a read before the publish reaches its sequence": {pubs: []pub{{3, 4, 7, 2}}, reads: []rd{{1, 2, vs(6, 7), []uint64{1, 2}}},
+			kinds: map[string]int{"stream-ack-future": 1}},
+		"a later publish at an earlier sequence": {pubs: []pub{{1, 2, 7, 2}, {3, 4, 8, 1}}, reads: []rd{{5, 6, vs(8, 7), []uint64{1, 2}}},
+			kinds: map[string]int{"stream-ack-order": 1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := &analysistest.History{}
+			proc := 0
+			for _, p := range c.pubs {
+				_, done := h.SetAdd(proc, p.inv, p.done, history.Ok, p.v, "n1")
+				h.Ops[done].Value = history.MustValue(setop.Value{Element: &p.v, Node: "n1", Seq: p.seq})
+				proc++
+			}
+			for _, r := range c.reads {
+				h.Add(r.inv, proc, history.Invoke, setop.FRead, setop.Value{})
+				h.Add(r.done, proc, history.Ok, setop.FRead, setop.Value{Read: r.vs, Seqs: r.seqs})
+				proc++
+			}
+			r := analysistest.RunChecker(t, "stream-order", analysis.Input{History: h.Ops})
+			want := analysis.Valid
+			if c.kinds != nil {
+				want = analysis.Invalid
+			}
+			if r.Verdict != want || !maps.Equal(r.Kinds, c.kinds) {
+				t.Fatalf("verdict %s, kinds %v; want %s, %v; findings %+v", r.Verdict, r.Kinds, want, c.kinds, r.Findings)
+			}
+			for _, f := range r.Findings {
+				if len(f.Ops) != 4 {
+					t.Errorf("%s proven by %d entries, want the publish's and the other's", f.Kind, len(f.Ops))
+				}
+				t.Logf("%s: %s", f.Kind, f.Explanation)
+			}
+		})
+	}
+}

@@ -5,17 +5,19 @@
 // checker it checks.
 //
 // The guarantee: a stream is one log, its messages at sequences 1, 2,
-// 3..., from which nothing is removed, and a whole read returns the log
-// as it was at some moment between its invocation and its completion (a
-// read recorded without sequences holds sequences 1, 2, 3...).
-// [CheckStream] tries every order of the reads' moments that real time
-// allows (a read that completed before another was invoked comes first)
-// and asks whether, along one of them, the log only grows: each read
-// holds the read before it as a prefix. What the publishes themselves
-// promise (lost, unexpected, future elements) is the set checker's and
-// its oracle's. Beside it, [RandomStreamHistory] draws random small
-// stream histories, the reads drawn from a log grown by the publishes and
-// then sometimes spoiled.
+// 3..., from which nothing is removed. A whole read returns the log as it
+// was at some moment between its invocation and its completion (a read
+// recorded without sequences holds sequences 1, 2, 3...); a publish
+// acknowledged at sequence s was appended there, the log growing to s, at
+// some moment between its invocation and its acknowledgment. Each is a
+// look at the log: [CheckStream] asks that all agree on the message at
+// every sequence, and tries every order of their moments that real time
+// allows (one that completed before another was invoked comes first) for
+// one along which the log never shrinks. What publishes promise by their
+// values alone (lost, unexpected, future elements) is the set checker's
+// and its oracle's. Beside it, [RandomStreamHistory] draws random small
+// stream histories, the reads and acknowledgments drawn from a log grown
+// by the publishes and then sometimes spoiled.
 //
 // # Comparison tests
 //

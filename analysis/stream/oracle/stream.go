@@ -14,23 +14,36 @@ import (
 // StreamResult is the reference judgement of a stream history: the
 // verdict ("valid", "invalid", or "unknown" when no read succeeded), how
 // many reads succeeded, the duplicates (each time a read holds a value it
-// held before), and the invocations (their indices, in history order) of
-// the reads that no log could have returned whatever the others: their
-// sequences are not 1, 2, 3.... Beside the verdict, it counts the pairs of
-// reads that show each way the guarantee breaks (a pair may show several,
-// and the verdict needs none of them):
+// held before), the acknowledgments that said a sequence, and the
+// invocations (their indices, in history order) of the reads that no log
+// could have returned whatever the others: their sequences are not 1, 2,
+// 3.... Beside the verdict, it counts each way the guarantee breaks (a
+// read may show several, and the verdict needs none of them). Pairs of
+// reads:
 //   - Forks: the two hold different values at one sequence;
 //   - Lost: one completed before the other was invoked, and holds a
 //     sequence past all of the other's;
 //   - Moved: both recorded their sequences, and a value sits in each at a
 //     sequence where the other does not hold it.
 //
+// Reads and acknowledgments:
+//   - AckMismatch: reads that hold another value at a sequence some
+//     publish was acknowledged at, and sequences acknowledged for two
+//     values;
+//   - AckLost: reads invoked after some publish was acknowledged, that
+//     hold no sequence as high as its;
+//   - AckFuture: reads that completed before some publish was invoked, and
+//     hold a sequence as high as the one it was acknowledged at;
+//   - AckOrder: acknowledgments of publishes invoked after another
+//     publish was acknowledged at a higher sequence.
+//
 // A read holds, at a sequence, the first message it returned there.
 type StreamResult struct {
-	Verdict            string
-	Reads, Duplicates  int
-	Impossible         []int
-	Forks, Lost, Moved int
+	Verdict                                   string
+	Reads, Duplicates, Acks                   int
+	Impossible                                []int
+	Forks, Lost, Moved                        int
+	AckMismatch, AckLost, AckFuture, AckOrder int
 }
 
 // streamRead is an ok read of the whole log: its invocation and
@@ -43,19 +56,39 @@ type streamRead struct {
 	recorded  bool
 }
 
-// CheckStream judges a stream history from the guarantee, by trying every
-// order of the reads' moments. "Before" is strictly earlier in recorded
-// time. The history must be well formed: it is an error if a value does
-// not decode, or a read has sequences but not one for each value.
+// streamAck is a publish acknowledged with the sequence of its message.
+type streamAck struct {
+	inv, done *history.Op
+	v         int64
+	seq       uint64
+}
+
+// A look is what a read or an acknowledgment saw of the log, at a moment
+// during [inv, done]: where the log had grown to (its length, and, for
+// an acknowledgment, 0 for the instant its sequence was appended, before
+// any read of that length; 1 for a read), and the values at sequences.
+type look struct {
+	inv, done time.Duration
+	grown     [2]uint64
+	at        map[uint64]int64
+}
+
+// CheckStream judges a stream history from the guarantee: the reads and
+// acknowledgments all agree on the value at each sequence, and some order
+// of their moments that real time allows sees the log never shrink (every
+// order is tried). "Before" is strictly earlier in recorded time. The
+// history must be well formed: it is an error if a value does not decode,
+// or a read has sequences but not one for each value.
 func CheckStream(ops []history.Op) (StreamResult, error) {
-	reads, err := okReads(ops)
+	reads, acks, err := parse(ops)
 	if err != nil {
 		return StreamResult{}, err
 	}
-	res := StreamResult{Reads: len(reads), Verdict: "unknown"}
+	res := StreamResult{Reads: len(reads), Acks: len(acks), Verdict: "unknown"}
 	if len(reads) == 0 {
 		return res, nil
 	}
+	var looks []look
 	for _, r := range reads {
 		for i, v := range r.vs {
 			if slices.Contains(r.vs[:i], v) {
@@ -65,11 +98,20 @@ func CheckStream(ops []history.Op) (StreamResult, error) {
 		if !isLogState(r) {
 			res.Impossible = append(res.Impossible, r.inv.Index)
 		}
+		l := look{inv: r.inv.Time, done: r.done.Time, grown: [2]uint64{uint64(len(r.vs)), 1}, at: map[uint64]int64{}}
+		for i, v := range r.vs {
+			l.at[uint64(i+1)] = v
+		}
+		looks = append(looks, l)
+	}
+	for _, a := range acks {
+		looks = append(looks, look{inv: a.inv.Time, done: a.done.Time, grown: [2]uint64{a.seq, 0}, at: map[uint64]int64{a.seq: a.v}})
 	}
 	res.Verdict = "invalid"
-	if len(res.Impossible) == 0 && explained(reads, nil, make([]bool, len(reads))) {
+	if len(res.Impossible) == 0 && oneLog(looks) && explained(looks, nil, make([]bool, len(looks))) {
 		res.Verdict = "valid"
 	}
+	countAcks(&res, reads, acks)
 	for i, a := range reads {
 		for _, b := range reads[i+1:] {
 			if forked(a, b) {
@@ -136,17 +178,7 @@ func moved(a, b streamRead) bool {
 
 // shrank says whether a completed before b was invoked and holds a
 // sequence past every one of b's.
-func shrank(a, b streamRead) bool {
-	if !(a.done.Time < b.inv.Time) {
-		return false
-	}
-	for _, s := range a.seqs {
-		if !slices.ContainsFunc(b.seqs, func(t uint64) bool { return t >= s }) {
-			return true
-		}
-	}
-	return false
-}
+func shrank(a, b streamRead) bool { return a.done.Time < b.inv.Time && lastSeq(a) > lastSeq(b) }
 
 // isLogState says whether r could be the whole log at some moment: its
 // messages sit at sequences 1, 2, 3..., in that order.
@@ -159,23 +191,37 @@ func isLogState(r streamRead) bool {
 	return true
 }
 
-// explained says whether the reads not yet placed can follow the order
-// placed so far: one at a time, each only once every read that completed
-// before it was invoked is placed, and each holding the one before it as a
-// prefix (the log only grows). It tries every such order.
-func explained(reads []streamRead, order []int, placed []bool) bool {
-	if len(order) == len(reads) {
+// oneLog says whether the looks agree on the value at every sequence.
+func oneLog(looks []look) bool {
+	seen := map[uint64]int64{}
+	for _, l := range looks {
+		for s, v := range l.at {
+			if w, ok := seen[s]; ok && w != v {
+				return false
+			}
+			seen[s] = v
+		}
+	}
+	return true
+}
+
+// explained says whether the looks not yet placed can follow the order
+// placed so far: one at a time, each only once every look that completed
+// before it was invoked is placed, and each seeing the log grown at least
+// as far as the one before it. It tries every such order.
+func explained(looks []look, order []int, placed []bool) bool {
+	if len(order) == len(looks) {
 		return true
 	}
-	for i, r := range reads {
-		if placed[i] || !mayComeNext(reads, placed, i) {
+	for i, l := range looks {
+		if placed[i] || !mayComeNext(looks, placed, i) {
 			continue
 		}
-		if len(order) > 0 && !isPrefix(reads[order[len(order)-1]].vs, r.vs) {
+		if len(order) > 0 && cmpGrown(looks[order[len(order)-1]].grown, l.grown) > 0 {
 			continue
 		}
 		placed[i] = true
-		if explained(reads, append(order, i), placed) {
+		if explained(looks, append(order, i), placed) {
 			return true
 		}
 		placed[i] = false
@@ -183,27 +229,65 @@ func explained(reads []streamRead, order []int, placed []bool) bool {
 	return false
 }
 
-// mayComeNext says whether no read left to place completed before read i
+func cmpGrown(a, b [2]uint64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) }
+
+// mayComeNext says whether no look left to place completed before look i
 // was invoked.
-func mayComeNext(reads []streamRead, placed []bool, i int) bool {
-	for j, o := range reads {
-		if j != i && !placed[j] && o.done.Time < reads[i].inv.Time {
+func mayComeNext(looks []look, placed []bool, i int) bool {
+	for j, o := range looks {
+		if j != i && !placed[j] && o.done < looks[i].inv {
 			return false
 		}
 	}
 	return true
 }
 
-func isPrefix(a, b []int64) bool { return len(a) <= len(b) && slices.Equal(a, b[:len(a)]) }
+// countAcks counts, into res, each way the acknowledgments disagree with
+// the reads or with each other.
+func countAcks(res *StreamResult, reads []streamRead, acks []streamAck) {
+	for _, r := range reads {
+		last := lastSeq(r)
+		if slices.ContainsFunc(acks, func(a streamAck) bool { v, ok := holds(r, a.seq); return ok && v != a.v }) {
+			res.AckMismatch++
+		}
+		if slices.ContainsFunc(acks, func(a streamAck) bool { return a.done.Time < r.inv.Time && a.seq > last }) {
+			res.AckLost++
+		}
+		if slices.ContainsFunc(acks, func(a streamAck) bool { return r.done.Time < a.inv.Time && a.seq <= last }) {
+			res.AckFuture++
+		}
+	}
+	var split []uint64 // sequences acknowledged for two values
+	for _, a := range acks {
+		if !slices.Contains(split, a.seq) && slices.ContainsFunc(acks, func(b streamAck) bool { return b.seq == a.seq && b.v != a.v }) {
+			split = append(split, a.seq)
+		}
+		if slices.ContainsFunc(acks, func(b streamAck) bool { return b.done.Time < a.inv.Time && b.seq > a.seq }) {
+			res.AckOrder++
+		}
+	}
+	res.AckMismatch += len(split)
+}
 
-// okReads lists the ok reads of clients (process ≥ 0), in history order.
-// The completion of an invocation is the process's next add or read
-// entry, if that is not another invocation.
-func okReads(ops []history.Op) ([]streamRead, error) {
+// lastSeq is the highest sequence r holds, 0 for none.
+func lastSeq(r streamRead) uint64 {
+	last := uint64(0)
+	for _, s := range r.seqs {
+		last = max(last, s)
+	}
+	return last
+}
+
+// parse lists the ok reads and the acknowledgments that said a sequence,
+// of clients (process ≥ 0), in history order. The completion of an
+// invocation is the process's next add or read entry, if that is not
+// another invocation.
+func parse(ops []history.Op) ([]streamRead, []streamAck, error) {
 	var reads []streamRead
+	var acks []streamAck
 	for i := range ops {
 		inv := &ops[i]
-		if inv.Process < 0 || inv.Type != history.Invoke || inv.F != setop.FRead {
+		if inv.Process < 0 || inv.Type != history.Invoke || inv.F != setop.FRead && inv.F != setop.FAdd {
 			continue
 		}
 		var done *history.Op
@@ -220,7 +304,13 @@ func okReads(ops []history.Op) ([]streamRead, error) {
 		}
 		var v setop.Value
 		if err := done.Decode(&v); err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if inv.F == setop.FAdd {
+			if v.Element != nil && v.Seq > 0 {
+				acks = append(acks, streamAck{inv: inv, done: done, v: *v.Element, seq: v.Seq})
+			}
+			continue
 		}
 		r := streamRead{inv: inv, done: done, vs: v.Read, seqs: v.Seqs, recorded: len(v.Seqs) > 0}
 		switch {
@@ -230,23 +320,25 @@ func okReads(ops []history.Op) ([]streamRead, error) {
 				r.seqs = append(r.seqs, uint64(k+1))
 			}
 		case len(v.Seqs) != len(v.Read):
-			return nil, fmt.Errorf("op #%d: %d values, %d sequences", done.Index, len(v.Read), len(v.Seqs))
+			return nil, nil, fmt.Errorf("op #%d: %d values, %d sequences", done.Index, len(v.Read), len(v.Seqs))
 		}
 		reads = append(reads, r)
 	}
-	return reads, nil
+	return reads, acks, nil
 }
 
 // RandomStreamHistory draws a small stream history: 1–4 client processes,
-// 1–10 operations, reads and (two in five) publishes (adds) of a few values, repeated at times,
-// ending ok, fail, info or never (a process's last operation only), and
-// whole reads of a log those publishes grew. Each publish that did not
+// 1–10 operations, whole reads of a log and (two in five) publishes (adds)
+// that grow it, of a few values, repeated at times, each ending ok, fail,
+// info or never (a process's last operation only). Each publish that did not
 // fail may be stored (an acknowledged one is), once or twice, at an
 // instant during it; each ok read returns the log as it was at an instant
 // during the read, and a third of them are then spoiled: cut short,
 // emptied, a message dropped, changed, swapped, added or returned twice,
-// a sequence moved or two swapped. A history's reads all record their sequences, none do,
-// or each at even odds. Times are on a coarse clock, so that operations
+// a sequence moved or two swapped. An acknowledgment gives the sequence of
+// the publish's last copy, a sixth of them any sequence instead. A
+// history's reads and acknowledgments all record sequences, none do, or
+// each at even odds. Times are on a coarse clock, so that operations
 // overlap and times tie, and the processes' lines are interleaved at
 // random.
 func RandomStreamHistory(r randhistory.Rand) []history.Op {
@@ -283,31 +375,45 @@ func RandomStreamHistory(r randhistory.Rand) []history.Op {
 		return o.inv + time.Duration(r.IntN(span+1))*randhistory.Tick
 	}
 	type stored struct {
-		at time.Duration
-		v  int64
+		at   time.Duration
+		v    int64
+		from int // the publish's place in plan
 	}
 	var log []stored
-	for _, o := range plan {
+	for k, o := range plan {
 		if !o.add || o.outcome == history.Fail || o.outcome != history.Ok && r.IntN(2) == 0 {
 			continue
 		}
 		for range 1 + r.IntN(4)/3 {
-			log = append(log, stored{during(o), o.v})
+			log = append(log, stored{during(o), o.v, k})
 		}
 	}
 	slices.SortStableFunc(log, func(a, b stored) int { return cmp.Compare(a.at, b.at) })
-	seqMode := r.IntN(4) // 0: no read records sequences, 1: each at even odds, else all
+	seqMode := r.IntN(4) // 0: nothing records sequences, 1: each read and acknowledgment at even odds, else all
+	recorded := func() bool { return seqMode > 1 || seqMode == 1 && r.IntN(2) == 0 }
 
 	lines := make([][]history.Op, procs)
-	for _, o := range plan {
+	for k, o := range plan {
 		entry := func(at time.Duration, t history.Type, f string, v setop.Value) history.Op {
 			return history.Op{Time: at, Type: t, Process: o.proc, F: f, Value: history.MustValue(v)}
 		}
 		node := fmt.Sprintf("n%d", 1+r.IntN(3))
 		if o.add {
 			lines[o.proc] = append(lines[o.proc], entry(o.inv, history.Invoke, setop.FAdd, setop.Value{Element: &o.v}))
+			done := setop.Value{Element: &o.v, Node: node}
+			if o.outcome == history.Ok && recorded() {
+				// The sequence of its last copy, or, spoiled, any.
+				for i, m := range log {
+					if m.from == k {
+						done.Seq = uint64(i + 1)
+					}
+				}
+				if r.IntN(6) == 0 {
+					done.Seq = uint64(1 + r.IntN(len(log)+1))
+				}
+			}
 			if o.outcome != "" {
-				lines[o.proc] = append(lines[o.proc], entry(o.done, o.outcome, setop.FAdd, setop.Value{Element: &o.v, Node: node}))
+				lines[o.proc] = append(lines[o.proc], entry(o.done, o.outcome, setop.FAdd, done))
 			}
 			continue
 		}
@@ -326,7 +432,7 @@ func RandomStreamHistory(r randhistory.Rand) []history.Op {
 			if r.IntN(3) == 0 {
 				vs, seqs = spoil(r, vs, seqs)
 			}
-			if seqMode == 0 || seqMode == 1 && r.IntN(2) == 0 {
+			if !recorded() {
 				seqs = nil
 			}
 			lines[o.proc] = append(lines[o.proc], entry(o.done, history.Ok, setop.FRead, setop.Value{Read: vs, Seqs: seqs, Node: node}))
