@@ -75,8 +75,8 @@ func judgeAcks(acks []*ack, reads []*read, found *analysis.FindingList) {
 		if a := highest(r.Inv.Time); a != nil && a.seq > r.last {
 			found.Add(func() analysis.Finding {
 				return analysis.Finding{Kind: "stream-ack-lost", Explanation: fmt.Sprintf(
-					"%s, answered at %s; %s, invoked later, at %s, ends at %d: the log lost messages it had acknowledged.",
-					a, analysis.Secs(a.Done.Time), r, analysis.Secs(r.Inv.Time), r.last), Ops: append(a.ops(), r.ops()...)}
+					"%s, answered at %s; %s, invoked later, at %s, %s: the log lost messages it had acknowledged.",
+					a, analysis.Secs(a.Done.Time), r, analysis.Secs(r.Inv.Time), r.end()), Ops: append(a.ops(), r.ops()...)}
 			})
 		}
 		var early *ack // the lowest sequence acknowledged to a publish invoked after r completed

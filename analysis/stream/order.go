@@ -136,6 +136,14 @@ func (r *read) String() string {
 
 func (r *read) ops() []history.Op { return []history.Op{*r.Inv, *r.Done} }
 
+// end says where r ends, in the words of a finding.
+func (r *read) end() string {
+	if r.last == 0 {
+		return "holds nothing"
+	}
+	return fmt.Sprintf("ends at %s %d", place(r), r.last)
+}
+
 // place is how a finding names a place in the log: a sequence when the
 // reads recorded theirs, else a position.
 func place(rs ...*read) string {
@@ -342,8 +350,8 @@ func lost(a, b *read, found *analysis.FindingList) {
 	m := a.bySeq[i]
 	found.Add(func() analysis.Finding {
 		return analysis.Finding{Kind: "stream-lost-message", Explanation: fmt.Sprintf(
-			"%s holds %d messages past %s %d, the first %d at %d; %s, invoked at %s, after the first was answered at %s, ends at %d: the log lost messages it had stored.",
-			a, len(a.bySeq)-i, place(a, b), b.last, m.v, m.seq, b, analysis.Secs(b.Inv.Time), analysis.Secs(a.Done.Time), b.last),
+			"%s holds %d messages past %s %d, the first %d at %d; %s, invoked at %s, after the first was answered at %s, %s: the log lost messages it had stored.",
+			a, len(a.bySeq)-i, place(a, b), b.last, m.v, m.seq, b, analysis.Secs(b.Inv.Time), analysis.Secs(a.Done.Time), b.end()),
 			Ops: append(a.ops(), b.ops()...)}
 	})
 }
