@@ -8,7 +8,6 @@ import (
 	"iter"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/analysis/stream"
+	"github.com/chaos-testing/chaos/ops/setop"
 	"github.com/chaos-testing/chaos/workloads"
 	"github.com/chaos-testing/chaos/workloads/natsclient"
 )
@@ -65,13 +65,18 @@ func openStream(ctx context.Context, cfg Client) (Store, error) {
 	return &streamStore{nc: nc, js: js, node: host, payload: cfg.Params.Payload}, nil
 }
 
-// Add publishes v and waits for the stream to acknowledge it.
-func (s *streamStore) Add(ctx context.Context, v int64) (string, error) {
+// Add publishes v and waits for the stream to acknowledge it, with the
+// sequence it stored v at.
+func (s *streamStore) Add(ctx context.Context, v int64) (Added, error) {
+	a := Added{Node: s.node}
 	if err := natsclient.Ready(ctx, s.nc); err != nil {
-		return s.node, err
+		return a, err
 	}
-	_, err := s.js.Publish(ctx, subject, pad(v, s.payload))
-	return s.node, natsclient.Classify(err)
+	ack, err := s.js.Publish(ctx, subject, pad(v, s.payload))
+	if err == nil {
+		a.Seq = ack.Sequence
+	}
+	return a, natsclient.Classify(err)
 }
 
 // Read reads the stream whole, in order, up to the last message it held
@@ -120,7 +125,10 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 	if err != nil {
 		return snap, fmt.Errorf("ordered consumer: %w", err)
 	}
-	var holes seqRanges
+	var holes setop.SeqRanges
+	// seqs are the stream sequences of vs, recorded so that the
+	// stream-order checker sees where each message sat in the log.
+	var seqs []uint64
 	next := state.FirstSeq // the stream sequence the read expects next
 	// unserved counts fetches that nobody answered: each fetch of an
 	// ordered consumer creates a server-side consumer anew from where the
@@ -155,18 +163,19 @@ func (s *streamStore) Read(ctx context.Context) (Snapshot, error) {
 				return snap, fmt.Errorf("message %d of the stream begins %q, not with a number", seq, m.Data()[:min(len(m.Data()), 32)])
 			}
 			vs = append(vs, v)
-			holes.add(next, seq-1)
+			seqs = append(seqs, seq)
+			holes.Add(next, seq-1)
 			next = max(next, seq+1)
 			if seq < state.LastSeq && md.NumPending == 0 {
 				// A consumer on a replica that lags ends early: not a hole.
 				return snap, fmt.Errorf("read %d of the stream's %d messages: the consumer ended at sequence %d, before the stream's last, %d", len(vs), state.Msgs, seq, state.LastSeq)
 			}
 			if seq >= state.LastSeq {
-				if uint64(len(vs)) < state.Msgs && holes.empty() {
+				if uint64(len(vs)) < state.Msgs && len(holes) == 0 {
 					return snap, fmt.Errorf("read %d of the stream's %d messages: some were missed in delivery", len(vs), state.Msgs)
 				}
-				snap.Values = vs
-				if !holes.empty() {
+				snap.Values, snap.Seqs = vs, seqs
+				if len(holes) > 0 {
 					snap.Holes = fmt.Sprintf("stream sequences %s not served, of %d to %d (the stream counted %d messages, %d deleted)",
 						holes, state.FirstSeq, state.LastSeq, state.Msgs, state.NumDeleted)
 				}
@@ -195,29 +204,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// seqRanges are ranges of sequence numbers, in order.
-type seqRanges [][2]uint64
-
-// add appends from..to, if not empty.
-func (r *seqRanges) add(from, to uint64) {
-	if from <= to {
-		*r = append(*r, [2]uint64{from, to})
-	}
-}
-
-func (r seqRanges) empty() bool { return len(r) == 0 }
-
-func (r seqRanges) String() string {
-	parts := make([]string, len(r))
-	for i, g := range r {
-		parts[i] = strconv.FormatUint(g[0], 10)
-		if g[1] > g[0] {
-			parts[i] += "-" + strconv.FormatUint(g[1], 10)
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // pad is v's message: its number, then a space and filler up to size

@@ -69,18 +69,3 @@ func atField(err error, field string) bool {
 	e, ok := errors.AsType[*plans.FieldError](err)
 	return ok && !e.InPlan && e.Field == field
 }
-
-// TestSeqRanges: holes print as ranges, single numbers alone, empty ranges
-// left out.
-func TestSeqRanges(t *testing.T) {
-	var r seqRanges
-	r.add(5, 4)
-	if !r.empty() {
-		t.Fatalf("after an empty range: %v", r)
-	}
-	r.add(2, 2)
-	r.add(7, 9)
-	if got := r.String(); got != "2, 7-9" {
-		t.Errorf("String() = %q; want \"2, 7-9\"", got)
-	}
-}

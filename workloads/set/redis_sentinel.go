@@ -29,9 +29,9 @@ func openSentinel(_ context.Context, cfg Client) (Store, error) {
 	return &sentinelStore{c}, nil
 }
 
-func (s *sentinelStore) Add(ctx context.Context, v int64) (string, error) {
+func (s *sentinelStore) Add(ctx context.Context, v int64) (Added, error) {
 	err := s.c.SAdd(ctx, key, v).Err()
-	return s.c.Answered(), redisclient.Classify(err)
+	return Added{Node: s.c.Answered()}, redisclient.Classify(err)
 }
 
 func (s *sentinelStore) Read(ctx context.Context) (Snapshot, error) {

@@ -39,15 +39,24 @@ const (
 // Store is a set service's client. Add and Read return the server that
 // answered, when known, so that a lost add names who acknowledged it.
 type Store interface {
-	Add(ctx context.Context, v int64) (node string, err error)
+	Add(ctx context.Context, v int64) (Added, error)
 	Read(ctx context.Context) (Snapshot, error)
 	Close() error
 }
 
+// Added is what an add's answer said: the server that answered, and a
+// stream's sequence for the element (0 for a set, or no answer).
+type Added struct {
+	Node string
+	Seq  uint64
+}
+
 // Snapshot is what a read returned: the set's elements, the server that
-// answered, and what that server counted but did not return.
+// answered, and what that server counted but did not return; a stream's
+// also its elements' sequences, one each (nil for a set).
 type Snapshot struct {
 	Values []int64
+	Seqs   []uint64
 	Node   string
 	Holes  string
 }
@@ -164,10 +173,10 @@ func (w Workload) Run(ctx context.Context, cfg Client, h *history.Appender) erro
 }
 
 func add(store Store, h *history.Appender, v int64) error {
-	_, err := workloads.Record(context.Background(), h, workloads.Op[string]{
+	_, err := workloads.Record(context.Background(), h, workloads.Op[Added]{
 		F: setop.FAdd, Value: setop.Value{Element: &v}, Timeout: opTimeout,
-		Call:       func(ctx context.Context) (string, error) { return store.Add(ctx, v) },
-		Completion: func(node string, _ error) any { return setop.Value{Element: &v, Node: node} },
+		Call:       func(ctx context.Context) (Added, error) { return store.Add(ctx, v) },
+		Completion: func(a Added, _ error) any { return setop.Value{Element: &v, Node: a.Node, Seq: a.Seq} },
 	})
 	return err
 }
@@ -181,7 +190,7 @@ func read(store Store, h *history.Appender) (bool, error) {
 			if err != nil {
 				return setop.Value{Node: r.Node} // what a failed read saw counts for nothing
 			}
-			return setop.Value{Read: r.Values, Node: r.Node, Holes: r.Holes}
+			return setop.Value{Read: r.Values, Seqs: r.Seqs, Node: r.Node, Holes: r.Holes}
 		},
 	})
 	return d.Err == nil, err
