@@ -28,31 +28,41 @@ func initialRevision(in analysis.Input) (int64, error) {
 	return init.Revision, nil
 }
 
-// revisionBound is the highest revision the writes of a history can have
-// made: each put, delete, transaction and lease revoke that did not fail
-// makes one at the most, as does each lease's expiry. ok is false when the
-// history holds operations it does not know, which may write too.
-func revisionBound(h []history.Op, initial int64) (most int64, ok bool) {
-	most = initial
+// revisionBound is, for a time, the highest revision the writes of a
+// history can have made by then: each put, delete, transaction and lease
+// revoke that did not fail, invoked before that time, makes one at the
+// most, as does each lease's expiry (counted from its grant's
+// invocation). ok is false when the history holds operations it does not
+// know, which may write too.
+func revisionBound(h []history.Op, initial int64) (most func(time.Duration) int64, ok bool) {
+	var sent []time.Duration // the writes' invocations
 	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.Process >= 0 }) {
 		switch p.Inv.F {
 		case etcdop.FPut, etcdop.FDelete, etcdop.FKVTxn, etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
 			if p.Done == nil || p.Done.Type != history.Fail {
-				most++
+				sent = append(sent, p.Inv.Time)
 			}
 		case etcdop.FRange, etcdop.FRangeSerializable, etcdop.FWatch, etcdop.FLeaseKeepAlive:
 		default:
-			return 0, false
+			return nil, false
 		}
 	}
-	return most, true
+	slices.Sort(sent)
+	return func(t time.Duration) int64 {
+		n, _ := slices.BinarySearch(sent, t+1) // invoked at t or before
+		return initial + int64(n)
+	}, true
 }
 
-// neverMade reports an answer naming a revision above the bound.
-func neverMade(rev, most int64, what string, ops []history.Op, found *analysis.FindingList) {
+// checkMade reports an answer that came at a time naming a revision past
+// the bound by then ("revision-never-made").
+func checkMade(most func(time.Duration) int64, rev int64, at time.Duration, what string, ops []history.Op, found *analysis.FindingList) {
+	if most == nil || rev <= most(at) {
+		return
+	}
 	found.Add(func() analysis.Finding {
 		return analysis.Finding{Kind: "revision-never-made", Explanation: fmt.Sprintf(
-			"%s names revision %d, but the history's writes can have made no revision past %d.", what, rev, most), Ops: ops}
+			"%s names revision %d at %.3fs, but the writes sent by then can have made no revision past %d.", what, rev, at.Seconds(), most(at)), Ops: ops}
 	})
 }
 

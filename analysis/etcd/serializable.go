@@ -51,7 +51,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	if err != nil {
 		return analysis.UnknownResult(err.Error())
 	}
-	most, bounded := revisionBound(in.History, initial)
+	most, _ := revisionBound(in.History, initial)
 	seen := watchesSeen(in.History)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange
@@ -77,9 +77,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 		store.judge(answer, req.Then[0], &found)
 		what := fmt.Sprintf("%s's serializable read (#%d, member %s)", history.ProcessName(p.Inv.Process), p.Done.Index, analysis.CmpOr(resp.Member, "unknown"))
 		ops := []history.Op{*p.Inv, *p.Done}
-		if bounded && resp.Revision > most {
-			neverMade(resp.Revision, most, what, ops, &found)
-		}
+		checkMade(most, resp.Revision, p.Done.Time, what, ops, &found)
 		seen = append(seen, observed{at: p.Done.Time, rev: resp.Revision, src: what, ops: ops})
 		if resp.Member == "" {
 			bad.Add(fmt.Errorf("op #%d: no member named in the answer", p.Done.Index))

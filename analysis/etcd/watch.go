@@ -76,7 +76,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 	if err != nil {
 		return analysis.UnknownResult(err.Error())
 	}
-	most, bounded := revisionBound(in.History, initial)
+	most, _ := revisionBound(in.History, initial)
 	var found analysis.FindingList
 	known := map[eventAt]knownEvent{}
 	learn := func(e knownEvent) {
@@ -98,9 +98,10 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
 		checkStream(w, src, &found)
 		for _, r := range w.res.Responses {
-			if rev := responseRevision(r); bounded && rev > most {
-				neverMade(rev, most, src+"'s response", []history.Op{*w.Inv, *w.Done}, &found)
-				break
+			before := found.Total
+			checkMade(most, responseRevision(r), r.Time, src+"'s response", []history.Op{*w.Inv, *w.Done}, &found)
+			if found.Total > before {
+				break // one is proof enough
 			}
 		}
 		for _, r := range w.res.Responses {
