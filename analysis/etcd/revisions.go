@@ -31,17 +31,20 @@ func initialRevision(in analysis.Input) (int64, error) {
 // revisionBound is, for a time, the highest revision the writes of a
 // history can have made by then: each put, delete, transaction and lease
 // revoke that did not fail, invoked before that time, makes one at the
-// most, as does each lease's expiry (counted from its grant's
-// invocation). ok is false when the history holds operations it does not
-// know, which may write too.
+// most, as does each lease's expiry, once its TTL has passed since its
+// grant was sent. ok is false when the history holds operations it does
+// not know, which may write too.
 func revisionBound(h []history.Op, initial int64) (most func(time.Duration) int64, ok bool) {
-	var sent []time.Duration // the writes' invocations
+	var sent []time.Duration // when each write can first have made its revision
 	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.Process >= 0 }) {
+		if p.Done != nil && p.Done.Type == history.Fail {
+			continue
+		}
 		switch p.Inv.F {
-		case etcdop.FPut, etcdop.FDelete, etcdop.FKVTxn, etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
-			if p.Done == nil || p.Done.Type != history.Fail {
-				sent = append(sent, p.Inv.Time)
-			}
+		case etcdop.FPut, etcdop.FDelete, etcdop.FKVTxn, etcdop.FLeaseRevoke:
+			sent = append(sent, p.Inv.Time)
+		case etcdop.FLeaseGrant:
+			sent = append(sent, p.Inv.Time+grantTTL(p))
 		case etcdop.FRange, etcdop.FRangeSerializable, etcdop.FWatch, etcdop.FLeaseKeepAlive:
 		default:
 			return nil, false
@@ -49,20 +52,37 @@ func revisionBound(h []history.Op, initial int64) (most func(time.Duration) int6
 	}
 	slices.Sort(sent)
 	return func(t time.Duration) int64 {
-		n, _ := slices.BinarySearch(sent, t+1) // invoked at t or before
+		n, _ := slices.BinarySearch(sent, t+1) // at t or before
 		return initial + int64(n)
 	}, true
+}
+
+// grantTTL is the shortest a grant's lease can live: the TTL it asked
+// for, or that its answer gave (etcd may lengthen it, never shorten it).
+func grantTTL(p history.Pair) time.Duration {
+	var req etcdop.KVRequest
+	var resp etcdop.KVResponse
+	_ = p.Inv.Decode(&req) // etcd-lease reports what it cannot read
+	if p.Done != nil && p.Done.Type == history.Ok {
+		_ = p.Done.Decode(&resp)
+	}
+	return time.Duration(max(req.TTL, resp.TTL)) * time.Second
 }
 
 // checkMade reports an answer that came at a time naming a revision past
 // the bound by then ("revision-never-made").
 func checkMade(most func(time.Duration) int64, rev int64, at time.Duration, what string, ops []history.Op, found *analysis.FindingList) {
-	if most == nil || rev <= most(at) {
+	var why string
+	switch {
+	case rev < 1:
+		why = "which no store has: etcd's begins at revision 1"
+	case most != nil && rev > most(at):
+		why = fmt.Sprintf("but the writes sent by then can have made no revision past %d", most(at))
+	default:
 		return
 	}
 	found.Add(func() analysis.Finding {
-		return analysis.Finding{Kind: "revision-never-made", Explanation: fmt.Sprintf(
-			"%s names revision %d at %.3fs, but the writes sent by then can have made no revision past %d.", what, rev, at.Seconds(), most(at)), Ops: ops}
+		return analysis.Finding{Kind: "revision-never-made", Explanation: fmt.Sprintf("%s names revision %d at %.3fs, %s.", what, rev, at.Seconds(), why), Ops: ops}
 	})
 }
 
