@@ -58,6 +58,11 @@ const (
 	tagLiteral = "~#"
 )
 
+// maxPlainInt is the most digits an integer written in decimal can have and
+// still be its own canonical JSON form: CanonicalNumber writes longer ones
+// (past 100 digits) in scientific form; int64 is far short of that.
+const maxPlainInt = len("-9223372036854775808")
+
 // encode writes v's canonical JSON form; it refuses what Clojure's reader
 // refuses too: a set or map with two equal elements or keys.
 func encode(b *bytes.Buffer, v Value) error {
@@ -67,6 +72,10 @@ func encode(b *bytes.Buffer, v Value) error {
 	case Bool:
 		b.WriteString(v.Text)
 	case Int:
+		if len(v.Text) <= maxPlainInt && canonicalInt(v.Text) {
+			b.WriteString(v.Text) // the common case, already canonical
+			break
+		}
 		n, _, err := history.CanonicalNumber(v.Text)
 		if err != nil {
 			return errAt(v, "%v", err)
