@@ -123,3 +123,15 @@ func BenchmarkReadListAppend(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeListAppend decodes the same history without converting
+// it: the decoder's share of BenchmarkReadListAppend.
+func BenchmarkDecodeListAppend(b *testing.B) {
+	in := listAppendHistory(10_000)
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if err := NewDecoder(bytes.NewReader(in)).Elements(func(Value) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -88,11 +88,12 @@ const (
 	bufSize    = 256 << 10
 )
 
-// Tokens up to maxNameLen bytes are interned, up to maxNames of them at a
-// time.
+// Tokens up to maxNameLen bytes are interned in a cache of nameSlots
+// strings, each token in the slot its hash picks: enough for the keywords of
+// a history and the keys and values of its recent ops.
 const (
 	maxNameLen = 64
-	maxNames   = 1 << 14
+	nameSlots  = 1 << 10
 )
 
 // Decoder reads EDN from a stream without holding all of it in memory: a
@@ -115,8 +116,10 @@ type Decoder struct {
 	// gets one slice of the right size instead of growing its own.
 	stack []Value
 	// names interns tokens: a history repeats its keywords, keys and values
-	// op after op, and each would otherwise be a string of its own.
-	names map[string]string
+	// op after op, and each would otherwise be a string of its own. It is
+	// made once the input is longer than the first buffer: the short texts
+	// parsed alone (tagged.go) are many, and gain nothing from it.
+	names *[nameSlots]string
 	// text collects a string that has escapes.
 	text []byte
 }
@@ -245,7 +248,8 @@ func (d *Decoder) skip() error {
 			}
 			d.pos += 2
 			d.depth++
-			_, err := d.readAfter(line, col, "#_")
+			var discarded Value
+			err := d.readAfter(&discarded, line, col, "#_")
 			d.depth--
 			if err != nil {
 				return err
@@ -273,16 +277,18 @@ func (d *Decoder) skipComment() {
 // Read reads the next value; it returns io.EOF when only whitespace and
 // comments remain.
 func (d *Decoder) Read() (Value, error) {
+	var v Value
 	if err := d.skip(); err != nil {
-		return Value{}, err
+		return v, err
 	}
 	if _, ok := d.peek(); !ok {
 		if d.ioErr != nil {
-			return Value{}, d.ioErr
+			return v, d.ioErr
 		}
-		return Value{}, io.EOF
+		return v, io.EOF
 	}
-	return d.read()
+	err := d.read(&v)
+	return v, err
 }
 
 // Elements calls fn on each element of the input's top-level vector or
@@ -337,9 +343,13 @@ func closer(open byte) string {
 var collName = map[byte]string{'[': "vector", '(': "list", '{': "map"}
 
 // items reads the elements of a collection whose opening byte has been
-// consumed, up to and including its closer.
+// consumed, up to and including its closer, and passes each to fn, or, if
+// fn is nil, appends it to the stack. Values are passed by pointer here and
+// below, and read into a variable that stays on the goroutine's stack:
+// they are large enough for their copies and allocations to cost.
 func (d *Decoder) items(open byte, line, col int, fn func(Value) error) error {
 	want := closer(open)
+	var v Value
 	for {
 		if err := d.skip(); err != nil {
 			return err
@@ -357,36 +367,44 @@ func (d *Decoder) items(open byte, line, col int, fn func(Value) error) error {
 			d.pos++
 			return nil
 		}
-		v, err := d.read()
-		if err != nil {
+		if err := d.read(&v); err != nil {
 			return err
 		}
-		if err := fn(v); err != nil {
+		if fn == nil {
+			d.stack = append(d.stack, v)
+		} else if err := fn(v); err != nil {
 			return err
 		}
 	}
 }
 
 // readAfter reads the value that must follow a prefix such as #_ or a tag.
-func (d *Decoder) readAfter(line, col int, prefix string) (Value, error) {
+func (d *Decoder) readAfter(v *Value, line, col int, prefix string) error {
 	if err := d.skip(); err != nil {
-		return Value{}, err
+		return err
 	}
 	if b, ok := d.peek(); !ok || b == ']' || b == ')' || b == '}' {
-		return Value{}, d.errorf(line, col, "expected a value after %s", prefix)
+		return d.errorf(line, col, "expected a value after %s", prefix)
 	}
-	return d.read()
+	return d.read(v)
 }
 
-// read reads one value; whitespace has been skipped and input remains.
-func (d *Decoder) read() (Value, error) {
+// read reads one value into v; whitespace has been skipped and input
+// remains.
+func (d *Decoder) read(v *Value) error {
 	line, col := d.at()
+	*v = Value{Line: line, Col: col}
 	if d.depth >= maxDepth {
-		return Value{}, d.errorf(line, col, "values nested more than %d deep", maxDepth)
+		return d.errorf(line, col, "values nested more than %d deep", maxDepth)
 	}
 	d.depth++
-	defer func() { d.depth-- }()
-	v := Value{Line: line, Col: col}
+	err := d.value(v)
+	d.depth--
+	return err
+}
+
+// value reads the value that starts at v's position.
+func (d *Decoder) value(v *Value) error {
 	b, _ := d.peek()
 	switch {
 	case b == '[' || b == '(' || b == '{':
@@ -402,9 +420,9 @@ func (d *Decoder) read() (Value, error) {
 		return d.coll(v, b)
 	case b == '"':
 		d.pos++
-		s, err := d.str(line, col)
+		s, err := d.str(v.Line, v.Col)
 		v.Kind, v.Text = String, s
-		return v, err
+		return err
 	case b == '\\':
 		d.pos++
 		return d.char(v)
@@ -412,19 +430,16 @@ func (d *Decoder) read() (Value, error) {
 		d.pos++
 		return d.dispatch(v)
 	case b == ']' || b == ')' || b == '}':
-		return v, d.errorf(line, col, "unexpected %c: no collection is open", b)
+		return d.errorf(v.Line, v.Col, "unexpected %c: no collection is open", b)
 	case strings.IndexByte("^`~@'", b) >= 0:
-		return v, d.errorf(line, col, "unexpected %c: reader macros are not EDN", b)
+		return d.errorf(v.Line, v.Col, "unexpected %c: reader macros are not EDN", b)
 	}
 	return d.token(v)
 }
 
-func (d *Decoder) coll(v Value, open byte) (Value, error) {
+func (d *Decoder) coll(v *Value, open byte) error {
 	start := len(d.stack)
-	err := d.items(open, v.Line, v.Col, func(x Value) error {
-		d.stack = append(d.stack, x)
-		return nil
-	})
+	err := d.items(open, v.Line, v.Col, nil)
 	v.Items = slices.Clone(d.stack[start:])
 	clear(d.stack[start:])
 	d.stack = d.stack[:start]
@@ -432,12 +447,12 @@ func (d *Decoder) coll(v Value, open byte) (Value, error) {
 		k := v.Items[len(v.Items)-1]
 		err = d.errorf(k.Line, k.Col, "map key %s has no value", k)
 	}
-	return v, err
+	return err
 }
 
 // dispatch reads what follows '#': a set, a tagged value, a namespaced map
 // or a symbolic number.
-func (d *Decoder) dispatch(v Value) (Value, error) {
+func (d *Decoder) dispatch(v *Value) error {
 	b, ok := d.peek()
 	switch {
 	case b == '{':
@@ -448,51 +463,51 @@ func (d *Decoder) dispatch(v Value) (Value, error) {
 		d.pos++
 		t := string(d.word())
 		if t != "Inf" && t != "-Inf" && t != "NaN" {
-			return v, d.errorf(v.Line, v.Col, "unknown symbolic value ##%s: expected ##Inf, ##-Inf or ##NaN", t)
+			return d.errorf(v.Line, v.Col, "unknown symbolic value ##%s: expected ##Inf, ##-Inf or ##NaN", t)
 		}
 		v.Kind, v.Text = Float, "##"+t
-		return v, nil
+		return nil
 	case b == ':':
 		return d.nsMap(v)
 	case ok && (b|0x20 >= 'a' && b|0x20 <= 'z'): // tags start with a letter
 		v.Kind, v.Text = Tagged, d.intern(d.word())
 		if err := d.utf8At(v.Text, v.Line, v.Col, "tag"); err != nil {
-			return v, err
+			return err
 		}
-		x, err := d.readAfter(v.Line, v.Col, "#"+v.Text)
-		v.Items = []Value{x}
-		return v, err
+		v.Items = make([]Value, 1)
+		return d.readAfter(&v.Items[0], v.Line, v.Col, "#"+v.Text)
 	}
-	return v, d.errorf(v.Line, v.Col, "unexpected # dispatch: expected #{, #_, #tag or #:ns{")
+	return d.errorf(v.Line, v.Col, "unexpected # dispatch: expected #{, #_, #tag or #:ns{")
 }
 
 // nsMap reads #:ns{:a 1}, Clojure's namespaced map, as {:ns/a 1}.
-func (d *Decoder) nsMap(v Value) (Value, error) {
+func (d *Decoder) nsMap(v *Value) error {
 	d.pos++
 	ns := string(d.word())
 	if err := d.utf8At(ns, v.Line, v.Col, "namespace"); err != nil {
-		return v, err
+		return err
 	}
 	if ns == "" || ns[0] == ':' {
-		return v, d.errorf(v.Line, v.Col, "expected a namespace after #: (auto-resolved #:: maps are not EDN)")
+		return d.errorf(v.Line, v.Col, "expected a namespace after #: (auto-resolved #:: maps are not EDN)")
 	}
 	if err := d.skip(); err != nil {
-		return v, err
+		return err
 	}
 	if b, _ := d.peek(); b != '{' {
 		l, c := d.at()
-		return v, d.errorf(l, c, "expected { after #:%s", ns)
+		return d.errorf(l, c, "expected { after #:%s", ns)
 	}
-	m, err := d.read()
-	m.Line, m.Col = v.Line, v.Col
-	for i := 0; i < len(m.Items); i += 2 {
-		if k := &m.Items[i]; k.Kind == Keyword && !strings.Contains(k.Text, "/") {
+	line, col := v.Line, v.Col
+	err := d.read(v)
+	v.Line, v.Col = line, col
+	for i := 0; i < len(v.Items); i += 2 {
+		if k := &v.Items[i]; k.Kind == Keyword && !strings.Contains(k.Text, "/") {
 			k.Text = ns + "/" + k.Text
 		} else if k.Kind == Keyword && strings.HasPrefix(k.Text, "_/") {
 			k.Text = k.Text[2:]
 		}
 	}
-	return m, err
+	return err
 }
 
 // utf8At refuses text that is not UTF-8 (Clojure's reader would read each
@@ -530,22 +545,24 @@ func (d *Decoder) tokenLen(n int) int {
 	}
 }
 
-// intern returns a token's text, as the same string each time it comes.
+// intern returns a token's text, as the same string each time it comes
+// while it keeps its slot.
 func (d *Decoder) intern(b []byte) string {
-	if len(b) > maxNameLen {
+	if len(b) > maxNameLen || d.names == nil && cap(d.buf) <= minBufSize {
 		return string(b)
 	}
-	if s, ok := d.names[string(b)]; ok {
-		return s
+	h := uint32(2166136261) // FNV-1a: cheaper for short tokens than a map's hash
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
 	}
 	if d.names == nil {
-		d.names = map[string]string{}
-	} else if len(d.names) == maxNames { // forget the old ones rather than grow
-		clear(d.names)
+		d.names = new([nameSlots]string)
 	}
-	s := string(b)
-	d.names[s] = s
-	return s
+	slot := &d.names[h%nameSlots]
+	if *slot != string(b) {
+		*slot = string(b)
+	}
+	return *slot
 }
 
 // str reads a string after its opening quote at line:col. Its text is
@@ -646,10 +663,10 @@ func (d *Decoder) hex4(line, col int) (rune, error) {
 var charNames = map[string]string{"newline": "\n", "space": " ", "tab": "\t", "return": "\r", "backspace": "\b", "formfeed": "\f"}
 
 // char reads a character literal after its backslash: \a, \newline, \u00e9.
-func (d *Decoder) char(v Value) (Value, error) {
+func (d *Decoder) char(v *Value) error {
 	v.Kind = Char
 	if _, ok := d.peek(); !ok {
-		return v, d.errorf(v.Line, v.Col, `expected a character after \`)
+		return d.errorf(v.Line, v.Col, `expected a character after \`)
 	}
 	// The first character is taken even if it is a delimiter: \( is "(".
 	d.avail(utf8.UTFMax)
@@ -658,7 +675,7 @@ func (d *Decoder) char(v Value) (Value, error) {
 	name := string(d.buf[d.pos : d.pos+n])
 	d.advance(n) // the first character may be a newline
 	if err := d.utf8At(name, v.Line, v.Col, "character"); err != nil {
-		return v, err
+		return err
 	}
 	switch r, size := utf8.DecodeRuneInString(name); {
 	case size == len(name):
@@ -668,31 +685,31 @@ func (d *Decoder) char(v Value) (Value, error) {
 	case r == 'u' && len(name) == 5:
 		n, err := strconv.ParseUint(name[1:], 16, 16)
 		if err != nil || utf16.IsSurrogate(rune(n)) {
-			return v, d.errorf(v.Line, v.Col, `bad character \%s: expected \uXXXX, not half a UTF-16 surrogate pair`, name)
+			return d.errorf(v.Line, v.Col, `bad character \%s: expected \uXXXX, not half a UTF-16 surrogate pair`, name)
 		}
 		v.Text = string(rune(n))
 	default:
-		return v, d.errorf(v.Line, v.Col, `unknown character \%s: expected \c, \newline, \space, \tab, \return, \backspace, \formfeed or \uXXXX`, name)
+		return d.errorf(v.Line, v.Col, `unknown character \%s: expected \c, \newline, \space, \tab, \return, \backspace, \formfeed or \uXXXX`, name)
 	}
-	return v, nil
+	return nil
 }
 
 // token reads nil, true, false, a number, a keyword or a symbol.
-func (d *Decoder) token(v Value) (Value, error) {
+func (d *Decoder) token(v *Value) error {
 	t := d.word()
 	if !utf8.Valid(t) {
-		return v, d.utf8At(string(t), v.Line, v.Col, "token")
+		return d.utf8At(string(t), v.Line, v.Col, "token")
 	}
 	switch {
 	case len(t) == 0:
-		return v, d.errorf(v.Line, v.Col, "expected a value")
+		return d.errorf(v.Line, v.Col, "expected a value")
 	case string(t) == "nil":
 		v.Kind = Nil
 	case string(t) == "true" || string(t) == "false":
 		v.Kind, v.Text = Bool, d.intern(t)
 	case t[0] == ':':
 		if len(t) == 1 || t[1] == ':' || t[len(t)-1] == '/' {
-			return v, d.errorf(v.Line, v.Col, "invalid keyword %q (auto-resolved ::keywords are not EDN)", t)
+			return d.errorf(v.Line, v.Col, "invalid keyword %q (auto-resolved ::keywords are not EDN)", t)
 		}
 		v.Kind, v.Text = Keyword, d.intern(t[1:])
 	case canonicalInt(t): // the common case, without big.Int
@@ -702,7 +719,7 @@ func (d *Decoder) token(v Value) (Value, error) {
 	default:
 		v.Kind, v.Text = Symbol, d.intern(t)
 	}
-	return v, nil
+	return nil
 }
 
 func isDigit(b byte) bool { return '0' <= b && b <= '9' }
@@ -729,10 +746,10 @@ func canonicalInt[T string | []byte](t T) bool {
 // M) or a ratio, and Clojure's hex integers; token has taken the
 // integers already in canonical form. Leading zeros are refused: Clojure
 // would read 017 as octal.
-func (d *Decoder) number(v Value, t string) (Value, error) {
+func (d *Decoder) number(v *Value, t string) error {
 	digits := strings.TrimLeft(t, "+-")
-	bad := func() (Value, error) {
-		return v, d.errorf(v.Line, v.Col, "invalid number %q: expected an integer, a float or a ratio", t)
+	bad := func() error {
+		return d.errorf(v.Line, v.Col, "invalid number %q: expected an integer, a float or a ratio", t)
 	}
 	if len(digits) > 1 && digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9' {
 		return bad()
@@ -747,7 +764,7 @@ func (d *Decoder) number(v Value, t string) (Value, error) {
 			i.Neg(i)
 		}
 		v.Kind, v.Text = Int, i.String()
-		return v, nil
+		return nil
 	}
 	if n, r := strings.CutSuffix(t, "N"); r || strings.Trim(digits, "0123456789") == "" {
 		i, ok := new(big.Int).SetString(strings.TrimPrefix(n, "+"), 10)
@@ -755,7 +772,7 @@ func (d *Decoder) number(v Value, t string) (Value, error) {
 			return bad()
 		}
 		v.Kind, v.Text = Int, i.String()
-		return v, nil
+		return nil
 	}
 	if num, den, ok := strings.Cut(t, "/"); ok {
 		r, ok := new(big.Rat).SetString(strings.TrimPrefix(num, "+") + "/" + den)
@@ -766,7 +783,7 @@ func (d *Decoder) number(v Value, t string) (Value, error) {
 		if r.IsInt() { // Clojure reads 4/2 as 2
 			v.Kind, v.Text = Int, r.Num().String()
 		}
-		return v, nil
+		return nil
 	}
 	f := strings.TrimSuffix(t, "M")
 	if strings.ContainsAny(f, "xXpP_") || strings.Trim(strings.TrimLeft(f, "+-"), "0123456789.eE+-") != "" {
@@ -779,7 +796,7 @@ func (d *Decoder) number(v Value, t string) (Value, error) {
 	if f != t {
 		v.Kind = Decimal
 	}
-	return v, nil
+	return nil
 }
 
 // Float64 is a Float value's number (Inf for out of range literals).
