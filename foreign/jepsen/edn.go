@@ -209,10 +209,16 @@ func (d *Decoder) advance(n int) {
 		if i < 0 {
 			break
 		}
-		d.pos += i + 1
-		d.line, d.colAt, d.col = d.line+1, d.pos, 1
+		d.pos += i
+		d.newline()
 	}
 	d.pos = end
+}
+
+// newline consumes the newline that is the next byte.
+func (d *Decoder) newline() {
+	d.pos++
+	d.line, d.colAt, d.col = d.line+1, d.pos, 1
 }
 
 // spaces and delims are the bytes isSpace and isDelim accept.
@@ -237,8 +243,10 @@ func (d *Decoder) skip() error {
 		switch {
 		case !ok:
 			return nil
+		case b == '\n':
+			d.newline()
 		case isSpace(b):
-			d.advance(1)
+			d.pos++
 		case b == ';' || b == '#' && d.peek2() == '!':
 			d.skipComment()
 		case b == '#' && d.peek2() == '_':
@@ -406,8 +414,8 @@ func (d *Decoder) read(v *Value) error {
 // value reads the value that starts at v's position.
 func (d *Decoder) value(v *Value) error {
 	b, _ := d.peek()
-	switch {
-	case b == '[' || b == '(' || b == '{':
+	switch b {
+	case '[', '(', '{':
 		d.pos++
 		switch b {
 		case '[':
@@ -418,20 +426,20 @@ func (d *Decoder) value(v *Value) error {
 			v.Kind = Map
 		}
 		return d.coll(v, b)
-	case b == '"':
+	case '"':
 		d.pos++
 		s, err := d.str(v.Line, v.Col)
 		v.Kind, v.Text = String, s
 		return err
-	case b == '\\':
+	case '\\':
 		d.pos++
 		return d.char(v)
-	case b == '#':
+	case '#':
 		d.pos++
 		return d.dispatch(v)
-	case b == ']' || b == ')' || b == '}':
+	case ']', ')', '}':
 		return d.errorf(v.Line, v.Col, "unexpected %c: no collection is open", b)
-	case strings.IndexByte("^`~@'", b) >= 0:
+	case '^', '`', '~', '@', '\'':
 		return d.errorf(v.Line, v.Col, "unexpected %c: reader macros are not EDN", b)
 	}
 	return d.token(v)
