@@ -113,7 +113,9 @@ type Decoder struct {
 	colAt, col int
 	depth      int
 	// stack collects the items of the collections being read, so that each
-	// gets one slice of the right size instead of growing its own.
+	// gets one slice of the right size instead of growing its own. Popped
+	// items are left in place, not cleared: the next collection overwrites
+	// them, and until then they hold only what was just read.
 	stack []Value
 	// names interns tokens: a history repeats its keywords, keys and values
 	// op after op, and each would otherwise be a string of its own. It is
@@ -449,7 +451,6 @@ func (d *Decoder) coll(v *Value, open byte) error {
 	start := len(d.stack)
 	err := d.items(open, v.Line, v.Col, nil)
 	v.Items = slices.Clone(d.stack[start:])
-	clear(d.stack[start:])
 	d.stack = d.stack[:start]
 	if err == nil && v.Kind == Map && len(v.Items)%2 == 1 {
 		k := v.Items[len(v.Items)-1]
