@@ -38,6 +38,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chaos-testing/chaos/history"
 )
@@ -286,9 +287,20 @@ func encodeMap(b *bytes.Buffer, m Value) error {
 	return nil
 }
 
-// writeString writes s as a JSON string, as encoding/json writes it.
+// writeString writes s as a JSON string, as encoding/json writes it:
+// printable ASCII that needs no escape as it is, without the cost of
+// json.Marshal, which is left the rest (control characters, HTML's <, >
+// and &, and text beyond ASCII, which it escapes its own way).
 func writeString(b *bytes.Buffer, s string) {
-	b.Write(history.MustValue(s))
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b.Write(history.MustValue(s))
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // decode reads JSON into the EDN value whose form it is (the inverse of
