@@ -147,8 +147,8 @@ func (d *Decoder) more() bool {
 			n := copy(d.buf, d.buf[d.pos:])
 			d.buf, d.colAt, d.pos = d.buf[:n], d.colAt-d.pos, 0
 		}
-		if len(d.buf) == cap(d.buf) || cap(d.buf) < bufSize {
-			d.buf = slices.Grow(d.buf, max(cap(d.buf), minBufSize))
+		if c := cap(d.buf); c < bufSize || len(d.buf) == c {
+			d.buf = slices.Grow(d.buf, max(2*c, minBufSize)-len(d.buf)) // double it
 		}
 		n, err := d.r.Read(d.buf[len(d.buf):cap(d.buf)])
 		d.buf = d.buf[:len(d.buf)+n]
