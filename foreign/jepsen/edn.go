@@ -4,7 +4,7 @@
 package jepsen
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -80,21 +80,55 @@ func (e *Error) Error() string {
 // real histories nest a handful of levels.
 const maxDepth = 1000
 
+// The buffer starts small, for the many short texts parsed alone, and
+// doubles on each read up to bufSize; past that it grows only to hold a
+// token (a long string) larger than itself.
+const (
+	minBufSize = 4 << 10
+	bufSize    = 256 << 10
+)
+
+// Tokens up to maxNameLen bytes are interned in a cache of nameSlots
+// strings, each token in the slot its hash picks: enough for the keywords of
+// a history and the keys and values of its recent ops.
+const (
+	maxNameLen = 64
+	nameSlots  = 1 << 10
+)
+
 // Decoder reads EDN from a stream without holding all of it in memory: a
-// history is read one op at a time.
+// history is read one op at a time. It scans its own buffer, so that a
+// token is found with a few comparisons a byte and taken from the buffer
+// whole, rather than read byte by byte.
 type Decoder struct {
-	r         *bufio.Reader
-	line, col int // position of the next byte
-	depth     int
-	ioErr     error // a read error other than EOF, reported instead of "unexpected end"
+	r     io.Reader
+	buf   []byte // buf[pos:] is the input read and not yet consumed
+	pos   int
+	eof   bool  // r has no more input
+	ioErr error // a read error other than EOF, reported instead of "unexpected end"
+	line  int   // the line of buf[pos]
+	// buf[colAt] is at column col. Columns count characters, not bytes, so
+	// that they match what an editor shows; at counts them up to where a
+	// value starts, each byte once.
+	colAt, col int
+	depth      int
 	// stack collects the items of the collections being read, so that each
-	// gets one slice of the right size instead of growing its own.
+	// gets one slice of the right size instead of growing its own. Popped
+	// items are left in place, not cleared: the next collection overwrites
+	// them, and until then they hold only what was just read.
 	stack []Value
+	// names interns tokens: a history repeats its keywords, keys and values
+	// op after op, and each would otherwise be a string of its own. It is
+	// made once the input is longer than the first buffer: the short texts
+	// parsed alone (tagged.go) are many, and gain nothing from it.
+	names *[nameSlots]string
+	// text collects a string that has escapes.
+	text []byte
 }
 
 // NewDecoder returns a decoder reading from r.
 func NewDecoder(r io.Reader) *Decoder {
-	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), line: 1, col: 1}
+	return &Decoder{r: r, line: 1, col: 1}
 }
 
 func (d *Decoder) errorf(line, col int, format string, args ...any) error {
@@ -104,49 +138,105 @@ func (d *Decoder) errorf(line, col int, format string, args ...any) error {
 	return &Error{Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
 }
 
+// more reads more input after buf[pos:], which it keeps, moved to the
+// front of the buffer; it reports whether any came.
+func (d *Decoder) more() bool {
+	for !d.eof {
+		if d.pos > 0 {
+			d.at() // the columns of the bytes about to go
+			n := copy(d.buf, d.buf[d.pos:])
+			d.buf, d.colAt, d.pos = d.buf[:n], d.colAt-d.pos, 0
+		}
+		if c := cap(d.buf); c < bufSize || len(d.buf) == c {
+			d.buf = slices.Grow(d.buf, max(2*c, minBufSize)-len(d.buf)) // double it
+		}
+		n, err := d.r.Read(d.buf[len(d.buf):cap(d.buf)])
+		d.buf = d.buf[:len(d.buf)+n]
+		if err != nil {
+			d.eof = true
+			if !errors.Is(err, io.EOF) {
+				d.ioErr = err
+			}
+		}
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// avail reports whether n bytes of input remain, reading more as needed.
+func (d *Decoder) avail(n int) bool {
+	for len(d.buf)-d.pos < n {
+		if !d.more() {
+			return false
+		}
+	}
+	return true
+}
+
 // peek returns the next byte, or false at the end of input.
 func (d *Decoder) peek() (byte, bool) {
-	b, err := d.r.ReadByte()
-	if err != nil {
-		if !errors.Is(err, io.EOF) && d.ioErr == nil {
-			d.ioErr = err
-		}
+	if !d.avail(1) {
 		return 0, false
 	}
-	d.r.UnreadByte()
-	return b, true
+	return d.buf[d.pos], true
 }
 
 // peek2 returns the byte after the next one, or 0.
 func (d *Decoder) peek2() byte {
-	b, _ := d.r.Peek(2)
-	if len(b) < 2 {
+	if !d.avail(2) {
 		return 0
 	}
-	return b[1]
+	return d.buf[d.pos+1]
 }
 
-// next consumes one byte. Columns count characters, not bytes, so they
-// match what an editor shows.
-func (d *Decoder) next() byte {
-	b, _ := d.r.ReadByte()
-	switch {
-	case b == '\n':
-		d.line, d.col = d.line+1, 1
-	case b&0xC0 != 0x80: // not a UTF-8 continuation byte
-		d.col++
+// at returns the line and column of the next byte.
+func (d *Decoder) at() (line, col int) {
+	for _, b := range d.buf[d.colAt:d.pos] {
+		if b&0xC0 != 0x80 { // not a UTF-8 continuation byte
+			d.col++
+		}
 	}
-	return b
+	d.colAt = d.pos
+	return d.line, d.col
 }
 
-func isSpace(b byte) bool {
-	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == ','
+// advance consumes n bytes that may hold newlines (in a string or a
+// character); the other tokens cannot.
+func (d *Decoder) advance(n int) {
+	end := d.pos + n
+	for {
+		i := bytes.IndexByte(d.buf[d.pos:end], '\n')
+		if i < 0 {
+			break
+		}
+		d.pos += i
+		d.newline()
+	}
+	d.pos = end
 }
+
+// newline consumes the newline that is the next byte.
+func (d *Decoder) newline() {
+	d.pos++
+	d.line, d.colAt, d.col = d.line+1, d.pos, 1
+}
+
+// spaces and delims are the bytes isSpace and isDelim accept.
+var spaces, delims = byteSet(" \t\n\r\f,"), byteSet(" \t\n\r\f,\";()[]{}\\")
+
+func byteSet(s string) (set [256]bool) {
+	for _, b := range []byte(s) {
+		set[b] = true
+	}
+	return set
+}
+
+func isSpace(b byte) bool { return spaces[b] }
 
 // isDelim reports whether b ends a token (number, symbol, keyword).
-func isDelim(b byte) bool {
-	return isSpace(b) || strings.IndexByte(`";()[]{}\`, b) >= 0
-}
+func isDelim(b byte) bool { return delims[b] }
 
 // skip skips whitespace, commas, comments and #_-discarded forms.
 func (d *Decoder) skip() error {
@@ -155,22 +245,21 @@ func (d *Decoder) skip() error {
 		switch {
 		case !ok:
 			return nil
+		case b == '\n':
+			d.newline()
 		case isSpace(b):
-			d.next()
+			d.pos++
 		case b == ';' || b == '#' && d.peek2() == '!':
-			for ok && b != '\n' {
-				d.next()
-				b, ok = d.peek()
-			}
+			d.skipComment()
 		case b == '#' && d.peek2() == '_':
-			line, col := d.line, d.col
+			line, col := d.at()
 			if d.depth >= maxDepth { // #_#_#_... would recurse without reading
 				return d.errorf(line, col, "values nested more than %d deep", maxDepth)
 			}
-			d.next()
-			d.next()
+			d.pos += 2
 			d.depth++
-			_, err := d.readAfter(line, col, "#_")
+			var discarded Value
+			err := d.readAfter(&discarded, line, col, "#_")
 			d.depth--
 			if err != nil {
 				return err
@@ -181,19 +270,35 @@ func (d *Decoder) skip() error {
 	}
 }
 
+// skipComment consumes a comment up to the newline that ends it.
+func (d *Decoder) skipComment() {
+	for {
+		if i := bytes.IndexByte(d.buf[d.pos:], '\n'); i >= 0 {
+			d.pos += i
+			return
+		}
+		d.pos = len(d.buf)
+		if !d.more() {
+			return
+		}
+	}
+}
+
 // Read reads the next value; it returns io.EOF when only whitespace and
 // comments remain.
 func (d *Decoder) Read() (Value, error) {
+	var v Value
 	if err := d.skip(); err != nil {
-		return Value{}, err
+		return v, err
 	}
 	if _, ok := d.peek(); !ok {
 		if d.ioErr != nil {
-			return Value{}, d.ioErr
+			return v, d.ioErr
 		}
-		return Value{}, io.EOF
+		return v, io.EOF
 	}
-	return d.read()
+	err := d.read(&v)
+	return v, err
 }
 
 // Elements calls fn on each element of the input's top-level vector or
@@ -221,8 +326,8 @@ func (d *Decoder) Elements(fn func(Value) error) error {
 			}
 		}
 	}
-	line, col := d.line, d.col
-	d.next()
+	line, col := d.at()
+	d.pos++
 	if err := d.items(b, line, col, fn); err != nil {
 		return err
 	}
@@ -248,58 +353,72 @@ func closer(open byte) string {
 var collName = map[byte]string{'[': "vector", '(': "list", '{': "map"}
 
 // items reads the elements of a collection whose opening byte has been
-// consumed, up to and including its closer.
+// consumed, up to and including its closer, and passes each to fn, or, if
+// fn is nil, appends it to the stack. Values are passed by pointer here and
+// below, and read into a variable that stays on the goroutine's stack:
+// they are large enough for their copies and allocations to cost.
 func (d *Decoder) items(open byte, line, col int, fn func(Value) error) error {
 	want := closer(open)
+	var v Value
 	for {
 		if err := d.skip(); err != nil {
 			return err
 		}
 		b, ok := d.peek()
 		if !ok {
-			return d.errorf(d.line, d.col, "unexpected end of input: expected %s to close the %s opened at %d:%d", want, collName[open], line, col)
+			l, c := d.at()
+			return d.errorf(l, c, "unexpected end of input: expected %s to close the %s opened at %d:%d", want, collName[open], line, col)
 		}
 		if b == ']' || b == ')' || b == '}' {
-			if string(b) != want {
-				return d.errorf(d.line, d.col, "unexpected %c: expected %s to close the %s opened at %d:%d", b, want, collName[open], line, col)
+			if b != want[0] {
+				l, c := d.at()
+				return d.errorf(l, c, "unexpected %c: expected %s to close the %s opened at %d:%d", b, want, collName[open], line, col)
 			}
-			d.next()
+			d.pos++
 			return nil
 		}
-		v, err := d.read()
-		if err != nil {
+		if err := d.read(&v); err != nil {
 			return err
 		}
-		if err := fn(v); err != nil {
+		if fn == nil {
+			d.stack = append(d.stack, v)
+		} else if err := fn(v); err != nil {
 			return err
 		}
 	}
 }
 
 // readAfter reads the value that must follow a prefix such as #_ or a tag.
-func (d *Decoder) readAfter(line, col int, prefix string) (Value, error) {
+func (d *Decoder) readAfter(v *Value, line, col int, prefix string) error {
 	if err := d.skip(); err != nil {
-		return Value{}, err
+		return err
 	}
 	if b, ok := d.peek(); !ok || b == ']' || b == ')' || b == '}' {
-		return Value{}, d.errorf(line, col, "expected a value after %s", prefix)
+		return d.errorf(line, col, "expected a value after %s", prefix)
 	}
-	return d.read()
+	return d.read(v)
 }
 
-// read reads one value; whitespace has been skipped and input remains.
-func (d *Decoder) read() (Value, error) {
-	line, col := d.line, d.col
+// read reads one value into v; whitespace has been skipped and input
+// remains.
+func (d *Decoder) read(v *Value) error {
+	line, col := d.at()
+	*v = Value{Line: line, Col: col}
 	if d.depth >= maxDepth {
-		return Value{}, d.errorf(line, col, "values nested more than %d deep", maxDepth)
+		return d.errorf(line, col, "values nested more than %d deep", maxDepth)
 	}
 	d.depth++
-	defer func() { d.depth-- }()
-	v := Value{Line: line, Col: col}
+	err := d.value(v)
+	d.depth--
+	return err
+}
+
+// value reads the value that starts at v's position.
+func (d *Decoder) value(v *Value) error {
 	b, _ := d.peek()
-	switch {
-	case b == '[' || b == '(' || b == '{':
-		d.next()
+	switch b {
+	case '[', '(', '{':
+		d.pos++
 		switch b {
 		case '[':
 			v.Kind = Vector
@@ -309,98 +428,95 @@ func (d *Decoder) read() (Value, error) {
 			v.Kind = Map
 		}
 		return d.coll(v, b)
-	case b == '"':
-		d.next()
-		s, err := d.str(line, col)
+	case '"':
+		d.pos++
+		s, err := d.str(v.Line, v.Col)
 		v.Kind, v.Text = String, s
-		return v, err
-	case b == '\\':
-		d.next()
+		return err
+	case '\\':
+		d.pos++
 		return d.char(v)
-	case b == '#':
-		d.next()
+	case '#':
+		d.pos++
 		return d.dispatch(v)
-	case b == ']' || b == ')' || b == '}':
-		return v, d.errorf(line, col, "unexpected %c: no collection is open", b)
-	case strings.IndexByte("^`~@'", b) >= 0:
-		return v, d.errorf(line, col, "unexpected %c: reader macros are not EDN", b)
+	case ']', ')', '}':
+		return d.errorf(v.Line, v.Col, "unexpected %c: no collection is open", b)
+	case '^', '`', '~', '@', '\'':
+		return d.errorf(v.Line, v.Col, "unexpected %c: reader macros are not EDN", b)
 	}
 	return d.token(v)
 }
 
-func (d *Decoder) coll(v Value, open byte) (Value, error) {
+func (d *Decoder) coll(v *Value, open byte) error {
 	start := len(d.stack)
-	err := d.items(open, v.Line, v.Col, func(x Value) error {
-		d.stack = append(d.stack, x)
-		return nil
-	})
+	err := d.items(open, v.Line, v.Col, nil)
 	v.Items = slices.Clone(d.stack[start:])
-	clear(d.stack[start:])
 	d.stack = d.stack[:start]
 	if err == nil && v.Kind == Map && len(v.Items)%2 == 1 {
 		k := v.Items[len(v.Items)-1]
 		err = d.errorf(k.Line, k.Col, "map key %s has no value", k)
 	}
-	return v, err
+	return err
 }
 
 // dispatch reads what follows '#': a set, a tagged value, a namespaced map
 // or a symbolic number.
-func (d *Decoder) dispatch(v Value) (Value, error) {
+func (d *Decoder) dispatch(v *Value) error {
 	b, ok := d.peek()
 	switch {
 	case b == '{':
-		d.next()
+		d.pos++
 		v.Kind = Set
 		return d.coll(v, '{')
 	case b == '#': // ##Inf, ##-Inf, ##NaN
-		d.next()
-		t := d.word()
+		d.pos++
+		t := string(d.word())
 		if t != "Inf" && t != "-Inf" && t != "NaN" {
-			return v, d.errorf(v.Line, v.Col, "unknown symbolic value ##%s: expected ##Inf, ##-Inf or ##NaN", t)
+			return d.errorf(v.Line, v.Col, "unknown symbolic value ##%s: expected ##Inf, ##-Inf or ##NaN", t)
 		}
 		v.Kind, v.Text = Float, "##"+t
-		return v, nil
+		return nil
 	case b == ':':
 		return d.nsMap(v)
 	case ok && (b|0x20 >= 'a' && b|0x20 <= 'z'): // tags start with a letter
-		v.Kind, v.Text = Tagged, d.word()
+		v.Kind, v.Text = Tagged, d.intern(d.word())
 		if err := d.utf8At(v.Text, v.Line, v.Col, "tag"); err != nil {
-			return v, err
+			return err
 		}
-		x, err := d.readAfter(v.Line, v.Col, "#"+v.Text)
-		v.Items = []Value{x}
-		return v, err
+		v.Items = make([]Value, 1)
+		return d.readAfter(&v.Items[0], v.Line, v.Col, "#"+v.Text)
 	}
-	return v, d.errorf(v.Line, v.Col, "unexpected # dispatch: expected #{, #_, #tag or #:ns{")
+	return d.errorf(v.Line, v.Col, "unexpected # dispatch: expected #{, #_, #tag or #:ns{")
 }
 
 // nsMap reads #:ns{:a 1}, Clojure's namespaced map, as {:ns/a 1}.
-func (d *Decoder) nsMap(v Value) (Value, error) {
-	d.next()
-	ns := d.word()
+func (d *Decoder) nsMap(v *Value) error {
+	d.pos++
+	ns := string(d.word())
 	if err := d.utf8At(ns, v.Line, v.Col, "namespace"); err != nil {
-		return v, err
+		return err
 	}
 	if ns == "" || ns[0] == ':' {
-		return v, d.errorf(v.Line, v.Col, "expected a namespace after #: (auto-resolved #:: maps are not EDN)")
+		return d.errorf(v.Line, v.Col, "expected a namespace after #: (auto-resolved #:: maps are not EDN)")
 	}
 	if err := d.skip(); err != nil {
-		return v, err
+		return err
 	}
 	if b, _ := d.peek(); b != '{' {
-		return v, d.errorf(d.line, d.col, "expected { after #:%s", ns)
+		l, c := d.at()
+		return d.errorf(l, c, "expected { after #:%s", ns)
 	}
-	m, err := d.read()
-	m.Line, m.Col = v.Line, v.Col
-	for i := 0; i < len(m.Items); i += 2 {
-		if k := &m.Items[i]; k.Kind == Keyword && !strings.Contains(k.Text, "/") {
+	line, col := v.Line, v.Col
+	err := d.read(v)
+	v.Line, v.Col = line, col
+	for i := 0; i < len(v.Items); i += 2 {
+		if k := &v.Items[i]; k.Kind == Keyword && !strings.Contains(k.Text, "/") {
 			k.Text = ns + "/" + k.Text
 		} else if k.Kind == Keyword && strings.HasPrefix(k.Text, "_/") {
 			k.Text = k.Text[2:]
 		}
 	}
-	return m, err
+	return err
 }
 
 // utf8At refuses text that is not UTF-8 (Clojure's reader would read each
@@ -413,52 +529,104 @@ func (d *Decoder) utf8At(s string, line, col int, what string) error {
 	return nil
 }
 
-// word reads a token's bytes up to a delimiter.
-func (d *Decoder) word() string {
-	var sb strings.Builder
+// word consumes a token's bytes up to a delimiter. They stay valid until
+// the decoder reads more input.
+func (d *Decoder) word() []byte {
+	n := d.tokenLen(0)
+	w := d.buf[d.pos : d.pos+n]
+	d.pos += n
+	return w
+}
+
+// tokenLen is the length of the token at the next byte, up to a delimiter
+// or the end of input, reading more input as needed; its first n bytes
+// are taken whatever they are.
+func (d *Decoder) tokenLen(n int) int {
 	for {
-		b, ok := d.peek()
-		if !ok || isDelim(b) {
-			return sb.String()
+		for ; d.pos+n < len(d.buf); n++ {
+			if isDelim(d.buf[d.pos+n]) {
+				return n
+			}
 		}
-		sb.WriteByte(d.next())
+		if !d.more() {
+			return n
+		}
 	}
 }
 
+// intern returns a token's text, as the same string each time it comes
+// while it keeps its slot.
+func (d *Decoder) intern(b []byte) string {
+	if len(b) > maxNameLen || d.names == nil && cap(d.buf) <= minBufSize {
+		return string(b)
+	}
+	h := uint32(2166136261) // FNV-1a: cheaper for short tokens than a map's hash
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	if d.names == nil {
+		d.names = new([nameSlots]string)
+	}
+	slot := &d.names[h%nameSlots]
+	if *slot != string(b) {
+		*slot = string(b)
+	}
+	return *slot
+}
+
+// str reads a string after its opening quote at line:col. Its text is
+// taken from the buffer whole, and copied piece by piece only if it has
+// escapes.
 func (d *Decoder) str(line, col int) (string, error) {
-	var sb strings.Builder
+	text, escaped := d.text[:0], false
 	for {
-		b, ok := d.peek()
-		if !ok {
-			return "", d.errorf(line, col, `unexpected end of input: expected " to close the string opened here`)
+		n := 0 // up to the next quote or backslash
+		for {
+			rest := d.buf[d.pos+n:]
+			i := 0
+			for i < len(rest) && rest[i] != '"' && rest[i] != '\\' {
+				i++
+			}
+			if n += i; i < len(rest) {
+				break
+			}
+			if !d.more() {
+				return "", d.errorf(line, col, `unexpected end of input: expected " to close the string opened here`)
+			}
 		}
-		d.next()
-		if b == '"' {
-			return sb.String(), d.utf8At(sb.String(), line, col, "string")
+		if d.buf[d.pos+n] == '"' && !escaped {
+			s := string(d.buf[d.pos : d.pos+n])
+			d.advance(n + 1)
+			return s, d.utf8At(s, line, col, "string")
 		}
-		if b != '\\' {
-			sb.WriteByte(b)
-			continue
+		text = append(text, d.buf[d.pos:d.pos+n]...)
+		d.advance(n)
+		if d.buf[d.pos] == '"' {
+			d.pos++
+			d.text = text
+			return string(text), d.utf8At(string(text), line, col, "string")
 		}
-		eline, ecol := d.line, d.col-1
+		eline, ecol := d.at()
+		d.pos++
 		e, ok := d.peek()
 		if !ok {
 			return "", d.errorf(line, col, `unexpected end of input: expected " to close the string opened here`)
 		}
-		d.next()
+		d.advance(1)
+		escaped = true
 		switch e {
 		case '"', '\\':
-			sb.WriteByte(e)
+			text = append(text, e)
 		case 'n':
-			sb.WriteByte('\n')
+			text = append(text, '\n')
 		case 't':
-			sb.WriteByte('\t')
+			text = append(text, '\t')
 		case 'r':
-			sb.WriteByte('\r')
+			text = append(text, '\r')
 		case 'b':
-			sb.WriteByte('\b')
+			text = append(text, '\b')
 		case 'f':
-			sb.WriteByte('\f')
+			text = append(text, '\f')
 		case 'u':
 			r, err := d.hex4(eline, ecol)
 			if err != nil {
@@ -470,9 +638,8 @@ func (d *Decoder) str(line, col int) (string, error) {
 			// place would merge distinct strings.
 			if utf16.IsSurrogate(r) {
 				r2 := utf8.RuneError
-				if b, _ := d.peek(); r < 0xDC00 && b == '\\' && d.peek2() == 'u' {
-					d.next()
-					d.next()
+				if r < 0xDC00 && d.avail(2) && d.buf[d.pos] == '\\' && d.buf[d.pos+1] == 'u' {
+					d.pos += 2
 					if r2, err = d.hex4(eline, ecol); err != nil {
 						return "", err
 					}
@@ -481,7 +648,7 @@ func (d *Decoder) str(line, col int) (string, error) {
 					return "", d.errorf(eline, ecol, "\\u escape of half a UTF-16 surrogate pair without its other half: chaos keeps text as UTF-8, which cannot hold it")
 				}
 			}
-			sb.WriteRune(r)
+			text = utf8.AppendRune(text, r)
 		default:
 			return "", d.errorf(eline, ecol, `unknown escape \%c in string: expected one of \" \\ \n \t \r \b \f \uXXXX`, e)
 		}
@@ -496,7 +663,7 @@ func (d *Decoder) hex4(line, col int) (rune, error) {
 		if err != nil {
 			return 0, d.errorf(line, col, `bad \u escape: expected 4 hex digits`)
 		}
-		d.next()
+		d.pos++
 		r = r<<4 | rune(n)
 	}
 	return r, nil
@@ -505,21 +672,19 @@ func (d *Decoder) hex4(line, col int) (rune, error) {
 var charNames = map[string]string{"newline": "\n", "space": " ", "tab": "\t", "return": "\r", "backspace": "\b", "formfeed": "\f"}
 
 // char reads a character literal after its backslash: \a, \newline, \u00e9.
-func (d *Decoder) char(v Value) (Value, error) {
+func (d *Decoder) char(v *Value) error {
 	v.Kind = Char
 	if _, ok := d.peek(); !ok {
-		return v, d.errorf(v.Line, v.Col, `expected a character after \`)
+		return d.errorf(v.Line, v.Col, `expected a character after \`)
 	}
 	// The first character is taken even if it is a delimiter: \( is "(".
-	buf, _ := d.r.Peek(utf8.UTFMax)
-	_, n := utf8.DecodeRune(buf)
-	var first strings.Builder
-	for range n {
-		first.WriteByte(d.next())
-	}
-	name := first.String() + d.word()
+	d.avail(utf8.UTFMax)
+	_, first := utf8.DecodeRune(d.buf[d.pos:])
+	n := d.tokenLen(first)
+	name := string(d.buf[d.pos : d.pos+n])
+	d.advance(n) // the first character may be a newline
 	if err := d.utf8At(name, v.Line, v.Col, "character"); err != nil {
-		return v, err
+		return err
 	}
 	switch r, size := utf8.DecodeRuneInString(name); {
 	case size == len(name):
@@ -529,48 +694,71 @@ func (d *Decoder) char(v Value) (Value, error) {
 	case r == 'u' && len(name) == 5:
 		n, err := strconv.ParseUint(name[1:], 16, 16)
 		if err != nil || utf16.IsSurrogate(rune(n)) {
-			return v, d.errorf(v.Line, v.Col, `bad character \%s: expected \uXXXX, not half a UTF-16 surrogate pair`, name)
+			return d.errorf(v.Line, v.Col, `bad character \%s: expected \uXXXX, not half a UTF-16 surrogate pair`, name)
 		}
 		v.Text = string(rune(n))
 	default:
-		return v, d.errorf(v.Line, v.Col, `unknown character \%s: expected \c, \newline, \space, \tab, \return, \backspace, \formfeed or \uXXXX`, name)
+		return d.errorf(v.Line, v.Col, `unknown character \%s: expected \c, \newline, \space, \tab, \return, \backspace, \formfeed or \uXXXX`, name)
 	}
-	return v, nil
+	return nil
 }
 
 // token reads nil, true, false, a number, a keyword or a symbol.
-func (d *Decoder) token(v Value) (Value, error) {
+func (d *Decoder) token(v *Value) error {
 	t := d.word()
-	if err := d.utf8At(t, v.Line, v.Col, "token"); err != nil {
-		return v, err
+	if !utf8.Valid(t) {
+		return d.utf8At(string(t), v.Line, v.Col, "token")
 	}
 	switch {
-	case t == "":
-		return v, d.errorf(v.Line, v.Col, "expected a value")
-	case t == "nil":
+	case len(t) == 0:
+		return d.errorf(v.Line, v.Col, "expected a value")
+	case string(t) == "nil":
 		v.Kind = Nil
-	case t == "true" || t == "false":
-		v.Kind, v.Text = Bool, t
+	case string(t) == "true" || string(t) == "false":
+		v.Kind, v.Text = Bool, d.intern(t)
 	case t[0] == ':':
-		if len(t) == 1 || t[1] == ':' || strings.HasSuffix(t, "/") {
-			return v, d.errorf(v.Line, v.Col, "invalid keyword %q (auto-resolved ::keywords are not EDN)", t)
+		if len(t) == 1 || t[1] == ':' || t[len(t)-1] == '/' {
+			return d.errorf(v.Line, v.Col, "invalid keyword %q (auto-resolved ::keywords are not EDN)", t)
 		}
-		v.Kind, v.Text = Keyword, t[1:]
-	case t[0] >= '0' && t[0] <= '9' || len(t) > 1 && (t[0] == '-' || t[0] == '+') && t[1] >= '0' && t[1] <= '9':
-		return d.number(v, t)
+		v.Kind, v.Text = Keyword, d.intern(t[1:])
+	case canonicalInt(t): // the common case, without big.Int
+		v.Kind, v.Text = Int, d.intern(t)
+	case isDigit(t[0]) || len(t) > 1 && (t[0] == '-' || t[0] == '+') && isDigit(t[1]):
+		return d.number(v, string(t))
 	default:
-		v.Kind, v.Text = Symbol, t
+		v.Kind, v.Text = Symbol, d.intern(t)
 	}
-	return v, nil
+	return nil
+}
+
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }
+
+// canonicalInt reports whether t is an integer as an Int's Text has it:
+// decimal digits with no leading zero, after a minus sign if negative.
+func canonicalInt[T string | []byte](t T) bool {
+	i := 0
+	if len(t) > 1 && t[0] == '-' {
+		i = 1
+	}
+	if i == len(t) || t[i] == '0' && len(t) > 1 {
+		return false // "", "-", "-0", "01"
+	}
+	for ; i < len(t); i++ {
+		if !isDigit(t[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // number parses an integer (with optional N), a double, a decimal (with
-// M) or a ratio, and Clojure's hex integers. Leading zeros are refused:
-// Clojure would read 017 as octal.
-func (d *Decoder) number(v Value, t string) (Value, error) {
+// M) or a ratio, and Clojure's hex integers; token has taken the
+// integers already in canonical form. Leading zeros are refused: Clojure
+// would read 017 as octal.
+func (d *Decoder) number(v *Value, t string) error {
 	digits := strings.TrimLeft(t, "+-")
-	bad := func() (Value, error) {
-		return v, d.errorf(v.Line, v.Col, "invalid number %q: expected an integer, a float or a ratio", t)
+	bad := func() error {
+		return d.errorf(v.Line, v.Col, "invalid number %q: expected an integer, a float or a ratio", t)
 	}
 	if len(digits) > 1 && digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9' {
 		return bad()
@@ -585,11 +773,7 @@ func (d *Decoder) number(v Value, t string) (Value, error) {
 			i.Neg(i)
 		}
 		v.Kind, v.Text = Int, i.String()
-		return v, nil
-	}
-	if _, err := strconv.ParseInt(t, 10, 64); err == nil && t[0] != '+' && t != "-0" {
-		v.Kind, v.Text = Int, t // already canonical: the common case, without big.Int
-		return v, nil
+		return nil
 	}
 	if n, r := strings.CutSuffix(t, "N"); r || strings.Trim(digits, "0123456789") == "" {
 		i, ok := new(big.Int).SetString(strings.TrimPrefix(n, "+"), 10)
@@ -597,7 +781,7 @@ func (d *Decoder) number(v Value, t string) (Value, error) {
 			return bad()
 		}
 		v.Kind, v.Text = Int, i.String()
-		return v, nil
+		return nil
 	}
 	if num, den, ok := strings.Cut(t, "/"); ok {
 		r, ok := new(big.Rat).SetString(strings.TrimPrefix(num, "+") + "/" + den)
@@ -608,7 +792,7 @@ func (d *Decoder) number(v Value, t string) (Value, error) {
 		if r.IsInt() { // Clojure reads 4/2 as 2
 			v.Kind, v.Text = Int, r.Num().String()
 		}
-		return v, nil
+		return nil
 	}
 	f := strings.TrimSuffix(t, "M")
 	if strings.ContainsAny(f, "xXpP_") || strings.Trim(strings.TrimLeft(f, "+-"), "0123456789.eE+-") != "" {
@@ -621,7 +805,7 @@ func (d *Decoder) number(v Value, t string) (Value, error) {
 	if f != t {
 		v.Kind = Decimal
 	}
-	return v, nil
+	return nil
 }
 
 // Float64 is a Float value's number (Inf for out of range literals).

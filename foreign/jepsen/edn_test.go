@@ -1,10 +1,15 @@
 package jepsen
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func readOne(t *testing.T, in string) (Value, error) {
@@ -178,3 +183,53 @@ func TestReadError(t *testing.T) {
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// dump prints values with their kinds and positions, which String leaves
+// out.
+func dump(sb *strings.Builder, v Value) {
+	fmt.Fprintf(sb, "(%d %q %d:%d", v.Kind, v.Text, v.Line, v.Col)
+	for _, x := range v.Items {
+		dump(sb, x)
+	}
+	sb.WriteString(")")
+}
+
+// decodeAll reads values from r until an error or the end, and dumps them
+// and how reading ended.
+func decodeAll(r io.Reader) string {
+	var sb strings.Builder
+	d := NewDecoder(r)
+	for {
+		v, err := d.Read()
+		if err != nil {
+			return sb.String() + "end: " + err.Error()
+		}
+		dump(&sb, v)
+	}
+}
+
+// FuzzDecodeChunked checks that the decoder reads the same values, at the
+// same positions, with the same errors, whether its input comes in one
+// piece or a byte at a time: every token, string and comment can straddle
+// the buffer's refills.
+func FuzzDecodeChunked(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.edn")
+	for _, file := range files {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, s := range []string{
+		"[1 :a \"s\\n\\u00e9\" \\newline \\é #{x} {:k [1.5M 2/4]} #_ 3 ; c\n é]",
+		"#!x\n#inst \"2024\" #:ns{:a 1} ##-Inf -0x1F 99999999999999999999 (a, b)",
+		"\"line\nbreak\" \\\n x \"\\ud83d\\ude00\" \"\\ud83d\" [1 2",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		whole := decodeAll(bytes.NewReader(in))
+		if bytewise := decodeAll(iotest.OneByteReader(bytes.NewReader(in))); bytewise != whole {
+			t.Fatalf("in one piece:\n%s\na byte at a time:\n%s", whole, bytewise)
+		}
+	})
+}

@@ -38,6 +38,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chaos-testing/chaos/history"
 )
@@ -58,6 +59,11 @@ const (
 	tagLiteral = "~#"
 )
 
+// maxPlainInt is the most digits an integer written in decimal can have and
+// still be its own canonical JSON form: CanonicalNumber writes longer ones
+// (past 100 digits) in scientific form; int64 is far short of that.
+const maxPlainInt = len("-9223372036854775808")
+
 // encode writes v's canonical JSON form; it refuses what Clojure's reader
 // refuses too: a set or map with two equal elements or keys.
 func encode(b *bytes.Buffer, v Value) error {
@@ -67,6 +73,10 @@ func encode(b *bytes.Buffer, v Value) error {
 	case Bool:
 		b.WriteString(v.Text)
 	case Int:
+		if len(v.Text) <= maxPlainInt && canonicalInt(v.Text) {
+			b.WriteString(v.Text) // the common case, already canonical
+			break
+		}
 		n, _, err := history.CanonicalNumber(v.Text)
 		if err != nil {
 			return errAt(v, "%v", err)
@@ -277,9 +287,20 @@ func encodeMap(b *bytes.Buffer, m Value) error {
 	return nil
 }
 
-// writeString writes s as a JSON string, as encoding/json writes it.
+// writeString writes s as a JSON string, as encoding/json writes it:
+// printable ASCII that needs no escape as it is, without the cost of
+// json.Marshal, which is left the rest (control characters, HTML's <, >
+// and &, and text beyond ASCII, which it escapes its own way).
 func writeString(b *bytes.Buffer, s string) {
-	b.Write(history.MustValue(s))
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b.Write(history.MustValue(s))
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // decode reads JSON into the EDN value whose form it is (the inverse of

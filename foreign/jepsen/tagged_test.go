@@ -145,3 +145,18 @@ func TestWriteTagged(t *testing.T) {
 		}
 	}
 }
+
+// writeString writes what json.Marshal does, every ASCII byte and some text
+// beyond ASCII included.
+func TestWriteString(t *testing.T) {
+	strs := []string{"", "plain text", "~:x", "é", "\u2028", "a\xffb", "<&>"}
+	for c := range 0x80 {
+		strs = append(strs, string(rune(c)), "x"+string(rune(c))+"y")
+	}
+	for _, s := range strs {
+		var b bytes.Buffer
+		if writeString(&b, s); b.String() != string(history.MustValue(s)) {
+			t.Errorf("%q: wrote %s, want %s", s, b.String(), history.MustValue(s))
+		}
+	}
+}
