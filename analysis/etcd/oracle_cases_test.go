@@ -108,7 +108,6 @@ func TestOracleEtcdCases(t *testing.T) {
 			h: (&kvh{}).put(1, 0.1, 0.2, "b", "3", 0, 0).put(2, 0.3, 0.4, "b", "1", 0, 3).put(3, 0.5, 0.6, "a", "3", 0, 4).
 				watch(0, 0, 0.45, etcdop.WatchRequest{Key: "a", End: "c", Rev: 2}, resp(3, wput("b", "1", 3, 3, 1))),
 			valid: false, then: "all valid (miss)",
-			gap: "finding it needs elimination over every write that can have made a revision a watch got no event of",
 		},
 		{
 			// The watch got the put's event at 0.5 s, so revision 2 was

@@ -153,3 +153,98 @@ func responseRevision(r etcdop.WatchResponse) int64 {
 	}
 	return rev
 }
+
+// soleMakers are the events that elimination shows: every revision from
+// the initial one to the last any answer named was made by one write, so
+// a revision no acknowledged write made, seen first at a time before
+// which only one write of unknown outcome (and no lease's expiry) can
+// have made it, is that write's; it is then spent, and, a put or a delete
+// of one key, its event is known. A revision an acknowledged revoke named
+// is left alone: a revoke that found its lease empty answers the current
+// revision. Nothing is shown of a history holding operations the etcd
+// checkers do not know, which may write too.
+func soleMakers(h []history.Op, initial int64) []knownEvent {
+	if _, ok := revisionBound(h, initial); !ok {
+		return nil
+	}
+	type candidate struct {
+		a     answered
+		at    time.Duration // the earliest it can have made a revision
+		spent bool
+	}
+	var open []*candidate
+	taken := map[int64]bool{} // revisions acknowledged writes made, or revokes named
+	var seen []observed
+	for _, a := range readAnswered(h) {
+		switch {
+		case a.resp == nil && a.Inv.F == etcdop.FLeaseGrant:
+			continue // no one learnt its lease: it can expire with no keys
+		case a.resp == nil && a.Inv.F != etcdop.FRange:
+			open = append(open, &candidate{a: a, at: a.Inv.Time})
+			continue
+		case a.resp == nil:
+			continue
+		case a.Inv.F == etcdop.FLeaseGrant:
+			open = append(open, &candidate{a: a, at: a.Inv.Time + grantTTL(a.Pair)}) // its expiry
+		case a.Inv.F == etcdop.FLeaseRevoke || madeRevision(a.Inv.F, &a.req, a.resp):
+			taken[a.resp.Revision] = true
+		}
+		seen = append(seen, observed{at: a.Done.Time, rev: a.resp.Revision})
+	}
+	seen = append(seen, watchesSeen(h)...)
+	if len(seen) == 0 {
+		return nil
+	}
+	// By revision, highest first, each at the earliest time an answer
+	// showed that revision or a later one: it was made by then.
+	slices.SortFunc(seen, func(a, b observed) int { return cmp.Compare(b.rev, a.rev) })
+	for i := 1; i < len(seen); i++ {
+		seen[i].at = min(seen[i].at, seen[i-1].at)
+	}
+	madeBy := func(rev int64) time.Duration {
+		i, _ := slices.BinarySearchFunc(seen, rev, func(o observed, r int64) int { return cmp.Compare(r, o.rev) })
+		for i < len(seen) && seen[i].rev >= rev {
+			i++
+		}
+		return seen[i-1].at
+	}
+	var out []knownEvent
+	for rev := initial + 1; rev <= seen[0].rev; rev++ {
+		if taken[rev] {
+			continue
+		}
+		at := madeBy(rev)
+		var can []*candidate
+		for _, c := range open {
+			if !c.spent && c.at <= at {
+				can = append(can, c)
+			}
+		}
+		if len(can) != 1 || can[0].a.Inv.F == etcdop.FLeaseGrant {
+			continue
+		}
+		c := can[0]
+		c.spent = true
+		if ev, ok := eventOf(c.a, rev); ok {
+			out = append(out, knownEvent{ev: ev, ops: c.a.ops(), since: rev,
+				src: fmt.Sprintf("%s, the one write that can have made revision %d", c.a.src(), rev)})
+		}
+	}
+	return out
+}
+
+// eventOf is the event a put or a delete of one key made at rev, when it
+// made rev.
+func eventOf(a answered, rev int64) (etcdop.WatchEvent, bool) {
+	if len(a.req.Then) != 1 || len(a.req.Else) > 0 || a.req.Then[0].End != "" {
+		return etcdop.WatchEvent{}, false
+	}
+	op := a.req.Then[0]
+	switch {
+	case a.Inv.F == etcdop.FPut && op.F == etcdop.FPut:
+		return etcdop.WatchEvent{Type: "put", KV: etcdop.KV{Key: op.Key, Value: op.Value, Mod: rev, Lease: op.Lease}}, true
+	case a.Inv.F == etcdop.FDelete && op.F == etcdop.FDelete:
+		return etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: op.Key, Mod: rev}}, true
+	}
+	return etcdop.WatchEvent{}, false
+}

@@ -46,11 +46,11 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	var reads []servedRead
 	var found analysis.FindingList
 	agree := agreeing{}
-	store := knowStore(in.History)
 	initial, err := initialRevision(in)
 	if err != nil {
 		return analysis.UnknownResult(err.Error())
 	}
+	store := knowStore(in.History, initial)
 	most, _ := revisionBound(in.History, initial)
 	seen := watchesSeen(in.History)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {

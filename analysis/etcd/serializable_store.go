@@ -23,7 +23,7 @@ type storeKnown struct {
 	lives map[string]map[int64]knownEvent
 }
 
-func knowStore(h []history.Op) storeKnown {
+func knowStore(h []history.Op, initial int64) storeKnown {
 	s := storeKnown{events: map[string][]knownEvent{}, lives: map[string]map[int64]knownEvent{}}
 	add := func(e knownEvent) {
 		key, kv := e.ev.KV.Key, e.ev.KV
@@ -41,7 +41,7 @@ func knowStore(h []history.Op) storeKnown {
 			s.lives[key][born] = e
 		}
 	}
-	for _, e := range answeredEvents(h) {
+	for _, e := range slices.Concat(answeredEvents(h), soleMakers(h, initial)) {
 		add(e)
 	}
 	watches, _ := readWatches(h) // etcd-watch reports what it cannot read

@@ -98,8 +98,12 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
 		checkStream(w, src, &found)
 		for _, r := range w.res.Responses {
+			rev := responseRevision(r)
+			if rev == 0 {
+				continue // no header: a cancel with an error, say
+			}
 			before := found.Total
-			checkMade(most, responseRevision(r), r.Time, src+"'s response", []history.Op{*w.Inv, *w.Done}, &found)
+			checkMade(most, rev, r.Time, src+"'s response", []history.Op{*w.Inv, *w.Done}, &found)
 			if found.Total > before {
 				break // one is proof enough
 			}
@@ -115,7 +119,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			}
 		}
 	}
-	for _, e := range answeredEvents(in.History) {
+	for _, e := range slices.Concat(answeredEvents(in.History), soleMakers(in.History, initial)) {
 		learn(e)
 	}
 	for _, e := range revokedKeys(in.History, known) {

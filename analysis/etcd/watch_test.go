@@ -62,6 +62,8 @@ func TestWatchKept(t *testing.T) {
 		"a compacted start revision": (&kvh{}).watch(0, 0, 9, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2},
 			etcdop.WatchResponse{Revision: 9, Canceled: true, Compacted: 5}),
 		"no watch": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2),
+		"a cancel without a header": (&kvh{}).watch(0, 0, 9, etcdop.WatchRequest{Key: "a", End: "z", Rev: 2},
+			etcdop.WatchResponse{Canceled: true}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if r := checkWatch(t, h); r.Verdict != analysis.Valid {
