@@ -134,6 +134,7 @@ type writeIndex struct {
 	// lease may expire, and the key go, after it was invoked.
 	leased map[string]answered
 	txns   map[int64]answered // ok transactions with writes, by revision
+	made   map[int64]answered // ok writes, by the revision they made
 	// ranged are the ok writes whose answers say a range delete deleted
 	// keys, though not which.
 	ranged []answered
@@ -152,7 +153,7 @@ type soleEvent struct {
 }
 
 func indexWrites(h []history.Op) writeIndex {
-	x := writeIndex{puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}, sole: map[int]soleEvent{}}
+	x := writeIndex{puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}, made: map[int64]answered{}, sole: map[int]soleEvent{}}
 	x.any = slices.ContainsFunc(h, func(op history.Op) bool {
 		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn || op.F == etcdop.FLeaseRevoke
 	})
@@ -178,6 +179,9 @@ func indexWrites(h []history.Op) writeIndex {
 		}
 		if a.Inv.F == etcdop.FKVTxn && a.resp != nil {
 			x.txns[a.resp.Revision] = a
+		}
+		if a.resp != nil && madeRevision(a.Inv.F, &a.req, a.resp) {
+			x.made[a.resp.Revision] = a
 		}
 		if a.resp != nil && slices.ContainsFunc(a.rangeDeletes(), func(i int) bool { return a.resp.Results[i].Deleted > 0 }) {
 			x.ranged = append(x.ranged, a)
@@ -267,6 +271,13 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 				})
 				continue
 			}
+			if a, wrong := x.createdBy(e.KV); e.Type == "put" && wrong {
+				found.Add(func() analysis.Finding {
+					return analysis.Finding{Kind: "watch-divergent-event", Explanation: fmt.Sprintf(
+						"%s got %s at revision %d, created at revision %d, which %s made without putting %s.",
+						src, describeEvent(e), e.KV.Mod, e.KV.Create, a.src(), e.KV.Key), Ops: slices.Concat(wops, a.ops())}
+				})
+			}
 			if len(makers) == 1 && (e.Type == "put" || x.leased[e.KV.Key].Inv != makers[0].Inv) { // not the lease's expiry
 				x.soleMaker(makers[0], e, wops, found)
 			}
@@ -280,6 +291,17 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 		}
 		x.checkTxnOrder(r, src, wops, found)
 	}
+}
+
+// createdBy finds the write that made the revision a key says it was
+// created at, when that write put no such key: etcd takes a key's create
+// revision from the put that created it.
+func (x writeIndex) createdBy(kv etcdop.KV) (answered, bool) {
+	a, ok := x.made[kv.Create]
+	if !ok || kv.Create == kv.Mod {
+		return answered{}, false
+	}
+	return a, !slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FPut && op.Key == kv.Key })
 }
 
 // soleMaker notes that write a alone can have made event e, which a watch
