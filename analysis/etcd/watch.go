@@ -182,6 +182,8 @@ func checkStream(w watchOp, src string, found *analysis.FindingList) {
 			switch {
 			case !inRange(w.req.Key, w.req.End, e.KV.Key):
 				report("watch-unrequested-key", "got an event of %s, which it did not ask for.", e.KV.Key)
+			case r.Revision > 0 && at.rev > r.Revision:
+				report("watch-order", "got revision %d (%s) in a response at revision %d: an event after the store it came from.", at.rev, describeEvent(e), r.Revision)
 			case w.req.Rev > 0 && at.rev < w.req.Rev:
 				report("watch-order", "asked for events from revision %d and got one at revision %d (%s).", w.req.Rev, at.rev, describeEvent(e))
 			case seen[at]:

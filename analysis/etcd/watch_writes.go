@@ -271,6 +271,13 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 				})
 				continue
 			}
+			if a, ok := x.made[e.KV.Mod]; ok && !slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return touches(op, e.KV.Key) }) {
+				found.Add(func() analysis.Finding {
+					return analysis.Finding{Kind: "watch-divergent-event", Explanation: fmt.Sprintf(
+						"%s got %s at revision %d, which %s made without writing %s.", src, describeEvent(e), e.KV.Mod, a.src(), e.KV.Key),
+						Ops: slices.Concat(wops, a.ops())}
+				})
+			}
 			if a, wrong := x.createdBy(e.KV); e.Type == "put" && wrong {
 				found.Add(func() analysis.Finding {
 					return analysis.Finding{Kind: "watch-divergent-event", Explanation: fmt.Sprintf(
@@ -291,6 +298,17 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 		}
 		x.checkTxnOrder(r, src, wops, found)
 	}
+}
+
+// touches says whether op can write key.
+func touches(op etcdop.KVOp, key string) bool {
+	switch op.F {
+	case etcdop.FPut:
+		return op.Key == key
+	case etcdop.FDelete:
+		return op.Key == key || op.End != "" && inRange(op.Key, op.End, key)
+	}
+	return false
 }
 
 // createdBy finds the write that made the revision a key says it was
