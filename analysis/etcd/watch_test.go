@@ -139,6 +139,11 @@ func TestWatchAgainstWrites(t *testing.T) {
 		// 10: a value nobody wrote, in a watch that did not see the start.
 		"watch-phantom-event":        (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).watch(0, 0, 9, all, resp(3, wput("a", "9", 2, 3, 2))),
 		"watch-phantom-event/delete": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).watch(0, 0, 9, all, resp(3, wdel("a", 3))),
+		// Revision 3 was the put of c's; b was created at 2, by a.
+		"watch-divergent-event/another key's revision": (&kvh{}).put(1, 0, 1, "b", "1", 0, 2).put(1, 1, 2, "c", "1", 0, 3).put(2, 1, 2, "b", "2", 0, 0).
+			watch(0, 0, 9, all, resp(3, wput("b", "2", 2, 3, 2))),
+		"watch-divergent-event/another key's creation": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).put(1, 1, 2, "c", "1", 0, 3).put(1, 2, 3, "a", "1", 0, 4).
+			watch(0, 0, 9, etcdop.WatchRequest{Key: "a", Rev: 4}, resp(4, wput("a", "1", 3, 4, 2))),
 	} {
 		t.Run(kind, func(t *testing.T) {
 			want, _, _ := strings.Cut(kind, "/")
