@@ -128,6 +128,10 @@ type converter struct {
 	decided *Value
 	// keys are the register keys seen, by name, for key.
 	keys map[string]Value
+	// out is where an op's value is written, reused from op to op.
+	out bytes.Buffer
+	// block is where keep copies values to.
+	block []byte
 }
 
 func errAt(v Value, format string, args ...any) error {
@@ -262,8 +266,13 @@ func (c *converter) txn(op *history.Op, f, v Value) error {
 	if v.Kind != Vector && v.Kind != List {
 		return errAt(v, "expected a transaction %s, got %s", example, describe(v))
 	}
-	steps := make([]txnop.Step, 0, len(v.Items))
-	for _, s := range v.Items {
+	// The steps' JSON is written here directly, as json.Marshal would
+	// write []txnop.Step, rather than built as structs and marshalled:
+	// that took a sixth of reading a list-append history.
+	b := &c.out
+	b.Reset()
+	b.WriteByte('[')
+	for i, s := range v.Items {
 		if (s.Kind != Vector && s.Kind != List) || len(s.Items) != 3 || s.Items[0].Kind != Keyword {
 			return errAt(s, "expected a step [:r k v] or [:%s k v], got %s", writeF, describe(s))
 		}
@@ -271,27 +280,50 @@ func (c *converter) txn(op *history.Op, f, v Value) error {
 		if err != nil {
 			return err
 		}
-		st := txnop.Step{Key: key}
-		switch x, fn := s.Items[2], s.Items[0].Text; {
-		case fn == "r" || fn == "read" && c.model != ListAppend: // Jepsen says :r, Knossos :read
-			st.F = "r"
-			if x.Kind != Nil || op.Type == history.Ok {
-				st.Value, err = jsonValue(x)
-			}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		x, fn := s.Items[2], s.Items[0].Text
+		read := fn == "r" || fn == "read" && c.model != ListAppend // Jepsen says :r, Knossos :read
+		switch {
+		case read:
+			b.WriteString(`{"f":"r","key":`)
 		case fn == writeF || fn == "write" && c.model != ListAppend:
-			st.F = writeF
-			st.Value, err = jsonValue(x)
+			b.WriteString(`{"f":"` + writeF + `","key":`)
 		default:
 			return errAt(s.Items[0], "expected a step function %s, got %s", fns, s.Items[0])
 		}
-		if err != nil {
-			return err
+		writeString(b, key)
+		// A read's nil is absent on the invocation (Step's omitempty).
+		if !read || x.Kind != Nil || op.Type == history.Ok {
+			b.WriteString(`,"value":`)
+			if err := encode(b, x); err != nil {
+				return err
+			}
 		}
-		steps = append(steps, st)
+		b.WriteByte('}')
 	}
-	op.Value = history.MustValue(steps)
+	b.WriteByte(']')
+	op.Value = c.keep(b.Bytes())
 	return nil
 }
+
+// keep copies a value's JSON into the block that the values of many ops
+// share: one allocation for a block rather than one for each op, which
+// the garbage collector would otherwise count and sweep one by one. Each
+// value's capacity ends where it does, so that appending to one cannot
+// overwrite the next.
+func (c *converter) keep(b []byte) json.RawMessage {
+	if len(b) > cap(c.block)-len(c.block) {
+		c.block = make([]byte, 0, max(blockSize, len(b)))
+	}
+	start := len(c.block)
+	c.block = append(c.block, b...)
+	return c.block[start:len(c.block):len(c.block)]
+}
+
+// blockSize is the size of the blocks keep copies values into.
+const blockSize = 64 << 10
 
 // mutex converts lock ops. Knossos's mutex ignores values, so a foreign
 // value is dropped; but what Write exports for chaos's lock workload (a
