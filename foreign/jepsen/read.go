@@ -79,7 +79,7 @@ func Read(r io.Reader, name, model string) ([]history.Op, error) {
 	var chunks [][]history.Op
 	var chunk []history.Op
 	n := 0
-	inFlight := map[int]Value{} // a process's invocation not yet completed
+	inFlight := map[int]int{} // the line of a process's invocation not yet completed
 	err := NewDecoder(r).Elements(func(v Value) error {
 		op, err := c.op(v)
 		op.Index, op.Time = n, time.Duration(n)
@@ -96,11 +96,11 @@ func Read(r io.Reader, name, model string) ([]history.Op, error) {
 		// that: pairing one here would judge a history Jepsen does not
 		// have. A completion with no invocation stands alone (a history
 		// of completions only).
-		if first, ok := inFlight[op.Process]; ok && op.Type == history.Invoke {
-			return errAt(v, "process %d invokes again while its operation invoked at line %d is still in flight: a Jepsen history has one operation per process at a time (Jepsen's own history refuses this too)", op.Process, first.Line)
+		if line, ok := inFlight[op.Process]; ok && op.Type == history.Invoke {
+			return errAt(v, "process %d invokes again while its operation invoked at line %d is still in flight: a Jepsen history has one operation per process at a time (Jepsen's own history refuses this too)", op.Process, line)
 		}
 		if op.Type == history.Invoke {
-			inFlight[op.Process] = v
+			inFlight[op.Process] = v.Line
 		} else {
 			delete(inFlight, op.Process)
 		}
@@ -123,11 +123,12 @@ const opChunk = 4096
 type converter struct {
 	model string
 	// tuples says whether register values are independent [k v] tuples:
-	// decided by the first client op with a value (decided), then required.
+	// decided by the first client op with a value (at decided), then
+	// required.
 	tuples  bool
-	decided *Value
+	decided *position
 	// keys are the register keys seen, by name, for key.
-	keys map[string]Value
+	keys map[string]firstKey
 	// out is where an op's value is written, reused from op to op.
 	out bytes.Buffer
 	// block is where keep copies values to.
@@ -217,14 +218,13 @@ func (c *converter) register(op *history.Op, f, v Value) error {
 		return errAt(f, "expected :f to be :read, :write or :cas for model %s, got %s", c.model, f)
 	}
 	if c.decided == nil && v.Kind != Nil {
-		first := v
-		c.decided = &first
+		c.decided = &position{v.Line, v.Col}
 		c.tuples = isPair(v) && (op.F != registerop.FCas || isPair(v.Items[1]))
 	}
 	rv := registerop.Value{}
 	if c.tuples {
 		if !isPair(v) {
-			return errAt(v, "expected an independent [key value] tuple, as at %d:%d, got %s", c.decided.Line, c.decided.Col, describe(v))
+			return errAt(v, "expected an independent [key value] tuple, as at %d:%d, got %s", c.decided.line, c.decided.col, describe(v))
 		}
 		var err error
 		if rv.Key, err = c.key(v.Items[0]); err != nil {
@@ -407,27 +407,55 @@ func lockValue(v Value) (lockop.Value, bool) {
 // would get one name, such as 3 and "3", are refused: checking them as one
 // register would merge two.
 func (c *converter) key(k Value) (string, error) {
+	// A key named by its text is the key first seen with its name if it
+	// has the same kind: then it has the same JSON form too. This is
+	// nearly every key of a history, named without encoding it.
+	if first, ok := c.keys[k.Text]; ok && first.kind == k.Kind && namedByText(k.Kind) {
+		return k.Text, nil
+	}
 	n, form, err := valueName(k)
 	if err != nil {
 		return "", err
 	}
 	if c.keys == nil {
-		c.keys = map[string]Value{}
+		c.keys = map[string]firstKey{}
 	}
 	first, seen := c.keys[n]
 	if !seen {
-		c.keys[n] = k
-	} else if f, _ := jsonValue(first); string(f) != string(form) {
-		return "", errAt(k, "key %s and key %s (at %d:%d) are different values but would both be named %q", k, first, first.Line, first.Col, n)
+		// Its text and place are kept, not k itself: the decoder reuses
+		// the items of a collection key.
+		c.keys[n] = firstKey{k.Kind, string(form), k.String(), position{k.Line, k.Col}}
+	} else if first.form != string(form) {
+		return "", errAt(k, "key %s and key %s (at %d:%d) are different values but would both be named %q", k, first.text, first.at.line, first.at.col, n)
 	}
 	return n, nil
+}
+
+// firstKey is the first key seen with a name: its kind, JSON form, EDN
+// text and place.
+type firstKey struct {
+	kind       Kind
+	form, text string
+	at         position
+}
+
+// position is a place in the input.
+type position struct{ line, col int }
+
+// namedByText reports whether valueName names values of kind k by their
+// text.
+func namedByText(k Kind) bool {
+	switch k {
+	case String, Keyword, Symbol, Int, Char:
+		return true
+	}
+	return false
 }
 
 // valueName is the text that names a value, and its JSON form.
 func valueName(v Value) (string, json.RawMessage, error) {
 	form, err := jsonValue(v)
-	switch v.Kind {
-	case String, Keyword, Symbol, Int, Char:
+	if namedByText(v.Kind) {
 		return v.Text, form, err
 	}
 	return string(form), form, err
