@@ -221,26 +221,35 @@ func (c *converter) register(op *history.Op, f, v Value) error {
 		c.decided = &position{v.Line, v.Col}
 		c.tuples = isPair(v) && (op.F != registerop.FCas || isPair(v.Items[1]))
 	}
-	rv := registerop.Value{}
+	// The JSON of a registerop.Value is written directly, as json.Marshal
+	// would write it, as txn writes its steps.
+	key := ""
 	if c.tuples {
 		if !isPair(v) {
 			return errAt(v, "expected an independent [key value] tuple, as at %d:%d, got %s", c.decided.line, c.decided.col, describe(v))
 		}
 		var err error
-		if rv.Key, err = c.key(v.Items[0]); err != nil {
+		if key, err = c.key(v.Items[0]); err != nil {
 			return err
 		}
 		v = v.Items[1]
 	}
+	b := &c.out
+	b.Reset()
+	b.WriteString(`{"key":`)
+	writeString(b, key)
 	var err error
 	switch {
 	case op.F == registerop.FWrite || op.F == registerop.FRead && (v.Kind != Nil || op.Type == history.Ok):
 		// A nil read that completed ok is JSON null; the checker decides
 		// whether that means "absent" or Knossos's "unknown".
-		rv.Value, err = jsonValue(v)
+		b.WriteString(`,"value":`)
+		err = encode(b, v)
 	case op.F == registerop.FCas && isPair(v):
-		if rv.From, err = jsonValue(v.Items[0]); err == nil {
-			rv.To, err = jsonValue(v.Items[1])
+		b.WriteString(`,"from":`)
+		if err = encode(b, v.Items[0]); err == nil {
+			b.WriteString(`,"to":`)
+			err = encode(b, v.Items[1])
 		}
 	case op.F == registerop.FCas && (v.Kind != Nil || op.Type == history.Invoke || op.Type == history.Ok):
 		return errAt(v, "expected a cas value [from to], got %s", describe(v))
@@ -248,7 +257,8 @@ func (c *converter) register(op *history.Op, f, v Value) error {
 	if err != nil {
 		return err
 	}
-	op.Value = history.MustValue(rv)
+	b.WriteByte('}')
+	op.Value = c.keep(b.Bytes())
 	return nil
 }
 
