@@ -117,6 +117,13 @@ type Decoder struct {
 	// items are left in place, not cleared: the next collection overwrites
 	// them, and until then they hold only what was just read.
 	stack []Value
+	// held holds the items of the collections of the element Elements is
+	// reading, and is reused for the next: a history's ops would otherwise
+	// each allocate slices several times their size in the file, and
+	// allocating and collecting them was most of the decoder's time.
+	// reuse says whether Elements is reading.
+	held  []Value
+	reuse bool
 	// names interns tokens: a history repeats its keywords, keys and values
 	// op after op, and each would otherwise be a string of its own. It is
 	// made once the input is longer than the first buffer: the short texts
@@ -303,8 +310,18 @@ func (d *Decoder) Read() (Value, error) {
 
 // Elements calls fn on each element of the input's top-level vector or
 // list, or, when the input is a bare sequence of values (one map per line,
-// as in Jepsen's history.edn), on each of them.
+// as in Jepsen's history.edn), on each of them. The items of an element's
+// collections are valid only until fn returns: fn must copy what it keeps
+// of them, as they are reused for the next element.
 func (d *Decoder) Elements(fn func(Value) error) error {
+	d.reuse = true
+	defer func() { d.reuse = false }()
+	each := fn
+	fn = func(v Value) error {
+		err := each(v)
+		d.held = d.held[:0]
+		return err
+	}
 	if err := d.skip(); err != nil {
 		return err
 	}
@@ -450,7 +467,18 @@ func (d *Decoder) value(v *Value) error {
 func (d *Decoder) coll(v *Value, open byte) error {
 	start := len(d.stack)
 	err := d.items(open, v.Line, v.Col, nil)
-	v.Items = slices.Clone(d.stack[start:])
+	if items := d.stack[start:]; !d.reuse {
+		v.Items = slices.Clone(items)
+	} else {
+		if len(items) > cap(d.held)-len(d.held) {
+			// The items already taken stay where they are, in the
+			// array they were taken from.
+			d.held = make([]Value, 0, max(2*cap(d.held), len(items), 256))
+		}
+		n := len(d.held)
+		d.held = append(d.held, items...)
+		v.Items = d.held[n:len(d.held):len(d.held)]
+	}
 	d.stack = d.stack[:start]
 	if err == nil && v.Kind == Map && len(v.Items)%2 == 1 {
 		k := v.Items[len(v.Items)-1]

@@ -79,7 +79,7 @@ func Read(r io.Reader, name, model string) ([]history.Op, error) {
 	var chunks [][]history.Op
 	var chunk []history.Op
 	n := 0
-	inFlight := map[int]Value{} // a process's invocation not yet completed
+	inFlight := map[int]int{} // the line of a process's invocation not yet completed
 	err := NewDecoder(r).Elements(func(v Value) error {
 		op, err := c.op(v)
 		op.Index, op.Time = n, time.Duration(n)
@@ -96,11 +96,11 @@ func Read(r io.Reader, name, model string) ([]history.Op, error) {
 		// that: pairing one here would judge a history Jepsen does not
 		// have. A completion with no invocation stands alone (a history
 		// of completions only).
-		if first, ok := inFlight[op.Process]; ok && op.Type == history.Invoke {
-			return errAt(v, "process %d invokes again while its operation invoked at line %d is still in flight: a Jepsen history has one operation per process at a time (Jepsen's own history refuses this too)", op.Process, first.Line)
+		if line, ok := inFlight[op.Process]; ok && op.Type == history.Invoke {
+			return errAt(v, "process %d invokes again while its operation invoked at line %d is still in flight: a Jepsen history has one operation per process at a time (Jepsen's own history refuses this too)", op.Process, line)
 		}
 		if op.Type == history.Invoke {
-			inFlight[op.Process] = v
+			inFlight[op.Process] = v.Line
 		} else {
 			delete(inFlight, op.Process)
 		}
@@ -123,11 +123,16 @@ const opChunk = 4096
 type converter struct {
 	model string
 	// tuples says whether register values are independent [k v] tuples:
-	// decided by the first client op with a value (decided), then required.
+	// decided by the first client op with a value (at decided), then
+	// required.
 	tuples  bool
-	decided *Value
+	decided *position
 	// keys are the register keys seen, by name, for key.
-	keys map[string]Value
+	keys map[string]firstKey
+	// out is where an op's value is written, reused from op to op.
+	out bytes.Buffer
+	// block is where keep copies values to.
+	block []byte
 }
 
 func errAt(v Value, format string, args ...any) error {
@@ -213,30 +218,38 @@ func (c *converter) register(op *history.Op, f, v Value) error {
 		return errAt(f, "expected :f to be :read, :write or :cas for model %s, got %s", c.model, f)
 	}
 	if c.decided == nil && v.Kind != Nil {
-		first := v
-		c.decided = &first
+		c.decided = &position{v.Line, v.Col}
 		c.tuples = isPair(v) && (op.F != registerop.FCas || isPair(v.Items[1]))
 	}
-	rv := registerop.Value{}
+	// The JSON of a registerop.Value is written directly, as json.Marshal
+	// would write it, as txn writes its steps.
+	key := ""
 	if c.tuples {
 		if !isPair(v) {
-			return errAt(v, "expected an independent [key value] tuple, as at %d:%d, got %s", c.decided.Line, c.decided.Col, describe(v))
+			return errAt(v, "expected an independent [key value] tuple, as at %d:%d, got %s", c.decided.line, c.decided.col, describe(v))
 		}
 		var err error
-		if rv.Key, err = c.key(v.Items[0]); err != nil {
+		if key, err = c.key(v.Items[0]); err != nil {
 			return err
 		}
 		v = v.Items[1]
 	}
+	b := &c.out
+	b.Reset()
+	b.WriteString(`{"key":`)
+	writeString(b, key)
 	var err error
 	switch {
 	case op.F == registerop.FWrite || op.F == registerop.FRead && (v.Kind != Nil || op.Type == history.Ok):
 		// A nil read that completed ok is JSON null; the checker decides
 		// whether that means "absent" or Knossos's "unknown".
-		rv.Value, err = jsonValue(v)
+		b.WriteString(`,"value":`)
+		err = encode(b, v)
 	case op.F == registerop.FCas && isPair(v):
-		if rv.From, err = jsonValue(v.Items[0]); err == nil {
-			rv.To, err = jsonValue(v.Items[1])
+		b.WriteString(`,"from":`)
+		if err = encode(b, v.Items[0]); err == nil {
+			b.WriteString(`,"to":`)
+			err = encode(b, v.Items[1])
 		}
 	case op.F == registerop.FCas && (v.Kind != Nil || op.Type == history.Invoke || op.Type == history.Ok):
 		return errAt(v, "expected a cas value [from to], got %s", describe(v))
@@ -244,7 +257,8 @@ func (c *converter) register(op *history.Op, f, v Value) error {
 	if err != nil {
 		return err
 	}
-	op.Value = history.MustValue(rv)
+	b.WriteByte('}')
+	op.Value = c.keep(b.Bytes())
 	return nil
 }
 
@@ -262,8 +276,13 @@ func (c *converter) txn(op *history.Op, f, v Value) error {
 	if v.Kind != Vector && v.Kind != List {
 		return errAt(v, "expected a transaction %s, got %s", example, describe(v))
 	}
-	steps := make([]txnop.Step, 0, len(v.Items))
-	for _, s := range v.Items {
+	// The steps' JSON is written here directly, as json.Marshal would
+	// write []txnop.Step, rather than built as structs and marshalled:
+	// that took a sixth of reading a list-append history.
+	b := &c.out
+	b.Reset()
+	b.WriteByte('[')
+	for i, s := range v.Items {
 		if (s.Kind != Vector && s.Kind != List) || len(s.Items) != 3 || s.Items[0].Kind != Keyword {
 			return errAt(s, "expected a step [:r k v] or [:%s k v], got %s", writeF, describe(s))
 		}
@@ -271,27 +290,50 @@ func (c *converter) txn(op *history.Op, f, v Value) error {
 		if err != nil {
 			return err
 		}
-		st := txnop.Step{Key: key}
-		switch x, fn := s.Items[2], s.Items[0].Text; {
-		case fn == "r" || fn == "read" && c.model != ListAppend: // Jepsen says :r, Knossos :read
-			st.F = "r"
-			if x.Kind != Nil || op.Type == history.Ok {
-				st.Value, err = jsonValue(x)
-			}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		x, fn := s.Items[2], s.Items[0].Text
+		read := fn == "r" || fn == "read" && c.model != ListAppend // Jepsen says :r, Knossos :read
+		switch {
+		case read:
+			b.WriteString(`{"f":"r","key":`)
 		case fn == writeF || fn == "write" && c.model != ListAppend:
-			st.F = writeF
-			st.Value, err = jsonValue(x)
+			b.WriteString(`{"f":"` + writeF + `","key":`)
 		default:
 			return errAt(s.Items[0], "expected a step function %s, got %s", fns, s.Items[0])
 		}
-		if err != nil {
-			return err
+		writeString(b, key)
+		// A read's nil is absent on the invocation (Step's omitempty).
+		if !read || x.Kind != Nil || op.Type == history.Ok {
+			b.WriteString(`,"value":`)
+			if err := encode(b, x); err != nil {
+				return err
+			}
 		}
-		steps = append(steps, st)
+		b.WriteByte('}')
 	}
-	op.Value = history.MustValue(steps)
+	b.WriteByte(']')
+	op.Value = c.keep(b.Bytes())
 	return nil
 }
+
+// keep copies a value's JSON into the block that the values of many ops
+// share: one allocation for a block rather than one for each op, which
+// the garbage collector would otherwise count and sweep one by one. Each
+// value's capacity ends where it does, so that appending to one cannot
+// overwrite the next.
+func (c *converter) keep(b []byte) json.RawMessage {
+	if len(b) > cap(c.block)-len(c.block) {
+		c.block = make([]byte, 0, max(blockSize, len(b)))
+	}
+	start := len(c.block)
+	c.block = append(c.block, b...)
+	return c.block[start:len(c.block):len(c.block)]
+}
+
+// blockSize is the size of the blocks keep copies values into.
+const blockSize = 64 << 10
 
 // mutex converts lock ops. Knossos's mutex ignores values, so a foreign
 // value is dropped; but what Write exports for chaos's lock workload (a
@@ -375,27 +417,55 @@ func lockValue(v Value) (lockop.Value, bool) {
 // would get one name, such as 3 and "3", are refused: checking them as one
 // register would merge two.
 func (c *converter) key(k Value) (string, error) {
+	// A key named by its text is the key first seen with its name if it
+	// has the same kind: then it has the same JSON form too. This is
+	// nearly every key of a history, named without encoding it.
+	if first, ok := c.keys[k.Text]; ok && first.kind == k.Kind && namedByText(k.Kind) {
+		return k.Text, nil
+	}
 	n, form, err := valueName(k)
 	if err != nil {
 		return "", err
 	}
 	if c.keys == nil {
-		c.keys = map[string]Value{}
+		c.keys = map[string]firstKey{}
 	}
 	first, seen := c.keys[n]
 	if !seen {
-		c.keys[n] = k
-	} else if f, _ := jsonValue(first); string(f) != string(form) {
-		return "", errAt(k, "key %s and key %s (at %d:%d) are different values but would both be named %q", k, first, first.Line, first.Col, n)
+		// Its text and place are kept, not k itself: the decoder reuses
+		// the items of a collection key.
+		c.keys[n] = firstKey{k.Kind, string(form), k.String(), position{k.Line, k.Col}}
+	} else if first.form != string(form) {
+		return "", errAt(k, "key %s and key %s (at %d:%d) are different values but would both be named %q", k, first.text, first.at.line, first.at.col, n)
 	}
 	return n, nil
+}
+
+// firstKey is the first key seen with a name: its kind, JSON form, EDN
+// text and place.
+type firstKey struct {
+	kind       Kind
+	form, text string
+	at         position
+}
+
+// position is a place in the input.
+type position struct{ line, col int }
+
+// namedByText reports whether valueName names values of kind k by their
+// text.
+func namedByText(k Kind) bool {
+	switch k {
+	case String, Keyword, Symbol, Int, Char:
+		return true
+	}
+	return false
 }
 
 // valueName is the text that names a value, and its JSON form.
 func valueName(v Value) (string, json.RawMessage, error) {
 	form, err := jsonValue(v)
-	switch v.Kind {
-	case String, Keyword, Symbol, Int, Char:
+	if namedByText(v.Kind) {
 		return v.Text, form, err
 	}
 	return string(form), form, err

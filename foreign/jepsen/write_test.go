@@ -268,6 +268,7 @@ func BenchmarkRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(buf.Len()))
+	defer perCPUSecond(b, buf.Len())()
 	for b.Loop() {
 		if _, err := Read(bytes.NewReader(buf.Bytes()), "", CasRegister); err != nil {
 			b.Fatal(err)
