@@ -196,6 +196,9 @@ func checkStream(w watchOp, src string, found *analysis.FindingList) {
 				report("watch-after-progress", "got an event at revision %d after a progress notification at revision %d.", at.rev, progress)
 			}
 			seen[at] = true
+			if e.Prev != nil && !w.req.PrevKV {
+				report("watch-wrong-prev", "got %s at revision %d with a previous key, which it did not ask for.", describeEvent(e), at.rev)
+			}
 			if why := eventFlaw(e); why != "" {
 				report("watch-wrong-prev", "got %s at revision %d: %s.", describeEvent(e), at.rev, why)
 			}

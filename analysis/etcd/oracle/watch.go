@@ -12,7 +12,9 @@ import (
 // from; ordered by revision; unique; atomic (the events of one revision
 // in one response); bookmarkable (after a progress notification at r,
 // no event at r or before: every one was already delivered); a previous
-// key only when asked for. "" if it is all kept.
+// key only when asked for; no event newer than the response that carries
+// it (its header's revision is "the revision of the key-value store when
+// the response is generated", etcd's API reference). "" if it is all kept.
 func (w watch) alone() string {
 	src := fmt.Sprintf("watch #%d", w.inv.Index)
 	type at struct {
@@ -31,6 +33,8 @@ func (w watch) alone() string {
 			switch {
 			case !InRange(w.req.Key, w.req.End, e.KV.Key):
 				return fmt.Sprintf("watch-filtered: %s got an event of %s, which it did not ask for", src, e.KV.Key)
+			case r.Revision > 0 && rev > r.Revision:
+				return fmt.Sprintf("watch-header: %s got revision %d in a response at revision %d", src, rev, r.Revision)
 			case rev < w.req.Rev:
 				return fmt.Sprintf("watch-start: %s asked for revision %d on and got revision %d", src, w.req.Rev, rev)
 			case rev < last:
