@@ -209,7 +209,7 @@ func result(found *findings, prohibited map[string]bool, chosen bool, stats map[
 		}
 		head = append(head, fmt.Sprintf("Anomalies %s rule out %s%s.", describeCounts(all), joinAnd(not), also))
 	}
-	head = append(head, fmt.Sprintf("The strongest models the history does not rule out: %s.", joinAnd(strongest)))
+	head = append(head, fmt.Sprintf("The strongest models its anomalies do not rule out: %s.", joinAnd(strongest)))
 	if len(others) > 0 {
 		head = append(head, fmt.Sprintf("Anomalies %s are not prohibited by the models and anomalies checked, so they do not count against the history.", describeCounts(others)))
 	}

@@ -276,7 +276,7 @@ func TestCheckConsistencyModel(t *testing.T) {
 		says string
 	}{
 		{nil, exitAnomaly, "G-single-item-realtime"},
-		{[]string{"--consistency-model", "serializable"}, exitValid, "strongest models the history does not rule out: strict-serializable"},
+		{[]string{"--consistency-model", "serializable"}, exitValid, "strongest models its anomalies do not rule out: strict-serializable"},
 		{[]string{"--consistency-model", "none", "--anomalies", "G2"}, exitValid, ""},
 		{[]string{"--consistency-model", "snapshot-isolation,strong-session-serializable"}, exitValid, ""},
 		{[]string{"--anomalies", "G1"}, exitAnomaly, "G-single-item-realtime"},
