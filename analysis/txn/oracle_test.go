@@ -285,7 +285,7 @@ func TestOracle(t *testing.T) {
 				checker = WithOptions(c.checker, Options{ConsistencyModels: []string{c.model}})
 			}
 			var invalid, serializable, complete int
-			for n := range analysistest.OracleN(t, 4000) {
+			for n := range analysistest.OracleN(t, 5000) {
 				unknownOutcomes := n%2 == 0
 				txns := genHistory(rng, c.lists, unknownOutcomes)
 				h := &hist{}
