@@ -154,18 +154,28 @@ func responseRevision(r etcdop.WatchResponse) int64 {
 	return rev
 }
 
-// soleMakers are the events that elimination shows: every revision from
-// the initial one to the last any answer named was made by one write, so
-// a revision no acknowledged write made, seen first at a time before
-// which only one write of unknown outcome (and no lease's expiry) can
-// have made it, is that write's; it is then spent, and, a put or a delete
-// of one key, its event is known. A revision an acknowledged revoke named
-// is left alone: a revoke that found its lease empty answers the current
-// revision. Nothing is shown of a history holding operations the etcd
-// checkers do not know, which may write too.
-func soleMakers(h []history.Op, initial int64) []knownEvent {
+// revisionMakers is what elimination shows of the writes that made each
+// revision: every revision from the initial one to the last any answer
+// named was made by one write. A revision no acknowledged write made,
+// seen first at a time before which only one write of unknown outcome
+// (and no lease's expiry) can have made it, is that write's; it is then
+// spent, and, a put or a delete of one key, its event is known. A revision
+// an acknowledged revoke named is left alone: a revoke that found its
+// lease empty answers the current revision. Nothing is shown of a history
+// holding operations the etcd checkers do not know, which may write too.
+type revisionMakers struct {
+	made map[int64]answered // by the acknowledged write that made it
+	// open are the other revisions, each with the writes of unknown
+	// outcome that can have made it; expiry says a lease's expiry can too.
+	open   map[int64][]answered
+	expiry map[int64]bool
+	events []knownEvent // the sole makers'
+}
+
+func eliminate(h []history.Op, initial int64) revisionMakers {
+	m := revisionMakers{made: map[int64]answered{}, open: map[int64][]answered{}, expiry: map[int64]bool{}}
 	if _, ok := revisionBound(h, initial); !ok {
-		return nil
+		return m
 	}
 	type candidate struct {
 		a     answered
@@ -173,27 +183,27 @@ func soleMakers(h []history.Op, initial int64) []knownEvent {
 		spent bool
 	}
 	var open []*candidate
-	taken := map[int64]bool{} // revisions acknowledged writes made, or revokes named
+	revoked := map[int64]bool{} // revisions acknowledged revokes named
 	var seen []observed
 	for _, a := range readAnswered(h) {
 		switch {
-		case a.resp == nil && a.Inv.F == etcdop.FLeaseGrant:
-			continue // no one learnt its lease: it can expire with no keys
-		case a.resp == nil && a.Inv.F != etcdop.FRange:
+		case a.resp == nil && (a.Inv.F == etcdop.FPut || a.Inv.F == etcdop.FDelete || a.Inv.F == etcdop.FKVTxn || a.Inv.F == etcdop.FLeaseRevoke):
 			open = append(open, &candidate{a: a, at: a.Inv.Time})
 			continue
 		case a.resp == nil:
-			continue
+			continue // a read, or a grant no one learnt the lease of: it can expire with no keys
 		case a.Inv.F == etcdop.FLeaseGrant:
 			open = append(open, &candidate{a: a, at: a.Inv.Time + grantTTL(a.Pair)}) // its expiry
-		case a.Inv.F == etcdop.FLeaseRevoke || madeRevision(a.Inv.F, &a.req, a.resp):
-			taken[a.resp.Revision] = true
+		case a.Inv.F == etcdop.FLeaseRevoke:
+			revoked[a.resp.Revision] = true
+		case madeRevision(a.Inv.F, &a.req, a.resp):
+			m.made[a.resp.Revision] = a
 		}
 		seen = append(seen, observed{at: a.Done.Time, rev: a.resp.Revision})
 	}
 	seen = append(seen, watchesSeen(h)...)
 	if len(seen) == 0 {
-		return nil
+		return m
 	}
 	// By revision, highest first, each at the earliest time an answer
 	// showed that revision or a later one: it was made by then.
@@ -208,9 +218,8 @@ func soleMakers(h []history.Op, initial int64) []knownEvent {
 		}
 		return seen[i-1].at
 	}
-	var out []knownEvent
 	for rev := initial + 1; rev <= seen[0].rev; rev++ {
-		if taken[rev] {
+		if _, ok := m.made[rev]; ok || revoked[rev] {
 			continue
 		}
 		at := madeBy(rev)
@@ -220,17 +229,59 @@ func soleMakers(h []history.Op, initial int64) []knownEvent {
 				can = append(can, c)
 			}
 		}
-		if len(can) != 1 || can[0].a.Inv.F == etcdop.FLeaseGrant {
+		for _, c := range can {
+			if c.a.Inv.F == etcdop.FLeaseGrant {
+				m.expiry[rev] = true
+			} else {
+				m.open[rev] = append(m.open[rev], c.a)
+			}
+		}
+		if len(can) != 1 || m.expiry[rev] {
 			continue
 		}
 		c := can[0]
 		c.spent = true
 		if ev, ok := eventOf(c.a, rev); ok {
-			out = append(out, knownEvent{ev: ev, ops: c.a.ops(), since: rev,
+			m.events = append(m.events, knownEvent{ev: ev, ops: c.a.ops(), since: rev,
 				src: fmt.Sprintf("%s, the one write that can have made revision %d", c.a.src(), rev)})
 		}
 	}
-	return out
+	return m
+}
+
+// untouched says whether revision rev is known to have left key as it
+// was: made by an acknowledged write, or only by writes of unknown outcome
+// (no lease's expiry), none of which writes key.
+func (m revisionMakers) untouched(rev int64, key string) bool {
+	writes := func(a answered) bool {
+		return slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return touches(op, key) }) || a.Inv.F == etcdop.FLeaseRevoke
+	}
+	if a, ok := m.made[rev]; ok {
+		return !writes(a)
+	}
+	can, ok := m.open[rev]
+	return ok && !m.expiry[rev] && !slices.ContainsFunc(can, writes)
+}
+
+// within says whether revision rev, which no acknowledged write made, was
+// made by one of the writes of unknown outcome that can have, each of
+// which can only have written keys of [key, end): then a watch of them
+// that covered rev got an event at it. (No lease's expiry can have made it
+// either: its keys are not known.)
+func (m revisionMakers) within(rev int64, key, end string) bool {
+	inside := func(a answered) bool {
+		return a.Inv.F != etcdop.FLeaseRevoke && !slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool {
+			switch op.F {
+			case etcdop.FPut:
+				return !inRange(key, end, op.Key)
+			case etcdop.FDelete:
+				return !rangeWithin(op.Key, op.End, key, end)
+			}
+			return false
+		})
+	}
+	can, ok := m.open[rev]
+	return ok && !m.expiry[rev] && len(can) > 0 && !slices.ContainsFunc(can, func(a answered) bool { return !inside(a) })
 }
 
 // eventOf is the event a put or a delete of one key made at rev, when it

@@ -21,6 +21,8 @@ type storeKnown struct {
 	// (its create revision), is the known event of that life with the
 	// highest mod revision.
 	lives map[string]map[int64]knownEvent
+	// makers says which revisions left a key as it was.
+	makers revisionMakers
 }
 
 func knowStore(h []history.Op, initial int64) storeKnown {
@@ -41,7 +43,8 @@ func knowStore(h []history.Op, initial int64) storeKnown {
 			s.lives[key][born] = e
 		}
 	}
-	for _, e := range slices.Concat(answeredEvents(h), soleMakers(h, initial)) {
+	s.makers = eliminate(h, initial)
+	for _, e := range slices.Concat(answeredEvents(h), s.makers.events) {
 		add(e)
 	}
 	watches, _ := readWatches(h) // etcd-watch reports what it cannot read
@@ -107,16 +110,44 @@ func (s storeKnown) judge(a servedAnswer, op etcdop.KVOp, found *analysis.Findin
 		if returned[key] || !inRange(op.Key, op.End, key) {
 			continue
 		}
+		lived := false
 		for born, l := range lives {
 			if born > rev || rev > l.ev.KV.Mod {
 				continue
 			}
 			report("missing-at-revision", fmt.Sprintf("left out %s, which %s shows existed from revision %d to %d.",
 				key, l.src, born, l.ev.KV.Mod), &l)
+			lived = true
 			break
+		}
+		if l, ok := s.stillThere(key, rev); ok && !lived {
+			report("missing-at-revision", fmt.Sprintf("left out %s, which %s put at revision %d, and which no revision from then to %d can have deleted.",
+				key, l.src, l.ev.KV.Mod, rev), &l)
 		}
 	}
 }
+
+// stillThere finds the last event known of key before rev, when it is a
+// put and every revision since is known to have left the key as it was
+// (looked for up to stillSpan revisions back).
+func (s storeKnown) stillThere(key string, rev int64) (knownEvent, bool) {
+	es := s.events[key]
+	i, _ := slices.BinarySearchFunc(es, rev+1, func(e knownEvent, r int64) int { return cmp.Compare(e.ev.KV.Mod, r) })
+	if i == 0 || es[i-1].ev.Type != "put" || es[i-1].ev.KV.Mod == rev || rev-es[i-1].ev.KV.Mod > stillSpan {
+		return knownEvent{}, false
+	}
+	last := es[i-1]
+	for r := last.ev.KV.Mod + 1; r <= rev; r++ {
+		if !s.makers.untouched(r, key) {
+			return knownEvent{}, false
+		}
+	}
+	return last, true
+}
+
+// stillSpan bounds the revisions stillThere goes through for each key a
+// read left out.
+const stillSpan = 256
 
 // agreeing compares the answers of reads at one revision, over the keys
 // their ranges share: the store at a revision is one and the same on

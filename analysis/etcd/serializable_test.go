@@ -107,3 +107,16 @@ func TestReadAtItsRevision(t *testing.T) {
 		})
 	}
 }
+
+// Elimination: revision 2 was the put of b's, the only write sent before
+// the put of c answered 3, which left b as it was; a read at 3 that
+// leaves b out is wrong.
+func TestReadAtItsRevisionByElimination(t *testing.T) {
+	h := (&kvh{}).put(1, 0.43, 0.85, "b", "1", 0, 0).put(2, 0.19, 0.48, "c", "3", 0, 3)
+	req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a", End: "c"}}}
+	h.op(0, 0.38, 0.49, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 3, Member: "m2", Results: []etcdop.KVResult{{}}})
+	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
+	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "missing-at-revision" || len(r.Findings[0].Ops) != 4 {
+		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+}

@@ -119,7 +119,8 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			}
 		}
 	}
-	for _, e := range slices.Concat(answeredEvents(in.History), soleMakers(in.History, initial)) {
+	makers := eliminate(in.History, initial)
+	for _, e := range slices.Concat(answeredEvents(in.History), makers.events) {
 		learn(e)
 	}
 	for _, e := range revokedKeys(in.History, known) {
@@ -132,6 +133,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		checkReliable(w, known, &found)
 		writes.checkOrigins(w, &found)
 		writes.checkRangeDeletes(w, &found)
+		checkUnseenMakers(w, makers, &found)
 	}
 	res.Stats["events"] = events
 	res.Stats["revisions_known"] = len(known)

@@ -187,3 +187,16 @@ func TestWatchAgainstWrites(t *testing.T) {
 		})
 	}
 }
+
+// Elimination: revision 3, the progress notification's, was made by one of
+// the two puts of b of unknown outcome, either of which the watch of every
+// key would have got.
+func TestWatchLostByElimination(t *testing.T) {
+	h := (&kvh{}).put(1, 0.46, 0.57, "b", "3", 0, 0).put(2, 0.55, 0.84, "b", "2", 0, 2).put(3, 0.60, 0.95, "b", "1", 0, 0).
+		watch(0, 0.2, 1.2, etcdop.WatchRequest{Key: "a", End: "\x00", Rev: 2, Progress: true},
+			resp(2, wput("b", "2", 2, 2, 1)), etcdop.WatchResponse{Revision: 3, Progress: true})
+	r := analysistest.RunChecker(t, "etcd-watch", analysis.Input{History: h.Ops})
+	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "watch-lost-event" || len(r.Findings[0].Ops) != 6 {
+		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
@@ -235,10 +236,44 @@ func (x writeIndex) checkRangeDeletes(w watchOp, found *analysis.FindingList) {
 	}
 }
 
+// checkUnseenMakers finds the revisions a watch covered and got no event
+// at, though every write that can have made them writes only keys it
+// asked for ("watch-lost-event").
+func checkUnseenMakers(w watchOp, m revisionMakers, found *analysis.FindingList) {
+	from, to := w.window()
+	if from == 0 {
+		return
+	}
+	got := map[int64]bool{}
+	for _, r := range w.res.Responses {
+		for _, e := range r.Events {
+			got[e.KV.Mod] = true
+		}
+	}
+	for rev := from; rev <= to; rev++ {
+		if got[rev] || !m.within(rev, w.req.Key, w.req.End) {
+			continue
+		}
+		can := m.open[rev]
+		ops := []history.Op{*w.Inv, *w.Done}
+		var names []string
+		for _, a := range can {
+			ops, names = append(ops, a.ops()...), append(names, a.src())
+		}
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: "watch-lost-event", Explanation: fmt.Sprintf(
+				"%s's watch (#%d) covered revisions %d to %d of %s but got no event at revision %d, which only %s can have made, each writing keys it watches.",
+				history.ProcessName(w.Inv.Process), w.Inv.Index, from, to, describeRange(w.req.Key, w.req.End), rev, strings.Join(names, " or ")), Ops: ops}
+		})
+	}
+}
+
 // rangeWithin says whether the range [key, end) lies in [wkey, wend) (a
 // "\x00" end: no end, as etcd takes it; an empty one: the key alone).
 func rangeWithin(key, end, wkey, wend string) bool {
 	switch {
+	case end == "":
+		return inRange(wkey, wend, key)
 	case wend == "":
 		return end == "" && key == wkey
 	case key < wkey:
