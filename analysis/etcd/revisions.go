@@ -170,6 +170,47 @@ type revisionMakers struct {
 	open   map[int64][]answered
 	expiry map[int64]bool
 	events []knownEvent // the sole makers'
+	// nobody are the revisions no write in the history can have made,
+	// each with the first answer that showed it.
+	nobody []madeByNobody
+}
+
+type madeByNobody struct {
+	rev   int64
+	shown observed
+}
+
+// sentPut is a put that did not fail: the key, the lease it gave the key,
+// and when it was sent.
+type sentPut struct {
+	key   string
+	lease int64
+	at    time.Duration
+}
+
+// canWrite says whether write a can have made a revision by time t: a put
+// always does; a delete only of a key some put sent before t wrote; a
+// revoke or an expiry only of a lease some put sent before t gave a key.
+func canWrite(a answered, puts []sentPut, t time.Duration) bool {
+	if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FPut }) {
+		return true
+	}
+	var lease int64
+	switch {
+	case a.Inv.F == etcdop.FLeaseRevoke:
+		lease = a.req.Lease
+	case a.Inv.F == etcdop.FLeaseGrant:
+		lease = a.resp.Lease
+	}
+	return slices.ContainsFunc(puts, func(p sentPut) bool {
+		if p.at > t {
+			return false
+		}
+		if lease != 0 {
+			return p.lease == lease
+		}
+		return slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FDelete && touches(op, p.key) })
+	})
 }
 
 func eliminate(h []history.Op, initial int64) revisionMakers {
@@ -185,7 +226,16 @@ func eliminate(h []history.Op, initial int64) revisionMakers {
 	var open []*candidate
 	revoked := map[int64]bool{} // revisions acknowledged revokes named
 	var seen []observed
+	var puts []sentPut
 	for _, a := range readAnswered(h) {
+		for _, op := range a.branch() {
+			if op.F == etcdop.FPut {
+				puts = append(puts, sentPut{op.Key, op.Lease, a.Inv.Time})
+			}
+		}
+		if a.resp != nil {
+			seen = append(seen, observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()})
+		}
 		switch {
 		case a.resp == nil && (a.Inv.F == etcdop.FPut || a.Inv.F == etcdop.FDelete || a.Inv.F == etcdop.FKVTxn || a.Inv.F == etcdop.FLeaseRevoke):
 			open = append(open, &candidate{a: a, at: a.Inv.Time})
@@ -199,35 +249,42 @@ func eliminate(h []history.Op, initial int64) revisionMakers {
 		case madeRevision(a.Inv.F, &a.req, a.resp):
 			m.made[a.resp.Revision] = a
 		}
-		seen = append(seen, observed{at: a.Done.Time, rev: a.resp.Revision})
 	}
 	seen = append(seen, watchesSeen(h)...)
 	if len(seen) == 0 {
 		return m
 	}
-	// By revision, highest first, each at the earliest time an answer
+	// By revision, highest first, each with the earliest answer that
 	// showed that revision or a later one: it was made by then.
 	slices.SortFunc(seen, func(a, b observed) int { return cmp.Compare(b.rev, a.rev) })
-	for i := 1; i < len(seen); i++ {
-		seen[i].at = min(seen[i].at, seen[i-1].at)
+	first := make([]observed, len(seen))
+	for i, o := range seen {
+		first[i] = o
+		if i > 0 && first[i-1].at <= o.at {
+			first[i] = first[i-1]
+		}
 	}
-	madeBy := func(rev int64) time.Duration {
+	shown := func(rev int64) observed {
 		i, _ := slices.BinarySearchFunc(seen, rev, func(o observed, r int64) int { return cmp.Compare(r, o.rev) })
 		for i < len(seen) && seen[i].rev >= rev {
 			i++
 		}
-		return seen[i-1].at
+		return first[i-1]
 	}
 	for rev := initial + 1; rev <= seen[0].rev; rev++ {
 		if _, ok := m.made[rev]; ok || revoked[rev] {
 			continue
 		}
-		at := madeBy(rev)
+		by := shown(rev)
 		var can []*candidate
 		for _, c := range open {
-			if !c.spent && c.at <= at {
+			if !c.spent && c.at <= by.at && canWrite(c.a, puts, by.at) {
 				can = append(can, c)
 			}
+		}
+		if len(can) == 0 {
+			m.nobody = append(m.nobody, madeByNobody{rev, by})
+			continue
 		}
 		for _, c := range can {
 			if c.a.Inv.F == etcdop.FLeaseGrant {
@@ -247,6 +304,22 @@ func eliminate(h []history.Op, initial int64) revisionMakers {
 		}
 	}
 	return m
+}
+
+// reportNobody reports the revisions no write can have made whose first
+// sign was an answer to an operation f ("revision-never-made"); those a
+// linearizable answer showed first are etcd-kv's to find.
+func (m revisionMakers) reportNobody(f string, found *analysis.FindingList) {
+	for _, nb := range m.nobody {
+		if len(nb.shown.ops) == 0 || nb.shown.ops[0].F != f {
+			continue
+		}
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: "revision-never-made", Explanation: fmt.Sprintf(
+				"%s showed revision %d or later at %.3fs, but no write in the history can have made revision %d by then: none that was sent could write a key that existed.",
+				nb.shown.src, nb.rev, nb.shown.at.Seconds(), nb.rev), Ops: nb.shown.ops}
+		})
+	}
 }
 
 // untouched says whether revision rev is known to have left key as it

@@ -51,6 +51,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 		return analysis.UnknownResult(err.Error())
 	}
 	store := knowStore(in.History, initial)
+	store.makers.reportNobody(etcdop.FRangeSerializable, &found)
 	most, _ := revisionBound(in.History, initial)
 	seen := watchesSeen(in.History)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {

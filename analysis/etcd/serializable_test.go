@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/chaos-testing/chaos/analysis"
@@ -117,6 +118,21 @@ func TestReadAtItsRevisionByElimination(t *testing.T) {
 	h.op(0, 0.38, 0.49, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 3, Member: "m2", Results: []etcdop.KVResult{{}}})
 	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
 	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "missing-at-revision" || len(r.Findings[0].Ops) != 4 {
+		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+}
+
+// Elimination: revision 3 can only have been made by the range delete of
+// a..c, which nothing put a key in: no write can have made it, so the
+// serializable read that answered it is from no store.
+func TestReadAtARevisionNobodyMade(t *testing.T) {
+	h := (&kvh{}).op(0, 0, 0.018, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}, &etcdop.KVResponse{Revision: 1, Lease: 7}).
+		put(1, 0.019, 0.023, "c", "2", 7, 2).
+		op(3, 0.021, 0.062, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, nil)
+	req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "b"}}}
+	h.op(2, 0.018, 0.040, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 3, Member: "m1", Results: []etcdop.KVResult{{}}})
+	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
+	if r.Verdict != analysis.Invalid || !slices.ContainsFunc(r.Findings, func(f analysis.Finding) bool { return f.Kind == "revision-never-made" }) {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 }

@@ -120,6 +120,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		}
 	}
 	makers := eliminate(in.History, initial)
+	makers.reportNobody(etcdop.FWatch, &found)
 	for _, e := range slices.Concat(answeredEvents(in.History), makers.events) {
 		learn(e)
 	}
