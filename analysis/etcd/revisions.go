@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -136,7 +137,7 @@ func watchesSeen(h []history.Op) []observed {
 	for _, w := range watches {
 		for _, r := range w.res.Responses {
 			if rev := responseRevision(r); rev > 0 {
-				out = append(out, observed{at: r.Time, rev: rev, ops: []history.Op{*w.Inv, *w.Done},
+				out = append(out, observed{at: r.Time, rev: rev, ops: w.proof(),
 					src: fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)})
 			}
 		}
@@ -166,8 +167,9 @@ func responseRevision(r etcdop.WatchResponse) int64 {
 type revisionMakers struct {
 	made map[int64]answered // by the acknowledged write that made it
 	// open are the other revisions, each with the writes of unknown
-	// outcome that can have made it; expiry says a lease's expiry can too.
-	open   map[int64][]answered
+	// outcome that can have made it, when there are at most maxMakers;
+	// expiry says a lease's expiry can too.
+	open   map[int64][]*answered
 	expiry map[int64]bool
 	events []knownEvent // the sole makers'
 	// nobody are the revisions no write in the history can have made,
@@ -180,42 +182,65 @@ type madeByNobody struct {
 	shown observed
 }
 
-// sentPut is a put that did not fail: the key, the lease it gave the key,
-// and when it was sent.
-type sentPut struct {
-	key   string
-	lease int64
-	at    time.Duration
+// maxMakers bounds the writes elimination keeps for a revision: past it,
+// nothing is shown of the revision, and the work and memory stay bounded
+// in long histories with many writes of unknown outcome.
+const maxMakers = 8
+
+// firstPuts is, by key and by lease, when the first put that did not fail
+// and wrote the key, or gave a key the lease, was sent.
+type firstPuts struct {
+	byKey   map[string]time.Duration
+	byLease map[int64]time.Duration
 }
 
-// canWrite says whether write a can have made a revision by time t: a put
-// always does; a delete only of a key some put sent before t wrote; a
-// revoke or an expiry only of a lease some put sent before t gave a key.
-func canWrite(a answered, puts []sentPut, t time.Duration) bool {
+func (p firstPuts) add(op etcdop.KVOp, at time.Duration) {
+	if t, ok := p.byKey[op.Key]; !ok || at < t {
+		p.byKey[op.Key] = at
+	}
+	if t, ok := p.byLease[op.Lease]; op.Lease != 0 && (!ok || at < t) {
+		p.byLease[op.Lease] = at
+	}
+}
+
+// writableFrom is the earliest write a can have made a revision: a put
+// whenever it was sent; a delete only once a put of a key it deletes was
+// sent, a revoke or an expiry once a put that gave its lease a key was;
+// ok false when it never can.
+func (p firstPuts) writableFrom(a answered, sent time.Duration) (time.Duration, bool) {
 	if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FPut }) {
-		return true
+		return sent, true
 	}
-	var lease int64
-	switch {
-	case a.Inv.F == etcdop.FLeaseRevoke:
-		lease = a.req.Lease
-	case a.Inv.F == etcdop.FLeaseGrant:
-		lease = a.resp.Lease
+	var first time.Duration
+	found := false
+	see := func(t time.Duration) {
+		if !found || t < first {
+			first, found = t, true
+		}
 	}
-	return slices.ContainsFunc(puts, func(p sentPut) bool {
-		if p.at > t {
-			return false
+	switch a.Inv.F {
+	case etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
+		lease := a.req.Lease
+		if a.Inv.F == etcdop.FLeaseGrant {
+			lease = a.resp.Lease
 		}
-		if lease != 0 {
-			return p.lease == lease
+		if t, ok := p.byLease[lease]; ok {
+			see(t)
 		}
-		return slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FDelete && touches(op, p.key) })
-	})
+	default:
+		for key, t := range p.byKey {
+			if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FDelete && touches(op, key) }) {
+				see(t)
+			}
+		}
+	}
+	return max(first, sent), found
 }
 
 func eliminate(h []history.Op, initial int64) revisionMakers {
-	m := revisionMakers{made: map[int64]answered{}, open: map[int64][]answered{}, expiry: map[int64]bool{}}
-	if _, ok := revisionBound(h, initial); !ok {
+	m := revisionMakers{made: map[int64]answered{}, open: map[int64][]*answered{}, expiry: map[int64]bool{}}
+	bound, ok := revisionBound(h, initial)
+	if !ok {
 		return m
 	}
 	type candidate struct {
@@ -226,28 +251,37 @@ func eliminate(h []history.Op, initial int64) revisionMakers {
 	var open []*candidate
 	revoked := map[int64]bool{} // revisions acknowledged revokes named
 	var seen []observed
-	var puts []sentPut
-	for _, a := range readAnswered(h) {
+	puts := firstPuts{byKey: map[string]time.Duration{}, byLease: map[int64]time.Duration{}}
+	answers := readAnswered(h)
+	for _, a := range answers {
 		for _, op := range a.branch() {
 			if op.F == etcdop.FPut {
-				puts = append(puts, sentPut{op.Key, op.Lease, a.Inv.Time})
+				puts.add(op, a.Inv.Time)
 			}
 		}
+	}
+	for _, a := range answers {
 		if a.resp != nil {
 			seen = append(seen, observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()})
 		}
+		sent := a.Inv.Time
 		switch {
 		case a.resp == nil && (a.Inv.F == etcdop.FPut || a.Inv.F == etcdop.FDelete || a.Inv.F == etcdop.FKVTxn || a.Inv.F == etcdop.FLeaseRevoke):
-			open = append(open, &candidate{a: a, at: a.Inv.Time})
-			continue
 		case a.resp == nil:
 			continue // a read, or a grant no one learnt the lease of: it can expire with no keys
 		case a.Inv.F == etcdop.FLeaseGrant:
-			open = append(open, &candidate{a: a, at: a.Inv.Time + grantTTL(a.Pair)}) // its expiry
+			sent += grantTTL(a.Pair) // its expiry
 		case a.Inv.F == etcdop.FLeaseRevoke:
 			revoked[a.resp.Revision] = true
-		case madeRevision(a.Inv.F, &a.req, a.resp):
-			m.made[a.resp.Revision] = a
+			continue
+		default:
+			if madeRevision(a.Inv.F, &a.req, a.resp) {
+				m.made[a.resp.Revision] = a
+			}
+			continue
+		}
+		if at, ok := puts.writableFrom(a, sent); ok {
+			open = append(open, &candidate{a: a, at: at})
 		}
 	}
 	seen = append(seen, watchesSeen(h)...)
@@ -271,32 +305,40 @@ func eliminate(h []history.Op, initial int64) revisionMakers {
 		}
 		return first[i-1]
 	}
-	for rev := initial + 1; rev <= seen[0].rev; rev++ {
+	// The candidates in the order they can first make a revision; the
+	// times revisions were first shown by only grow with the revision, so
+	// each revision's candidates are a prefix of them, less those spent.
+	slices.SortStableFunc(open, func(a, b *candidate) int { return cmp.Compare(a.at, b.at) })
+	var active []*candidate
+	next := 0
+	// Past the most revisions the writes can make, checkMade reports.
+	for rev := initial + 1; rev <= min(seen[0].rev, bound(math.MaxInt64-1)); rev++ {
 		if _, ok := m.made[rev]; ok || revoked[rev] {
 			continue
 		}
 		by := shown(rev)
-		var can []*candidate
-		for _, c := range open {
-			if !c.spent && c.at <= by.at && canWrite(c.a, puts, by.at) {
-				can = append(can, c)
-			}
+		for ; next < len(open) && open[next].at <= by.at; next++ {
+			active = append(active, open[next])
 		}
-		if len(can) == 0 {
+		active = slices.DeleteFunc(active, func(c *candidate) bool { return c.spent })
+		switch {
+		case len(active) == 0:
 			m.nobody = append(m.nobody, madeByNobody{rev, by})
 			continue
+		case len(active) > maxMakers:
+			continue
 		}
-		for _, c := range can {
+		for _, c := range active {
 			if c.a.Inv.F == etcdop.FLeaseGrant {
 				m.expiry[rev] = true
 			} else {
-				m.open[rev] = append(m.open[rev], c.a)
+				m.open[rev] = append(m.open[rev], &c.a)
 			}
 		}
-		if len(can) != 1 || m.expiry[rev] {
+		if len(active) != 1 || m.expiry[rev] {
 			continue
 		}
-		c := can[0]
+		c := active[0]
 		c.spent = true
 		if ev, ok := eventOf(c.a, rev); ok {
 			m.events = append(m.events, knownEvent{ev: ev, ops: c.a.ops(), since: rev,
@@ -333,7 +375,7 @@ func (m revisionMakers) untouched(rev int64, key string) bool {
 		return !writes(a)
 	}
 	can, ok := m.open[rev]
-	return ok && !m.expiry[rev] && !slices.ContainsFunc(can, writes)
+	return ok && !m.expiry[rev] && !slices.ContainsFunc(can, func(a *answered) bool { return writes(*a) })
 }
 
 // within says whether revision rev, which no acknowledged write made, was
@@ -354,7 +396,7 @@ func (m revisionMakers) within(rev int64, key, end string) bool {
 		})
 	}
 	can, ok := m.open[rev]
-	return ok && !m.expiry[rev] && len(can) > 0 && !slices.ContainsFunc(can, func(a answered) bool { return !inside(a) })
+	return ok && !m.expiry[rev] && len(can) > 0 && !slices.ContainsFunc(can, func(a *answered) bool { return !inside(*a) })
 }
 
 // eventOf is the event a put or a delete of one key made at rev, when it

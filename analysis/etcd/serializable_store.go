@@ -52,7 +52,7 @@ func knowStore(h []history.Op, initial int64) storeKnown {
 		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
 		for _, r := range w.res.Responses {
 			for _, e := range r.Events {
-				add(knownEvent{ev: e, ops: []history.Op{*w.Inv, *w.Done}, src: src, since: e.KV.Mod})
+				add(knownEvent{ev: e, ops: w.proof(), src: src, since: e.KV.Mod})
 			}
 		}
 	}

@@ -43,6 +43,8 @@ type watchOp struct {
 	history.Pair
 	req etcdop.WatchRequest
 	res etcdop.WatchResult
+	// shown is what findings name of it (proof).
+	shown []history.Op
 }
 
 // eventAt names the event of a key at a revision.
@@ -103,7 +105,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 				continue // no header: a cancel with an error, say
 			}
 			before := found.Total
-			checkMade(most, rev, r.Time, src+"'s response", []history.Op{*w.Inv, *w.Done}, &found)
+			checkMade(most, rev, r.Time, src+"'s response", w.proof(), &found)
 			if found.Total > before {
 				break // one is proof enough
 			}
@@ -111,10 +113,10 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		for _, r := range w.res.Responses {
 			for _, e := range r.Events {
 				events++
-				learn(knownEvent{ev: e, ops: []history.Op{*w.Inv, *w.Done}, src: src, since: e.KV.Mod})
+				learn(knownEvent{ev: e, ops: w.proof(), src: src, since: e.KV.Mod})
 				if p := e.Prev; p != nil && p.Mod > 0 && p.Mod < e.KV.Mod {
 					// The previous key is the put that made it.
-					learn(knownEvent{ev: etcdop.WatchEvent{Type: "put", KV: *p}, ops: []history.Op{*w.Inv, *w.Done}, src: src + ", as a previous key", since: p.Mod})
+					learn(knownEvent{ev: etcdop.WatchEvent{Type: "put", KV: *p}, ops: w.proof(), src: src + ", as a previous key", since: p.Mod})
 				}
 			}
 		}
@@ -157,15 +159,40 @@ func readWatches(h []history.Op) ([]watchOp, analysis.ErrCount) {
 			bad.Add(err)
 			continue
 		}
+		w.shown = []history.Op{*w.Inv, w.slim()}
 		out = append(out, w)
 	}
 	return out, bad
 }
 
+// maxProofValue bounds the value of a watch's completion that a finding
+// repeats: a watch open for a whole run answers with every event it got,
+// megabytes, and a broken stream can give a finding per event.
+const maxProofValue = 16 << 10
+
+// proof is the watch's invocation and completion as a finding names them:
+// a completion too long to repeat keeps its place in the history (its
+// index and time) and says how much it holds, not the responses.
+func (w watchOp) proof() []history.Op { return w.shown }
+
+// slim is the watch's completion as findings name it (see proof).
+func (w watchOp) slim() history.Op {
+	done := *w.Done
+	if len(done.Value) > maxProofValue {
+		events := 0
+		for _, r := range w.res.Responses {
+			events += len(r.Events)
+		}
+		done.Value = history.MustValue(map[string]any{"member": w.res.Member, "responses": len(w.res.Responses), "events": events,
+			"left_out": fmt.Sprintf("the responses are at entry #%d of the history", done.Index)})
+	}
+	return done
+}
+
 // checkStream checks one watch's own stream: filtered, ordered, unique,
 // atomic, bookmarkable, from its start revision, prev_kv and IsCreate.
 func checkStream(w watchOp, src string, found *analysis.FindingList) {
-	ops := []history.Op{*w.Inv, *w.Done}
+	ops := w.proof()
 	report := func(kind, format string, args ...any) {
 		found.Add(func() analysis.Finding {
 			return analysis.Finding{Kind: kind, Explanation: src + " " + fmt.Sprintf(format, args...), Ops: ops}
@@ -330,7 +357,7 @@ func checkReliable(w watchOp, known map[eventAt]knownEvent, found *analysis.Find
 			return analysis.Finding{Kind: "watch-lost-event", Explanation: fmt.Sprintf(
 				"%s's watch (#%d) covered revisions %d to %d of %s but never got %s at revision %d, which %s tells of.",
 				history.ProcessName(w.Inv.Process), w.Inv.Index, from, to, describeRange(w.req.Key, w.req.End), describeEvent(k.ev), at.rev, k.src),
-				Ops: slices.Concat([]history.Op{*w.Inv, *w.Done}, k.ops)}
+				Ops: slices.Concat(w.proof(), k.ops)}
 		})
 	}
 }

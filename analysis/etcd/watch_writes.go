@@ -229,7 +229,7 @@ func (x writeIndex) checkRangeDeletes(w watchOp, found *analysis.FindingList) {
 				return analysis.Finding{Kind: "watch-lost-event", Explanation: fmt.Sprintf(
 					"%s's watch (#%d) covered revisions %d to %d of %s but got no event at revision %d, where %s deleted %d keys of %s.",
 					history.ProcessName(w.Inv.Process), w.Inv.Index, from, to, describeRange(w.req.Key, w.req.End), rev, a.src(),
-					a.resp.Results[i].Deleted, describeRange(op.Key, op.End)), Ops: slices.Concat([]history.Op{*w.Inv, *w.Done}, a.ops())}
+					a.resp.Results[i].Deleted, describeRange(op.Key, op.End)), Ops: slices.Concat(w.proof(), a.ops())}
 			})
 			break
 		}
@@ -255,7 +255,7 @@ func checkUnseenMakers(w watchOp, m revisionMakers, found *analysis.FindingList)
 			continue
 		}
 		can := m.open[rev]
-		ops := []history.Op{*w.Inv, *w.Done}
+		ops := w.proof()
 		var names []string
 		for _, a := range can {
 			ops, names = append(ops, a.ops()...), append(names, a.src())
@@ -294,7 +294,7 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 	if !x.any {
 		return
 	}
-	wops := []history.Op{*w.Inv, *w.Done}
+	wops := w.proof()
 	src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
 	for _, r := range w.res.Responses {
 		for _, e := range r.Events {
