@@ -200,3 +200,23 @@ func TestWatchLostByElimination(t *testing.T) {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 }
+
+// A finding names a long watch's completion by its place in the history,
+// not its responses: a broken stream gives a finding per event, and each
+// repeating megabytes ran a run's analysis out of memory.
+func TestWatchProofLeavesOutLongCompletions(t *testing.T) {
+	var resps []etcdop.WatchResponse
+	for rev := int64(2); rev < 2000; rev++ {
+		resps = append(resps, resp(rev, wput("a", "1", 2, rev, rev-1)))
+	}
+	resps = append(resps, resp(1999, wput("a", "1", 2, 1999, 1998))) // the last event twice
+	h := (&kvh{}).watch(0, 0, 9, all, resps...)
+	r := checkWatch(t, h)
+	if r.Verdict != analysis.Invalid || len(r.Findings) == 0 {
+		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+	done := r.Findings[0].Ops[1]
+	if done.Index != h.Ops[1].Index || len(done.Value) > maxProofValue || !strings.Contains(string(done.Value), `"events":1999`) {
+		t.Errorf("the completion as the finding names it: #%d %s", done.Index, done.Value)
+	}
+}
