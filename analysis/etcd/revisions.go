@@ -100,10 +100,10 @@ type observed struct {
 // before they were asked ("revision-went-back"): a member serves only
 // revisions the cluster committed, and a linearizable request sees every
 // committed one.
-func checkFloors(h []history.Op, seen []observed, found *analysis.FindingList) {
+func checkFloors(answers []answered, seen []observed, found *analysis.FindingList) {
 	slices.SortStableFunc(seen, func(a, b observed) int { return cmp.Compare(a.at, b.at) })
 	var asked []answered
-	for _, a := range readAnswered(h) {
+	for _, a := range answers {
 		if a.resp != nil && a.Inv.F != etcdop.FRangeSerializable {
 			asked = append(asked, a)
 		}
@@ -131,8 +131,7 @@ func checkFloors(h []history.Op, seen []observed, found *analysis.FindingList) {
 
 // watchesSeen are the revisions the watches' responses showed, each when
 // it came: its header's, or its last event's.
-func watchesSeen(h []history.Op) []observed {
-	watches, _ := readWatches(h) // etcd-watch reports what it cannot read
+func watchesSeen(watches []watchOp) []observed {
 	var out []observed
 	for _, w := range watches {
 		for _, r := range w.res.Responses {
@@ -237,7 +236,7 @@ func (p firstPuts) writableFrom(a answered, sent time.Duration) (time.Duration, 
 	return max(first, sent), found
 }
 
-func eliminate(h []history.Op, initial int64) revisionMakers {
+func eliminate(h []history.Op, answers []answered, watches []watchOp, initial int64) revisionMakers {
 	m := revisionMakers{made: map[int64]answered{}, open: map[int64][]*answered{}, expiry: map[int64]bool{}}
 	bound, ok := revisionBound(h, initial)
 	if !ok {
@@ -252,7 +251,6 @@ func eliminate(h []history.Op, initial int64) revisionMakers {
 	revoked := map[int64]bool{} // revisions acknowledged revokes named
 	var seen []observed
 	puts := firstPuts{byKey: map[string]time.Duration{}, byLease: map[int64]time.Duration{}}
-	answers := readAnswered(h)
 	for _, a := range answers {
 		for _, op := range a.branch() {
 			if op.F == etcdop.FPut {
@@ -284,7 +282,7 @@ func eliminate(h []history.Op, initial int64) revisionMakers {
 			open = append(open, &candidate{a: a, at: at})
 		}
 	}
-	seen = append(seen, watchesSeen(h)...)
+	seen = append(seen, watchesSeen(watches)...)
 	if len(seen) == 0 {
 		return m
 	}

@@ -50,10 +50,14 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	if err != nil {
 		return analysis.UnknownResult(err.Error())
 	}
-	store := knowStore(in.History, initial)
+	// Read once, for the store, the floors and elimination; etcd-watch
+	// reports the watches it cannot read.
+	answers := readAnswered(in.History)
+	watches, _ := readWatches(in.History)
+	store := knowStore(in.History, answers, watches, initial)
 	store.makers.reportNobody(etcdop.FRangeSerializable, &found)
 	most, _ := revisionBound(in.History, initial)
-	seen := watchesSeen(in.History)
+	seen := watchesSeen(watches)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange
 	}) {
@@ -89,7 +93,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	if bad.N > 0 {
 		return analysis.UnknownResult(fmt.Sprintf("%d serializable reads could not be read; first: %v", bad.N, bad.First))
 	}
-	checkFloors(in.History, seen, &found)
+	checkFloors(answers, seen, &found)
 	res := analysis.Result{Verdict: analysis.Valid, Stats: map[string]any{"serializable_reads": len(reads), "revisions_read": len(agree)}}
 	if len(reads) == 0 {
 		res.Notes = append(res.Notes, "no serializable read succeeded: only reads at the same revision were compared")

@@ -25,7 +25,7 @@ type storeKnown struct {
 	makers revisionMakers
 }
 
-func knowStore(h []history.Op, initial int64) storeKnown {
+func knowStore(h []history.Op, answers []answered, watches []watchOp, initial int64) storeKnown {
 	s := storeKnown{events: map[string][]knownEvent{}, lives: map[string]map[int64]knownEvent{}}
 	add := func(e knownEvent) {
 		key, kv := e.ev.KV.Key, e.ev.KV
@@ -43,11 +43,10 @@ func knowStore(h []history.Op, initial int64) storeKnown {
 			s.lives[key][born] = e
 		}
 	}
-	s.makers = eliminate(h, initial)
-	for _, e := range slices.Concat(answeredEvents(h), s.makers.events) {
+	s.makers = eliminate(h, answers, watches, initial)
+	for _, e := range slices.Concat(answeredEvents(answers), s.makers.events) {
 		add(e)
 	}
-	watches, _ := readWatches(h) // etcd-watch reports what it cannot read
 	for _, w := range watches {
 		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
 		for _, r := range w.res.Responses {

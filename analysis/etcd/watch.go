@@ -121,17 +121,18 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			}
 		}
 	}
-	makers := eliminate(in.History, initial)
+	answers := readAnswered(in.History) // read once: every check below goes through them
+	makers := eliminate(in.History, answers, watches, initial)
 	makers.reportNobody(etcdop.FWatch, &found)
-	for _, e := range slices.Concat(answeredEvents(in.History), makers.events) {
+	for _, e := range slices.Concat(answeredEvents(answers), makers.events) {
 		learn(e)
 	}
-	for _, e := range revokedKeys(in.History, known) {
+	for _, e := range revokedKeys(answers, known) {
 		if _, ok := known[eventAt{e.ev.KV.Mod, e.ev.KV.Key}]; !ok {
 			known[eventAt{e.ev.KV.Mod, e.ev.KV.Key}] = e
 		}
 	}
-	writes := indexWrites(in.History)
+	writes := indexWrites(in.History, answers)
 	for _, w := range watches {
 		checkReliable(w, known, &found)
 		writes.checkOrigins(w, &found)

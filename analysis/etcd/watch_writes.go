@@ -67,9 +67,9 @@ func readAnswered(h []history.Op) []answered {
 // answer's revision, an ok delete of one key that deleted it, the writes
 // of the branch an ok transaction ran, and every key a read returned, put
 // at its mod revision.
-func answeredEvents(h []history.Op) []knownEvent {
+func answeredEvents(answers []answered) []knownEvent {
 	var out []knownEvent
-	for _, a := range readAnswered(h) {
+	for _, a := range answers {
 		if a.resp == nil {
 			continue
 		}
@@ -99,7 +99,7 @@ func answeredEvents(h []history.Op) []knownEvent {
 // last event known before the revoke's revision put it with the lease. A
 // watch is bound to have got such a delete when it covered that put too,
 // since then no event of the key can have come between unseen.
-func revokedKeys(h []history.Op, known map[eventAt]knownEvent) []knownEvent {
+func revokedKeys(answers []answered, known map[eventAt]knownEvent) []knownEvent {
 	byKey := map[string][]knownEvent{}
 	for _, e := range known {
 		byKey[e.ev.KV.Key] = append(byKey[e.ev.KV.Key], e)
@@ -108,7 +108,7 @@ func revokedKeys(h []history.Op, known map[eventAt]knownEvent) []knownEvent {
 		slices.SortFunc(es, func(a, b knownEvent) int { return cmp.Compare(a.ev.KV.Mod, b.ev.KV.Mod) })
 	}
 	var out []knownEvent
-	for _, a := range readAnswered(h) {
+	for _, a := range answers {
 		if a.Inv.F != etcdop.FLeaseRevoke || a.resp == nil {
 			continue
 		}
@@ -153,12 +153,12 @@ type soleEvent struct {
 	ops []history.Op // the watch that got it
 }
 
-func indexWrites(h []history.Op) writeIndex {
+func indexWrites(h []history.Op, answers []answered) writeIndex {
 	x := writeIndex{puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}, made: map[int64]answered{}, sole: map[int]soleEvent{}}
 	x.any = slices.ContainsFunc(h, func(op history.Op) bool {
 		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn || op.F == etcdop.FLeaseRevoke
 	})
-	for _, a := range readAnswered(h) {
+	for _, a := range answers {
 		if a.Inv.F == etcdop.FLeaseRevoke {
 			x.revokes = append(x.revokes, a)
 		}
