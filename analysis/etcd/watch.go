@@ -309,6 +309,17 @@ func eventFlaw(e etcdop.WatchEvent) string {
 	return ""
 }
 
+// revisions are the revisions the watch got events at.
+func (w watchOp) revisions() map[int64]bool {
+	got := map[int64]bool{}
+	for _, r := range w.res.Responses {
+		for _, e := range r.Events {
+			got[e.KV.Mod] = true
+		}
+	}
+	return got
+}
+
 // window is the revisions a watch vouches for: from the revision it
 // started from (or its first event) to the last it got to, by an event or
 // a progress notification. from is 0 when it vouches for none.

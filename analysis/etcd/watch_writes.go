@@ -209,12 +209,7 @@ func (a answered) rangeDeletes() []int {
 // were).
 func (x writeIndex) checkRangeDeletes(w watchOp, found *analysis.FindingList) {
 	from, to := w.window()
-	got := map[int64]bool{}
-	for _, r := range w.res.Responses {
-		for _, e := range r.Events {
-			got[e.KV.Mod] = true
-		}
-	}
+	got := w.revisions()
 	for _, a := range x.ranged {
 		rev := a.resp.Revision
 		if from == 0 || rev < from || rev > to || got[rev] {
@@ -244,12 +239,7 @@ func checkUnseenMakers(w watchOp, m revisionMakers, found *analysis.FindingList)
 	if from == 0 {
 		return
 	}
-	got := map[int64]bool{}
-	for _, r := range w.res.Responses {
-		for _, e := range r.Events {
-			got[e.KV.Mod] = true
-		}
-	}
+	got := w.revisions()
 	for rev := from; rev <= to; rev++ {
 		if got[rev] || !m.within(rev, w.req.Key, w.req.End) {
 			continue
