@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +33,14 @@ var etcdCheckers = []string{"etcd-kv", "etcd-watch", "etcd-serializable"}
 // thing: whether the KV operations and leases linearize).
 // The checkers all finding valid what the oracle finds invalid is a miss:
 // the checkers promise to be sound, not complete, so misses are counted
-// by perturbation and logged (CHAOS_ORACLE_SHOW=1 logs the first of each
-// kind, shrunk).
+// by perturbation and logged (CHAOS_ORACLE_SHOW=N logs the first N of
+// each kind, shrunk).
 func TestOracleEtcdStore(t *testing.T) {
 	n := analysistest.OracleN(t, 5000)
 	start := time.Now()
 	tally := map[string]int{}
-	shown := map[string]bool{}
+	shown := map[string]int{}
+	show, _ := strconv.Atoi(os.Getenv("CHAOS_ORACLE_SHOW"))
 	misses := map[string]int{}
 	failures := 0
 	for i := range n {
@@ -71,8 +73,8 @@ func TestOracleEtcdStore(t *testing.T) {
 		default:
 			tally[kind+": MISSED"]++
 			misses[o.Rule()]++
-			if os.Getenv("CHAOS_ORACLE_SHOW") != "" && !shown[o.Rule()] {
-				shown[o.Rule()] = true
+			if shown[o.Rule()] < show {
+				shown[o.Rule()]++
 				small := shrink(c.History, func(h []history.Op) bool { return missed(h, o.Rule()) })
 				res, _ := oracle.Check(small)
 				t.Logf("missed (%s), history %d, shrunk; the oracle: %s\n%s", kind, i, res.Why, dumpOps(small))

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
@@ -29,33 +31,79 @@ func initialRevision(in analysis.Input) (int64, error) {
 	return init.Revision, nil
 }
 
-// revisionBound is, for a time, the highest revision the writes of a
+// revisionLimit is, for a time, the highest revision the writes of a
 // history can have made by then: each put, delete, transaction and lease
 // revoke that did not fail, invoked before that time, makes one at the
 // most, as does each lease's expiry, once its TTL has passed since its
-// grant was sent. ok is false when the history holds operations it does
-// not know, which may write too.
-func revisionBound(h []history.Op, initial int64) (most func(time.Duration) int64, ok bool) {
-	var sent []time.Duration // when each write can first have made its revision
+// grant was sent; and no revision at or past one an acknowledged write
+// made was there before that write was sent.
+type revisionLimit struct {
+	initial int64
+	sent    []time.Duration // when each write can first have made its revision, in order
+	// makers are the acknowledged writes that made a revision, by when
+	// they were sent, each with the lowest revision made by it or by one
+	// sent after it.
+	makers []limitMaker
+}
+
+type limitMaker struct {
+	a      answered
+	lowest answered // the one of makers[i:] that made the lowest revision
+}
+
+// revisionBound is the revision limit of a history, or nil when it holds
+// operations the etcd checkers do not know, which may write too.
+func revisionBound(h []history.Op, answers []answered, initial int64) *revisionLimit {
+	l := &revisionLimit{initial: initial}
 	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.Process >= 0 }) {
 		if p.Done != nil && p.Done.Type == history.Fail {
 			continue
 		}
 		switch p.Inv.F {
 		case etcdop.FPut, etcdop.FDelete, etcdop.FKVTxn, etcdop.FLeaseRevoke:
-			sent = append(sent, p.Inv.Time)
+			l.sent = append(l.sent, p.Inv.Time)
 		case etcdop.FLeaseGrant:
-			sent = append(sent, p.Inv.Time+grantTTL(p))
+			l.sent = append(l.sent, p.Inv.Time+grantTTL(p))
 		case etcdop.FRange, etcdop.FRangeSerializable, etcdop.FWatch, etcdop.FLeaseKeepAlive:
 		default:
-			return nil, false
+			return nil
 		}
 	}
-	slices.Sort(sent)
-	return func(t time.Duration) int64 {
-		n, _ := slices.BinarySearch(sent, t+1) // at t or before
-		return initial + int64(n)
-	}, true
+	slices.Sort(l.sent)
+	for _, a := range answers {
+		if a.resp != nil && madeRevision(a.Inv.F, &a.req, a.resp) {
+			l.makers = append(l.makers, limitMaker{a: a})
+		}
+	}
+	slices.SortStableFunc(l.makers, func(a, b limitMaker) int { return cmp.Compare(a.a.Inv.Time, b.a.Inv.Time) })
+	for i := len(l.makers) - 1; i >= 0; i-- {
+		l.makers[i].lowest = l.makers[i].a
+		if i+1 < len(l.makers) && l.makers[i+1].lowest.resp.Revision < l.makers[i].a.resp.Revision {
+			l.makers[i].lowest = l.makers[i+1].lowest
+		}
+	}
+	return l
+}
+
+// most is the highest revision there can have been at t, why not
+// higher, and the operations that show it; no limit when l is nil.
+func (l *revisionLimit) most(t time.Duration) (int64, string, []history.Op) {
+	if l == nil {
+		return math.MaxInt64, "", nil
+	}
+	n, _ := slices.BinarySearch(l.sent, t+1) // at t or before
+	most := l.initial + int64(n)
+	why := fmt.Sprintf("the writes sent by then can have made no revision past %d", most)
+	var ops []history.Op
+	i, _ := slices.BinarySearchFunc(l.makers, t+1, func(m limitMaker, t time.Duration) int { return cmp.Compare(m.a.Inv.Time, t) })
+	if i < len(l.makers) {
+		if w := l.makers[i].lowest; w.resp.Revision-1 < most {
+			most = w.resp.Revision - 1
+			why = fmt.Sprintf("%s made revision %d and was sent only at %.3fs", w.src(), w.resp.Revision, w.Inv.Time.Seconds())
+			ops = w.ops()
+		}
+	}
+	return most, why, ops
 }
 
 // grantTTL is the shortest a grant's lease can live: the TTL it asked
@@ -72,13 +120,14 @@ func grantTTL(p history.Pair) time.Duration {
 
 // checkMade reports an answer that came at a time naming a revision past
 // the bound by then ("revision-never-made").
-func checkMade(most func(time.Duration) int64, rev int64, at time.Duration, what string, ops []history.Op, found *analysis.FindingList) {
+func checkMade(limit *revisionLimit, rev int64, at time.Duration, what string, ops []history.Op, found *analysis.FindingList) {
 	var why string
-	switch {
+	switch most, because, shown := limit.most(at); {
 	case rev < 1:
 		why = "which no store has: etcd's begins at revision 1"
-	case most != nil && rev > most(at):
-		why = fmt.Sprintf("but the writes sent by then can have made no revision past %d", most(at))
+	case rev > most:
+		why = "but " + because
+		ops = slices.Concat(ops, shown)
 	default:
 		return
 	}
@@ -179,6 +228,9 @@ type revisionMakers struct {
 type madeByNobody struct {
 	rev   int64
 	shown observed
+	// reads showed every write that can otherwise have made it left
+	// its keys as they were.
+	reads []*answered
 }
 
 // maxMakers bounds the writes elimination keeps for a revision: past it,
@@ -186,60 +238,14 @@ type madeByNobody struct {
 // in long histories with many writes of unknown outcome.
 const maxMakers = 8
 
-// firstPuts is, by key and by lease, when the first put that did not fail
-// and wrote the key, or gave a key the lease, was sent.
-type firstPuts struct {
-	byKey   map[string]time.Duration
-	byLease map[int64]time.Duration
-}
-
-func (p firstPuts) add(op etcdop.KVOp, at time.Duration) {
-	if t, ok := p.byKey[op.Key]; !ok || at < t {
-		p.byKey[op.Key] = at
-	}
-	if t, ok := p.byLease[op.Lease]; op.Lease != 0 && (!ok || at < t) {
-		p.byLease[op.Lease] = at
-	}
-}
-
-// writableFrom is the earliest write a can have made a revision: a put
-// whenever it was sent; a delete only once a put of a key it deletes was
-// sent, a revoke or an expiry once a put that gave its lease a key was;
-// ok false when it never can.
-func (p firstPuts) writableFrom(a answered, sent time.Duration) (time.Duration, bool) {
-	if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FPut }) {
-		return sent, true
-	}
-	var first time.Duration
-	found := false
-	see := func(t time.Duration) {
-		if !found || t < first {
-			first, found = t, true
-		}
-	}
-	switch a.Inv.F {
-	case etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
-		lease := a.req.Lease
-		if a.Inv.F == etcdop.FLeaseGrant {
-			lease = a.resp.Lease
-		}
-		if t, ok := p.byLease[lease]; ok {
-			see(t)
-		}
-	default:
-		for key, t := range p.byKey {
-			if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FDelete && touches(op, key) }) {
-				see(t)
-			}
-		}
-	}
-	return max(first, sent), found
-}
+// maxSifted bounds the writes elimination sifts for a revision by the
+// keys reads showed left as they were.
+const maxSifted = 64
 
 func eliminate(h []history.Op, answers []answered, watches []watchOp, initial int64) revisionMakers {
 	m := revisionMakers{made: map[int64]answered{}, open: map[int64][]*answered{}, expiry: map[int64]bool{}}
-	bound, ok := revisionBound(h, initial)
-	if !ok {
+	limit := revisionBound(h, answers, initial)
+	if limit == nil {
 		return m
 	}
 	type candidate struct {
@@ -250,14 +256,7 @@ func eliminate(h []history.Op, answers []answered, watches []watchOp, initial in
 	var open []*candidate
 	revoked := map[int64]bool{} // revisions acknowledged revokes named
 	var seen []observed
-	puts := firstPuts{byKey: map[string]time.Duration{}, byLease: map[int64]time.Duration{}}
-	for _, a := range answers {
-		for _, op := range a.branch() {
-			if op.F == etcdop.FPut {
-				puts.add(op, a.Inv.Time)
-			}
-		}
-	}
+	puts := putsOf(answers)
 	for _, a := range answers {
 		if a.resp != nil {
 			seen = append(seen, observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()})
@@ -286,6 +285,7 @@ func eliminate(h []history.Op, answers []answered, watches []watchOp, initial in
 	if len(seen) == 0 {
 		return m
 	}
+	unchanged := unchangedKeys(answers, puts)
 	// By revision, highest first, each with the earliest answer that
 	// showed that revision or a later one: it was made by then.
 	slices.SortFunc(seen, func(a, b observed) int { return cmp.Compare(b.rev, a.rev) })
@@ -310,7 +310,7 @@ func eliminate(h []history.Op, answers []answered, watches []watchOp, initial in
 	var active []*candidate
 	next := 0
 	// Past the most revisions the writes can make, checkMade reports.
-	for rev := initial + 1; rev <= min(seen[0].rev, bound(math.MaxInt64-1)); rev++ {
+	for rev := initial + 1; rev <= min(seen[0].rev, limit.initial+int64(len(limit.sent))); rev++ {
 		if _, ok := m.made[rev]; ok || revoked[rev] {
 			continue
 		}
@@ -319,24 +319,29 @@ func eliminate(h []history.Op, answers []answered, watches []watchOp, initial in
 			active = append(active, open[next])
 		}
 		active = slices.DeleteFunc(active, func(c *candidate) bool { return c.spent })
+		can := active
+		reads := map[*answered]bool{} // that rule candidates out
+		if len(active) <= maxSifted {
+			can = slices.DeleteFunc(slices.Clone(active), func(c *candidate) bool { return unchanged.rulesOut(c.a, puts, rev, reads) })
+		}
 		switch {
-		case len(active) == 0:
-			m.nobody = append(m.nobody, madeByNobody{rev, by})
+		case len(can) == 0:
+			m.nobody = append(m.nobody, madeByNobody{rev: rev, shown: by, reads: slices.SortedFunc(maps.Keys(reads), func(a, b *answered) int { return cmp.Compare(a.Inv.Index, b.Inv.Index) })})
 			continue
-		case len(active) > maxMakers:
+		case len(can) > maxMakers:
 			continue
 		}
-		for _, c := range active {
+		for _, c := range can {
 			if c.a.Inv.F == etcdop.FLeaseGrant {
 				m.expiry[rev] = true
 			} else {
 				m.open[rev] = append(m.open[rev], &c.a)
 			}
 		}
-		if len(active) != 1 || m.expiry[rev] {
+		if len(can) != 1 || m.expiry[rev] {
 			continue
 		}
-		c := active[0]
+		c := can[0]
 		c.spent = true
 		if ev, ok := eventOf(c.a, rev); ok {
 			m.events = append(m.events, knownEvent{ev: ev, ops: c.a.ops(), since: rev,
@@ -351,13 +356,23 @@ func eliminate(h []history.Op, answers []answered, watches []watchOp, initial in
 // linearizable answer showed first are etcd-kv's to find.
 func (m revisionMakers) reportNobody(f string, found *analysis.FindingList) {
 	for _, nb := range m.nobody {
-		if len(nb.shown.ops) == 0 || nb.shown.ops[0].F != f {
+		if (len(nb.shown.ops) == 0 || nb.shown.ops[0].F != f) && !slices.ContainsFunc(nb.reads, func(a *answered) bool { return a.Inv.F == f }) {
 			continue
+		}
+		why := "none that was sent could write a key that existed"
+		ops := nb.shown.ops
+		if len(nb.reads) > 0 {
+			var srcs []string
+			for _, r := range nb.reads {
+				srcs = append(srcs, r.src())
+				ops = append(ops, r.ops()...)
+			}
+			why += ", or a key that " + strings.Join(srcs, " and ") + " showed left as it was there"
 		}
 		found.Add(func() analysis.Finding {
 			return analysis.Finding{Kind: "revision-never-made", Explanation: fmt.Sprintf(
-				"%s showed revision %d or later at %.3fs, but no write in the history can have made revision %d by then: none that was sent could write a key that existed.",
-				nb.shown.src, nb.rev, nb.shown.at.Seconds(), nb.rev), Ops: nb.shown.ops}
+				"%s showed revision %d or later at %.3fs, but no write in the history can have made revision %d by then: %s.",
+				nb.shown.src, nb.rev, nb.shown.at.Seconds(), nb.rev, why), Ops: ops}
 		})
 	}
 }

@@ -56,7 +56,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	watches, _ := readWatches(in.History)
 	store := knowStore(in.History, answers, watches, initial)
 	store.makers.reportNobody(etcdop.FRangeSerializable, &found)
-	most, _ := revisionBound(in.History, initial)
+	limit := revisionBound(in.History, answers, initial)
 	seen := watchesSeen(watches)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange
@@ -82,7 +82,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 		store.judge(answer, req.Then[0], &found)
 		what := fmt.Sprintf("%s's serializable read (#%d, member %s)", history.ProcessName(p.Inv.Process), p.Done.Index, analysis.CmpOr(resp.Member, "unknown"))
 		ops := []history.Op{*p.Inv, *p.Done}
-		checkMade(most, resp.Revision, p.Done.Time, what, ops, &found)
+		checkMade(limit, resp.Revision, p.Done.Time, what, ops, &found)
 		seen = append(seen, observed{at: p.Done.Time, rev: resp.Revision, src: what, ops: ops})
 		if resp.Member == "" {
 			bad.Add(fmt.Errorf("op #%d: no member named in the answer", p.Done.Index))

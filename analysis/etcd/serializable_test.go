@@ -3,6 +3,7 @@ package etcd
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/chaos-testing/chaos/analysis"
@@ -109,15 +110,16 @@ func TestReadAtItsRevision(t *testing.T) {
 	}
 }
 
-// Elimination: revision 2 was the put of b's, the only write sent before
-// the put of c answered 3, which left b as it was; a read at 3 that
-// leaves b out is wrong.
+// Elimination: revision 2 can only be the put of b's, the only write sent
+// before the put of c answered 3; a read at 3 that leaves b out, with no
+// delete of b sent, says b was never put by then: so no write made
+// revision 2.
 func TestReadAtItsRevisionByElimination(t *testing.T) {
 	h := (&kvh{}).put(1, 0.43, 0.85, "b", "1", 0, 0).put(2, 0.19, 0.48, "c", "3", 0, 3)
 	req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a", End: "c"}}}
 	h.op(0, 0.38, 0.49, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 3, Member: "m2", Results: []etcdop.KVResult{{}}})
 	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
-	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "missing-at-revision" || len(r.Findings[0].Ops) != 4 {
+	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "revision-never-made" || len(r.Findings[0].Ops) != 4 {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
 	}
 }
@@ -134,5 +136,54 @@ func TestReadAtARevisionNobodyMade(t *testing.T) {
 	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
 	if r.Verdict != analysis.Invalid || !slices.ContainsFunc(r.Findings, func(f analysis.Finding) bool { return f.Kind == "revision-never-made" }) {
 		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+}
+
+// A revision is there only after the write that made it was sent: a
+// serializable read at revision 3, answered before the put that made 3
+// was sent, read from no store (the range delete over a..c, sent before,
+// deletes nothing: a and b were never put). Sent before the read's
+// answer, the put leaves nothing to find.
+func TestReadBeforeItsRevisionsWrite(t *testing.T) {
+	read := func(putSent float64) *kvh {
+		h := (&kvh{}).put(1, 0.019, 0.023, "c", "2", 0, 2).
+			op(3, 0.021, 0.062, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, nil).
+			put(4, putSent, 0.056, "a", "1", 0, 3)
+		req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "b"}}}
+		return h.op(2, 0.018, 0.040, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 3, Member: "m1", Results: []etcdop.KVResult{{}}})
+	}
+	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: read(0.045).Ops})
+	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "revision-never-made" || len(r.Findings[0].Ops) != 4 ||
+		!strings.Contains(r.Findings[0].Explanation, "made revision 3 and was sent only at 0.045s") {
+		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+	if r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: read(0.030).Ops}); r.Verdict != analysis.Valid {
+		t.Fatalf("the put sent before the read's answer: got %s %+v", r.Verdict, r.Findings)
+	}
+}
+
+// A read that shows a key left as it was rules out, for those revisions,
+// the writes that could only have written it: at revision 5, b still has
+// the value of revision 2, so the unknown put of b made neither 4 nor 5,
+// and the unknown put of c alone cannot have made both. With a third
+// unknown write, of d, it can have.
+func TestReadShowsKeysLeftAsTheyWere(t *testing.T) {
+	read := func(more bool) *kvh {
+		h := (&kvh{}).put(1, 0.010, 0.026, "b", "2", 0, 2).put(3, 0.025, 0.063, "a", "2", 0, 3).
+			put(4, 0.050, 0.066, "c", "2", 0, 0).put(5, 0.049, 0.084, "b", "3", 0, 0)
+		if more {
+			h.put(7, 0.051, 0.090, "d", "1", 0, 0)
+		}
+		req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a", End: "c"}}}
+		return h.op(6, 0.060, 0.072, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 5, Member: "m1",
+			Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("a", "2", 3, 3, 1), kv("b", "2", 2, 2, 1)}}}})
+	}
+	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: read(false).Ops})
+	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "revision-never-made" ||
+		!strings.Contains(r.Findings[0].Explanation, "p6's range-serializable (#") {
+		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+	if r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: read(true).Ops}); r.Verdict != analysis.Valid {
+		t.Fatalf("with a put of d: got %s %+v", r.Verdict, r.Findings)
 	}
 }

@@ -78,7 +78,8 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 	if err != nil {
 		return analysis.UnknownResult(err.Error())
 	}
-	most, _ := revisionBound(in.History, initial)
+	answers := readAnswered(in.History) // read once: every check below goes through them
+	limit := revisionBound(in.History, answers, initial)
 	var found analysis.FindingList
 	known := map[eventAt]knownEvent{}
 	learn := func(e knownEvent) {
@@ -105,7 +106,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 				continue // no header: a cancel with an error, say
 			}
 			before := found.Total
-			checkMade(most, rev, r.Time, src+"'s response", w.proof(), &found)
+			checkMade(limit, rev, r.Time, src+"'s response", w.proof(), &found)
 			if found.Total > before {
 				break // one is proof enough
 			}
@@ -121,7 +122,6 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			}
 		}
 	}
-	answers := readAnswered(in.History) // read once: every check below goes through them
 	makers := eliminate(in.History, answers, watches, initial)
 	makers.reportNobody(etcdop.FWatch, &found)
 	for _, e := range slices.Concat(answeredEvents(answers), makers.events) {

@@ -64,11 +64,13 @@ func readAnswered(h []history.Op) []answered {
 }
 
 // answeredEvents are the events that answers make known: an ok put at its
-// answer's revision, an ok delete of one key that deleted it, the writes
-// of the branch an ok transaction ran, and every key a read returned, put
-// at its mod revision.
+// answer's revision, an ok delete of one key that deleted it, or of a
+// range that deleted as many keys as puts sent before its answer wrote in
+// it (each of them, then), the writes of the branch an ok transaction
+// ran, and every key a read returned, put at its mod revision.
 func answeredEvents(answers []answered) []knownEvent {
 	var out []knownEvent
+	puts := putsOf(answers)
 	for _, a := range answers {
 		if a.resp == nil {
 			continue
@@ -86,6 +88,12 @@ func answeredEvents(answers []answered) []knownEvent {
 				add(etcdop.WatchEvent{Type: "put", KV: etcdop.KV{Key: op.Key, Value: op.Value, Mod: a.resp.Revision, Lease: op.Lease}})
 			case op.F == etcdop.FDelete && op.End == "" && res.Deleted > 0:
 				add(etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: op.Key, Mod: a.resp.Revision}})
+			case op.F == etcdop.FDelete && res.Deleted > 0:
+				if keys := puts.keysIn(op.Key, op.End, a.Done.Time); int64(len(keys)) == res.Deleted {
+					for _, key := range keys {
+						add(etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: key, Mod: a.resp.Revision}})
+					}
+				}
 			}
 			for _, kv := range res.KVs {
 				add(etcdop.WatchEvent{Type: "put", KV: kv})

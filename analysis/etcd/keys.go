@@ -1,0 +1,221 @@
+package etcd
+
+import (
+	"cmp"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/chaos-testing/chaos/ops/etcdop"
+)
+
+// What a history shows of its keys: when each can first have been
+// written, and the spans of revisions over which reads showed one left
+// as it was. Elimination rules out, for a revision, the writes that could
+// only have written keys left as they were there.
+
+// firstPuts is, by key and by lease, when the first put that did not fail
+// and wrote the key, or gave a key the lease, was sent.
+type firstPuts struct {
+	byKey   map[string]time.Duration
+	byLease map[int64]time.Duration
+	// leased are, by lease, the keys puts gave it.
+	leased map[int64][]string
+}
+
+// putsOf are the first puts of the answers' writes.
+func putsOf(answers []answered) firstPuts {
+	p := firstPuts{byKey: map[string]time.Duration{}, byLease: map[int64]time.Duration{}, leased: map[int64][]string{}}
+	for _, a := range answers {
+		for _, op := range a.branch() {
+			if op.F == etcdop.FPut {
+				p.add(op, a.Inv.Time)
+			}
+		}
+	}
+	return p
+}
+
+func (p firstPuts) add(op etcdop.KVOp, at time.Duration) {
+	if t, ok := p.byKey[op.Key]; !ok || at < t {
+		p.byKey[op.Key] = at
+	}
+	if t, ok := p.byLease[op.Lease]; op.Lease != 0 && (!ok || at < t) {
+		p.byLease[op.Lease] = at
+	}
+	if op.Lease != 0 && !slices.Contains(p.leased[op.Lease], op.Key) {
+		p.leased[op.Lease] = append(p.leased[op.Lease], op.Key)
+	}
+}
+
+// keysIn are the keys of [key, end) a put was sent for before a time:
+// every key of the range that can exist by then.
+func (p firstPuts) keysIn(key, end string, before time.Duration) []string {
+	var out []string
+	for k, t := range p.byKey {
+		if t < before && inRange(key, end, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// writableFrom is the earliest write a can have made a revision: a put
+// whenever it was sent; a delete only once a put of a key it deletes was
+// sent, a revoke or an expiry once a put that gave its lease a key was;
+// ok false when it never can.
+func (p firstPuts) writableFrom(a answered, sent time.Duration) (time.Duration, bool) {
+	if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FPut }) {
+		return sent, true
+	}
+	var first time.Duration
+	found := false
+	see := func(t time.Duration) {
+		if !found || t < first {
+			first, found = t, true
+		}
+	}
+	switch a.Inv.F {
+	case etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
+		lease := a.req.Lease
+		if a.Inv.F == etcdop.FLeaseGrant {
+			lease = a.resp.Lease
+		}
+		if t, ok := p.byLease[lease]; ok {
+			see(t)
+		}
+	default:
+		for key, t := range p.byKey {
+			if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FDelete && touches(op, key) }) {
+				see(t)
+			}
+		}
+	}
+	return max(first, sent), found
+}
+
+// keySpans are, by key, the spans of revisions over which reads showed
+// the key left as it was: a key returned with mod revision m by a read at
+// revision r was written at no revision of (m, r]; a key of its range it
+// left out, which no write sent before its answer can have deleted, was
+// written at none up to r (a key, once there, stays until deleted).
+type keySpans map[string][]revSpan
+
+// revSpan is the revisions (after, upTo], with the reads that showed
+// them.
+type revSpan struct {
+	after, upTo int64
+	by          []revSpan // merged into it: each from one read
+	read        *answered
+}
+
+func unchangedKeys(answers []answered, puts firstPuts) keySpans {
+	// When a write that can delete each key was first sent: a delete
+	// of it, or a put giving it a lease (revoked, or expiring, after).
+	deleter := map[string]time.Duration{}
+	mayDelete := func(key string, at time.Duration) {
+		if t, ok := deleter[key]; !ok || at < t {
+			deleter[key] = at
+		}
+	}
+	for _, a := range answers {
+		for _, op := range a.branch() {
+			switch {
+			case op.F == etcdop.FPut && op.Lease != 0:
+				mayDelete(op.Key, a.Inv.Time)
+			case op.F == etcdop.FDelete:
+				for _, key := range puts.keysIn(op.Key, op.End, math.MaxInt64) {
+					mayDelete(key, a.Inv.Time)
+				}
+			}
+		}
+	}
+	s := keySpans{}
+	for n := range answers {
+		a := &answers[n]
+		if a.resp == nil {
+			continue
+		}
+		for i, op := range a.branch() {
+			if op.F != etcdop.FRange || i >= len(a.resp.Results) {
+				continue
+			}
+			rev := a.resp.Revision
+			returned := map[string]bool{}
+			for _, kv := range a.resp.Results[i].KVs {
+				returned[kv.Key] = true
+				if kv.Mod < rev {
+					s[kv.Key] = append(s[kv.Key], revSpan{after: kv.Mod, upTo: rev, read: a})
+				}
+			}
+			for _, key := range puts.keysIn(op.Key, op.End, math.MaxInt64) {
+				if t, ok := deleter[key]; !returned[key] && (!ok || t >= a.Done.Time) {
+					s[key] = append(s[key], revSpan{after: 0, upTo: rev, read: a})
+				}
+			}
+		}
+	}
+	for key, spans := range s {
+		slices.SortFunc(spans, func(a, b revSpan) int { return cmp.Compare(a.after, b.after) })
+		var merged []revSpan
+		for _, sp := range spans {
+			if last := len(merged) - 1; last >= 0 && sp.after <= merged[last].upTo {
+				merged[last].upTo = max(merged[last].upTo, sp.upTo)
+				merged[last].by = append(merged[last].by, sp)
+			} else {
+				merged = append(merged, revSpan{after: sp.after, upTo: sp.upTo, by: []revSpan{sp}})
+			}
+		}
+		s[key] = merged
+	}
+	return s
+}
+
+// holds finds a read that showed key left as it was at rev.
+func (s keySpans) holds(key string, rev int64) (*answered, bool) {
+	spans := s[key]
+	i, _ := slices.BinarySearchFunc(spans, rev, func(sp revSpan, r int64) int { return cmp.Compare(sp.after, r) })
+	if i == 0 || rev > spans[i-1].upTo {
+		return nil, false
+	}
+	for _, sp := range spans[i-1].by {
+		if sp.after < rev && rev <= sp.upTo {
+			return sp.read, true
+		}
+	}
+	panic("a merged span holds a revision none of its reads does")
+}
+
+// rulesOut says whether a can have made revision rev only by writing keys
+// left as they were there (a put its key, a delete the keys of its range
+// that puts wrote, a revoke or a grant's expiry the keys given its lease),
+// and adds the reads that show it to by.
+func (s keySpans) rulesOut(a answered, puts firstPuts, rev int64, by map[*answered]bool) bool {
+	var keys []string
+	switch a.Inv.F {
+	case etcdop.FLeaseRevoke:
+		keys = puts.leased[a.req.Lease]
+	case etcdop.FLeaseGrant:
+		keys = puts.leased[a.resp.Lease]
+	default:
+		for _, op := range a.branch() {
+			switch op.F {
+			case etcdop.FPut:
+				keys = append(keys, op.Key)
+			case etcdop.FDelete:
+				keys = append(keys, puts.keysIn(op.Key, op.End, math.MaxInt64)...)
+			}
+		}
+	}
+	reads := map[*answered]bool{}
+	for _, key := range keys {
+		read, ok := s.holds(key, rev)
+		if !ok {
+			return false
+		}
+		reads[read] = true
+	}
+	maps.Copy(by, reads)
+	return true
+}
