@@ -112,18 +112,36 @@ type revSpan struct {
 
 func unchangedKeys(answers []answered, puts firstPuts) keySpans {
 	// When a write that can delete each key was first sent: a delete
-	// of it, or a put giving it a lease (revoked, or expiring, after).
+	// of it, or a revoke of a lease a put gave it, or the lease's expiry
+	// (the put's own time, for a lease no grant in the history names).
 	deleter := map[string]time.Duration{}
 	mayDelete := func(key string, at time.Duration) {
 		if t, ok := deleter[key]; !ok || at < t {
 			deleter[key] = at
 		}
 	}
+	ends := map[int64]time.Duration{} // by lease, when a revoke or its expiry can first end it
+	for _, a := range answers {
+		switch {
+		case a.Inv.F == etcdop.FLeaseRevoke:
+			if t, ok := ends[a.req.Lease]; !ok || a.Inv.Time < t {
+				ends[a.req.Lease] = a.Inv.Time
+			}
+		case a.Inv.F == etcdop.FLeaseGrant && a.resp != nil:
+			if t, ok := ends[a.resp.Lease]; !ok || a.Inv.Time+grantTTL(a.Pair) < t {
+				ends[a.resp.Lease] = a.Inv.Time + grantTTL(a.Pair)
+			}
+		}
+	}
 	for _, a := range answers {
 		for _, op := range a.branch() {
 			switch {
 			case op.F == etcdop.FPut && op.Lease != 0:
-				mayDelete(op.Key, a.Inv.Time)
+				end, ok := ends[op.Lease]
+				if !ok {
+					end = a.Inv.Time
+				}
+				mayDelete(op.Key, end)
 			case op.F == etcdop.FDelete:
 				for _, key := range puts.keysIn(op.Key, op.End, math.MaxInt64) {
 					mayDelete(key, a.Inv.Time)

@@ -57,6 +57,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	store := knowStore(in.History, answers, watches, initial)
 	store.makers.reportNobody(etcdop.FRangeSerializable, &found)
 	limit := revisionBound(in.History, answers, initial)
+	writes := indexWrites(in.History, answers, initial)
 	seen := watchesSeen(watches)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange
@@ -83,6 +84,11 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 		what := fmt.Sprintf("%s's serializable read (#%d, member %s)", history.ProcessName(p.Inv.Process), p.Done.Index, analysis.CmpOr(resp.Member, "unknown"))
 		ops := []history.Op{*p.Inv, *p.Done}
 		checkMade(limit, resp.Revision, p.Done.Time, what, ops, &found)
+		for _, kv := range resp.Results[0].KVs {
+			if kv.Mod <= resp.Revision && kvFlaw(kv) == "" { // else judge reports it
+				writes.checkOrigin(etcdop.WatchEvent{Type: "put", KV: kv}, p.Done.Time, what, ops, readOrigin, &found)
+			}
+		}
 		seen = append(seen, observed{at: p.Done.Time, rev: resp.Revision, src: what, ops: ops})
 		if resp.Member == "" {
 			bad.Add(fmt.Errorf("op #%d: no member named in the answer", p.Done.Index))

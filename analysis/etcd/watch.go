@@ -132,7 +132,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			known[eventAt{e.ev.KV.Mod, e.ev.KV.Key}] = e
 		}
 	}
-	writes := indexWrites(in.History, answers)
+	writes := indexWrites(in.History, answers, initial)
 	for _, w := range watches {
 		checkReliable(w, known, &found)
 		writes.checkOrigins(w, &found)

@@ -1,0 +1,216 @@
+package etcd
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
+	"github.com/chaos-testing/chaos/ops/etcdop"
+)
+
+// Where the events of watches and the keys of reads come from: every
+// event, and every key a read returns, was made by a write of the history
+// (or before it began), one that wrote that key, was sent in time, and
+// made no other revision.
+
+// writeIndex is every write that did not fail, by what it can have made.
+type writeIndex struct {
+	puts    map[keyValue][]answered // by key and value
+	deletes []answered              // deletes of a key or a range, of any branch
+	revokes []answered
+	// leased: keys some put gave a lease to, and the first such put: the
+	// lease may expire, and the key go, after it was invoked.
+	leased map[string]answered
+	txns   map[int64]answered // ok transactions with writes, by revision
+	made   map[int64]answered // ok writes, by the revision they made
+	// ranged are the ok writes whose answers say a range delete deleted
+	// keys, though not which.
+	ranged []answered
+	// any: the history holds writes, failed or not (one without is not
+	// judged: a foreign history, say).
+	any bool
+	// initial is the revision when the history began: the writes of
+	// revisions up to it are not in it.
+	initial int64
+	// sole is, for each write (by its invocation's index) that alone can
+	// have made some event, the first such event: a write makes one
+	// revision at the most.
+	sole map[int]soleEvent
+}
+
+type soleEvent struct {
+	ev  etcdop.WatchEvent
+	ops []history.Op // the watch that got it
+}
+
+func indexWrites(h []history.Op, answers []answered, initial int64) writeIndex {
+	x := writeIndex{initial: initial, puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}, made: map[int64]answered{}, sole: map[int]soleEvent{}}
+	x.any = slices.ContainsFunc(h, func(op history.Op) bool {
+		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn || op.F == etcdop.FLeaseRevoke
+	})
+	for _, a := range answers {
+		if a.Inv.F == etcdop.FLeaseRevoke {
+			x.revokes = append(x.revokes, a)
+		}
+		deletes := false
+		for _, op := range a.branch() {
+			switch op.F {
+			case etcdop.FPut:
+				kv := keyValue{op.Key, op.Value}
+				x.puts[kv] = append(x.puts[kv], a)
+				if first, ok := x.leased[op.Key]; op.Lease != 0 && (!ok || a.Inv.Time < first.Inv.Time) {
+					x.leased[op.Key] = a
+				}
+			case etcdop.FDelete:
+				deletes = true
+			}
+		}
+		if deletes {
+			x.deletes = append(x.deletes, a)
+		}
+		if a.Inv.F == etcdop.FKVTxn && a.resp != nil {
+			x.txns[a.resp.Revision] = a
+		}
+		if a.resp != nil && madeRevision(a.Inv.F, &a.req, a.resp) {
+			x.made[a.resp.Revision] = a
+		}
+		if a.resp != nil && slices.ContainsFunc(a.rangeDeletes(), func(i int) bool { return a.resp.Results[i].Deleted > 0 }) {
+			x.ranged = append(x.ranged, a)
+		}
+	}
+	return x
+}
+
+// origin names the findings checkOrigin makes of one kind of answer: a
+// key or an event that no write can have made, one that a write made
+// without writing its key, and one answered before any write that can
+// have made it was invoked.
+type origin struct{ phantom, divergent, early string }
+
+var (
+	watchOrigin = origin{"watch-phantom-event", "watch-divergent-event", "watch-event-before-write"}
+	readOrigin  = origin{"phantom-key", "divergent-reads", "read-from-future"}
+)
+
+// checkOrigins finds the events of a watch that no write can have made,
+// or that it got before any write that can have made them was invoked,
+// and the events of a transaction that came in another order than its
+// operations ("watch-txn-order": etcd's events of a revision are its
+// changes in order).
+func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
+	wops := w.proof()
+	src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
+	for _, r := range w.res.Responses {
+		for _, e := range r.Events {
+			x.checkOrigin(e, r.Time, src, wops, watchOrigin, found)
+		}
+		x.checkTxnOrder(r, src, wops, found)
+	}
+}
+
+// checkOrigin finds what makes event e, which src got at a time, from no
+// write of the history: no write can have made it, the write that made
+// its revision did not write its key, or created it at another, or no
+// write that can have made it was invoked by then. A history without
+// writes (a foreign one, say) is not judged so, nor an event from before
+// the history began.
+func (x writeIndex) checkOrigin(e etcdop.WatchEvent, at time.Duration, src string, ops []history.Op, k origin, found *analysis.FindingList) {
+	if !x.any || e.KV.Mod <= x.initial {
+		return
+	}
+	makers := x.makers(e)
+	if len(makers) == 0 {
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: k.phantom, Explanation: fmt.Sprintf(
+				"%s got %s at revision %d, which no write in the history can have made.", src, describeEvent(e), e.KV.Mod), Ops: ops}
+		})
+		return
+	}
+	if a, ok := x.made[e.KV.Mod]; ok && !slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return touches(op, e.KV.Key) }) {
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: k.divergent, Explanation: fmt.Sprintf(
+				"%s got %s at revision %d, which %s made without writing %s.", src, describeEvent(e), e.KV.Mod, a.src(), e.KV.Key),
+				Ops: slices.Concat(ops, a.ops())}
+		})
+	}
+	if a, wrong := x.createdBy(e.KV); e.Type == "put" && wrong {
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: k.divergent, Explanation: fmt.Sprintf(
+				"%s got %s at revision %d, created at revision %d, which %s made without putting %s.",
+				src, describeEvent(e), e.KV.Mod, e.KV.Create, a.src(), e.KV.Key), Ops: slices.Concat(ops, a.ops())}
+		})
+	}
+	if len(makers) == 1 && (e.Type == "put" || x.leased[e.KV.Key].Inv != makers[0].Inv) { // not the lease's expiry
+		x.soleMaker(makers[0], e, ops, found)
+	}
+	if first := slices.MinFunc(makers, func(a, b answered) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) }); first.Inv.Time > at {
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: k.early, Explanation: fmt.Sprintf(
+				"%s got %s at revision %d at %s, before %s, the first write that can have made it, was invoked at %s.",
+				src, describeEvent(e), e.KV.Mod, at, first.src(), first.Inv.Time), Ops: slices.Concat(ops, first.ops())}
+		})
+	}
+}
+
+// createdBy finds the write that made the revision a key says it was
+// created at, when that write put no such key: etcd takes a key's create
+// revision from the put that created it.
+func (x writeIndex) createdBy(kv etcdop.KV) (answered, bool) {
+	a, ok := x.made[kv.Create]
+	if !ok || kv.Create == kv.Mod {
+		return answered{}, false
+	}
+	return a, !slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FPut && op.Key == kv.Key })
+}
+
+// soleMaker notes that write a alone can have made event e, which a watch
+// got, and finds two revisions so made.
+func (x writeIndex) soleMaker(a answered, e etcdop.WatchEvent, wops []history.Op, found *analysis.FindingList) {
+	first, ok := x.sole[a.Inv.Index]
+	switch {
+	case !ok:
+		x.sole[a.Inv.Index] = soleEvent{e, wops}
+	case first.ev.KV.Mod != e.KV.Mod:
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: "watch-phantom-event", Explanation: fmt.Sprintf(
+				"%s at revision %d and %s at revision %d can each have been made only by %s, which makes one revision at the most.",
+				describeEvent(first.ev), first.ev.KV.Mod, describeEvent(e), e.KV.Mod, a.src()), Ops: slices.Concat(first.ops, wops, a.ops())}
+		})
+	}
+}
+
+// makers are the writes that can have made event e: of its key (and
+// value), and, when answered, at its revision; for a delete, also the
+// first put that leased the key, after which its lease may expire.
+func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered) {
+	at := func(a answered) bool { return a.resp == nil || a.resp.Revision == e.KV.Mod }
+	if e.Type == "put" {
+		for _, a := range x.puts[keyValue{e.KV.Key, e.KV.Value}] {
+			if at(a) && slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool {
+				return op.F == etcdop.FPut && op.Key == e.KV.Key && op.Value == e.KV.Value && op.Lease == e.KV.Lease
+			}) {
+				makers = append(makers, a)
+			}
+		}
+		return makers
+	}
+	for _, a := range x.deletes {
+		if at(a) && slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool {
+			return op.F == etcdop.FDelete && (op.Key == e.KV.Key || op.End != "" && inRange(op.Key, op.End, e.KV.Key))
+		}) {
+			makers = append(makers, a)
+		}
+	}
+	for _, a := range x.revokes {
+		if at(a) {
+			makers = append(makers, a)
+		}
+	}
+	if put, ok := x.leased[e.KV.Key]; ok {
+		makers = append(makers, put)
+	}
+	return makers
+}
