@@ -179,6 +179,10 @@ type Input struct {
 	// tested nothing, whatever its reads saw. Nil when not known (a
 	// history file checked alone).
 	Changes []string
+	// Config is the target's settings the run used (run.json's config:
+	// what the system may do on its own, such as etcd's automatic
+	// compaction); nil when not known (a history file checked alone).
+	Config map[string]string
 }
 
 // Progress is told which checker runs, and how many of its parts (keys)

@@ -145,7 +145,11 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	if st, err := os.Stat(histPath); err == nil {
 		size = st.Size()
 	}
-	in := analysis.Input{ResourceMode: info.Resource, Dir: dir, Changes: w.Changes(),
+	config := info.Config
+	if config == nil {
+		config = map[string]string{} // known: the target's defaults
+	}
+	in := analysis.Input{ResourceMode: info.Resource, Dir: dir, Changes: w.Changes(), Config: config,
 		Progress: func(checker string, done, total int) { task.Set(int64(done), int64(total), "checking "+checker) }}
 	res, rtrunc, err := history.ReadResourceLog(f.Path(runfolder.ResourceFile))
 	if err != nil && !os.IsNotExist(err) {

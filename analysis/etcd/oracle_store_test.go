@@ -152,7 +152,7 @@ func runChecker(name string, h []history.Op) (r analysis.Result) {
 		}
 	}()
 	c, _ := analysis.Checkers.Lookup(name)
-	return c.Check(context.Background(), analysis.Input{History: h})
+	return c.Check(context.Background(), analysis.Input{History: h, Config: map[string]string{}}) // etcd's defaults: no automatic compaction
 }
 
 // disagreement names a checker that crashed or found the history

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
@@ -97,9 +98,10 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 		}
 	}
 	events := 0
+	compacted := compactedFrom(in, watches)
 	for _, w := range watches {
 		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
-		checkStream(w, src, &found)
+		checkStream(w, src, compacted, &found)
 		for _, r := range w.res.Responses {
 			rev := responseRevision(r)
 			if rev == 0 {
@@ -192,7 +194,7 @@ func (w watchOp) slim() history.Op {
 
 // checkStream checks one watch's own stream: filtered, ordered, unique,
 // atomic, bookmarkable, from its start revision, prev_kv and IsCreate.
-func checkStream(w watchOp, src string, found *analysis.FindingList) {
+func checkStream(w watchOp, src string, compacted time.Duration, found *analysis.FindingList) {
 	ops := w.proof()
 	report := func(kind, format string, args ...any) {
 		found.Add(func() analysis.Finding {
@@ -230,6 +232,10 @@ func checkStream(w watchOp, src string, found *analysis.FindingList) {
 			if e.Prev != nil && !w.req.PrevKV {
 				report("watch-wrong-prev", "got %s at revision %d with a previous key, which it did not ask for.", describeEvent(e), at.rev)
 			}
+			if e.Prev == nil && w.req.PrevKV && (e.Type == "delete" || e.KV.Create < e.KV.Mod) && r.Time < compacted {
+				report("watch-wrong-prev", "got %s at revision %d without the previous key it asked for, though the key existed at revision %d and no compaction can have removed that revision by %.3fs.",
+					describeEvent(e), at.rev, at.rev-1, r.Time.Seconds())
+			}
 			if why := eventFlaw(e); why != "" {
 				report("watch-wrong-prev", "got %s at revision %d: %s.", describeEvent(e), at.rev, why)
 			}
@@ -260,8 +266,8 @@ func wrongPrev(prevKV bool, p, e etcdop.WatchEvent) string {
 	if !prevKV {
 		return ""
 	}
-	// No previous key where there was one is no finding: etcd reads it at
-	// the revision before the event, which a compaction may have removed.
+	// No previous key where there was one is checkStream's to judge: a
+	// compaction may have removed it.
 	switch {
 	case p.Type == "delete" && e.Prev != nil:
 		return "a previous key, where the key did not exist"

@@ -221,3 +221,36 @@ func TestWatchProofLeavesOutLongCompletions(t *testing.T) {
 		t.Errorf("the completion as the finding names it: #%d %s", done.Index, done.Value)
 	}
 }
+
+// A watch that asked for previous keys gets one for every event of a key
+// that existed, unless a compaction removed the revision before it: from
+// the nemesis, from a watch canceled for it, or from the members' own
+// auto-compaction. Settings not known (a history checked alone) leave it
+// undecided, as a compaction.
+func TestWatchMissingPrevious(t *testing.T) {
+	h := func() *kvh {
+		return (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).put(1, 2, 3, "a", "2", 0, 3).
+			watch(0, 0, 9, etcdop.WatchRequest{Key: "a", PrevKV: true}, resp(3, wput("a", "2", 2, 3, 2)))
+	}
+	check := func(h *kvh, config map[string]string) analysis.Result {
+		return analysistest.RunChecker(t, "etcd-watch", analysis.Input{History: h.Ops, Config: config})
+	}
+	r := check(h(), map[string]string{})
+	if r.Verdict != analysis.Invalid || r.Findings[0].Kind != "watch-wrong-prev" || !strings.Contains(r.Findings[0].Explanation, "without the previous key it asked for") {
+		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+	compacted := h()
+	compacted.Ops = append(compacted.Ops, history.Op{Index: len(compacted.Ops), Process: history.Nemesis, Type: history.Invoke, F: "compact-start", Time: 2500 * time.Millisecond})
+	for name, c := range map[string]struct {
+		h      *kvh
+		config map[string]string
+	}{
+		"the nemesis compacted": {compacted, map[string]string{}},
+		"auto-compaction":       {h(), map[string]string{"auto-compaction-retention": "1h"}},
+		"settings not known":    {h(), nil},
+	} {
+		if r := check(c.h, c.config); r.Verdict != analysis.Valid {
+			t.Errorf("%s: got %s %+v", name, r.Verdict, r.Findings)
+		}
+	}
+}
