@@ -26,6 +26,10 @@ type writeIndex struct {
 	leased map[string]answered
 	txns   map[int64]answered // ok transactions with writes, by revision
 	made   map[int64]answered // ok writes, by the revision they made
+	// madeRevs are made's revisions in order; putAt, by key, those of
+	// them whose writes put the key, in order.
+	madeRevs []int64
+	putAt    map[string][]int64
 	// ranged are the ok writes whose answers say a range delete deleted
 	// keys, though not which.
 	ranged []answered
@@ -47,7 +51,7 @@ type soleEvent struct {
 }
 
 func indexWrites(h []history.Op, answers []answered, initial int64) writeIndex {
-	x := writeIndex{initial: initial, puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}, made: map[int64]answered{}, sole: map[int]soleEvent{}}
+	x := writeIndex{initial: initial, puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}, made: map[int64]answered{}, putAt: map[string][]int64{}, sole: map[int]soleEvent{}}
 	x.any = slices.ContainsFunc(h, func(op history.Op) bool {
 		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn || op.F == etcdop.FLeaseRevoke
 	})
@@ -81,7 +85,44 @@ func indexWrites(h []history.Op, answers []answered, initial int64) writeIndex {
 			x.ranged = append(x.ranged, a)
 		}
 	}
+	for rev, a := range x.made {
+		x.madeRevs = append(x.madeRevs, rev)
+		for _, op := range a.branch() {
+			if op.F == etcdop.FPut {
+				x.putAt[op.Key] = append(x.putAt[op.Key], rev)
+			}
+		}
+	}
+	slices.Sort(x.madeRevs)
+	for _, revs := range x.putAt {
+		slices.Sort(revs)
+	}
 	return x
+}
+
+// othersIn are the operations of the acknowledged writes that made
+// revisions of [from, to] without putting key (the first maxMakers).
+func (x writeIndex) othersIn(key string, from, to int64) []history.Op {
+	var ops []history.Op
+	i, _ := slices.BinarySearch(x.madeRevs, from)
+	for n := 0; i < len(x.madeRevs) && x.madeRevs[i] <= to && n < maxMakers; i++ {
+		if _, puts := slices.BinarySearch(x.putAt[key], x.madeRevs[i]); !puts {
+			ops = append(ops, x.made[x.madeRevs[i]].ops()...)
+			n++
+		}
+	}
+	return ops
+}
+
+// puttable is how many revisions of [from, to] can have put key: all but
+// those acknowledged writes made without putting it.
+func (x writeIndex) puttable(key string, from, to int64) int64 {
+	within := func(revs []int64) int64 {
+		i, _ := slices.BinarySearch(revs, from)
+		j, _ := slices.BinarySearch(revs, to+1)
+		return int64(j - i)
+	}
+	return to - from + 1 - (within(x.madeRevs) - within(x.putAt[key]))
 }
 
 // origin names the findings checkOrigin makes of one kind of answer: a
@@ -106,6 +147,9 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 	for _, r := range w.res.Responses {
 		for _, e := range r.Events {
 			x.checkOrigin(e, r.Time, src, wops, watchOrigin, found)
+			if p := e.Prev; p != nil && p.Mod < e.KV.Mod && kvFlaw(*p) == "" { // else checkStream reports it
+				x.checkOrigin(etcdop.WatchEvent{Type: "put", KV: *p}, r.Time, src+", as a previous key", wops, watchOrigin, found)
+			}
 		}
 		x.checkTxnOrder(r, src, wops, found)
 	}
@@ -134,6 +178,13 @@ func (x writeIndex) checkOrigin(e etcdop.WatchEvent, at time.Duration, src strin
 			return analysis.Finding{Kind: k.divergent, Explanation: fmt.Sprintf(
 				"%s got %s at revision %d, which %s made without writing %s.", src, describeEvent(e), e.KV.Mod, a.src(), e.KV.Key),
 				Ops: slices.Concat(ops, a.ops())}
+		})
+	}
+	if n := x.puttable(e.KV.Key, e.KV.Create, e.KV.Mod); e.Type == "put" && e.KV.Create > 0 && e.KV.Version > n {
+		found.Add(func() analysis.Finding {
+			return analysis.Finding{Kind: k.divergent, Explanation: fmt.Sprintf(
+				"%s got %s at revision %d: version %d counts more puts since its creation at revision %d than the %d that revisions %d to %d not made by other writes allow.",
+				src, describeEvent(e), e.KV.Mod, e.KV.Version, e.KV.Create, n, e.KV.Create, e.KV.Mod), Ops: slices.Concat(ops, x.othersIn(e.KV.Key, e.KV.Create, e.KV.Mod))}
 		})
 	}
 	if a, wrong := x.createdBy(e.KV); e.Type == "put" && wrong {

@@ -140,6 +140,13 @@ func TestWatchAgainstWrites(t *testing.T) {
 		// 10: a value nobody wrote, in a watch that did not see the start.
 		"watch-phantom-event":        (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).watch(0, 0, 9, all, resp(3, wput("a", "9", 2, 3, 2))),
 		"watch-phantom-event/delete": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).watch(0, 0, 9, all, resp(3, wdel("a", 3))),
+		// Version 3 at revision 4 needs three puts of a from 2 to 4, but
+		// revision 3 was the put of c's.
+		"watch-divergent-event/a version no puts allow": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).put(1, 1, 2, "c", "1", 0, 3).put(1, 2, 3, "a", "2", 0, 4).
+			watch(0, 0, 9, etcdop.WatchRequest{Key: "a"}, resp(4, wput("a", "2", 2, 4, 3))),
+		// The previous key b=2 at revision 2: the one put of b=2 made 3.
+		"watch-phantom-event/a previous key": (&kvh{}).put(1, 0, 1, "c", "2", 0, 0).put(2, 0.5, 2, "b", "2", 0, 3).
+			watch(0, 0, 9, etcdop.WatchRequest{Key: "a", End: "z", Rev: 3, PrevKV: true}, resp(3, withPrev(wput("b", "2", 2, 3, 2), kv("b", "2", 2, 2, 1)))),
 		// Revision 3 was the put of c's; b was created at 2, by a.
 		"watch-divergent-event/another key's revision": (&kvh{}).put(1, 0, 1, "b", "1", 0, 2).put(1, 1, 2, "c", "1", 0, 3).put(2, 1, 2, "b", "2", 0, 0).
 			watch(0, 0, 9, all, resp(3, wput("b", "2", 2, 3, 2))),
