@@ -19,6 +19,7 @@ type file struct {
 	fd    backingFD
 	id    FileID
 	cache *Cache
+	node  *node // its name, for the gate
 }
 
 var (
@@ -30,8 +31,8 @@ var (
 	_ fs.FileStatxer   = (*file)(nil)
 )
 
-// newFile wraps the handle the loopback opened for file id.
-func newFile(handle fs.FileHandle, id FileID, cache *Cache) (*file, syscall.Errno) {
+// newFile wraps the handle the loopback opened for node n's file.
+func newFile(handle fs.FileHandle, n *node) (*file, syscall.Errno) {
 	loop := handle.(*fs.LoopbackFile)
 	// PassthroughFd is the loopback's only accessor of its descriptor; the
 	// descriptor stays open until Release.
@@ -40,11 +41,14 @@ func newFile(handle fs.FileHandle, id FileID, cache *Cache) (*file, syscall.Errn
 		loop.Release(context.Background())
 		return nil, syscall.EBADF
 	}
-	cache.Open(id)
-	return &file{loop: loop, fd: backingFD(fd), id: id, cache: cache}, 0
+	n.cache.Open(n.id())
+	return &file{loop: loop, fd: backingFD(fd), id: n.id(), cache: n.cache, node: n}, 0
 }
 
 func (f *file) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if errno := f.node.gate.before(ctx, func() Op { return Op{Name: "read", Path: f.node.path(""), Off: off, Len: int64(len(dest))} }); errno != 0 {
+		return nil, errno
+	}
 	n, err := f.cache.Read(f.id, f.fd, dest, off)
 	if err != nil {
 		return nil, errnoOf(err)
@@ -53,6 +57,12 @@ func (f *file) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResul
 }
 
 func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	if errno := f.node.gate.before(ctx, func() Op {
+		end := off + int64(len(data))
+		return Op{Name: "write", Path: f.node.path(""), Off: off, Len: int64(len(data)), Grow: max(0, end-f.node.size(f.fd))}
+	}); errno != 0 {
+		return 0, errno
+	}
 	if err := f.cache.Write(f.id, f.fd, data, off); err != nil {
 		return 0, errnoOf(err)
 	}
@@ -62,6 +72,13 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 // Fsync serves fsync and fdatasync alike: both make the data and the size
 // durable.
 func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	name := "fsync"
+	if flags&fuseFsyncDatasync != 0 {
+		name = "fdatasync"
+	}
+	if errno := f.node.gate.before(ctx, func() Op { return Op{Name: name, Path: f.node.path("")} }); errno != 0 {
+		return errno
+	}
 	return errnoOf(f.cache.Sync(f.id, f.fd))
 }
 
@@ -81,6 +98,10 @@ func (f *file) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
 func (f *file) Statx(ctx context.Context, flags uint32, mask uint32, out *fuse.StatxOut) syscall.Errno {
 	return f.loop.Statx(ctx, flags, mask, out)
 }
+
+// fuseFsyncDatasync is FUSE_FSYNC_FDATASYNC, the fsync flag of an
+// fdatasync.
+const fuseFsyncDatasync = 1
 
 // errnoOf is the errno to answer for err: its own if it has one, else EIO.
 func errnoOf(err error) syscall.Errno {

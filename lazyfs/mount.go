@@ -21,6 +21,7 @@ type FS struct {
 	backing    string
 	mountpoint string
 	cache      *Cache
+	gate       *gated
 	root       *node
 	server     *fuse.Server
 }
@@ -43,8 +44,8 @@ func Mount(backing, mountpoint string) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lazyfs: backing directory %s: %w", backing, err)
 	}
-	cache := NewCache()
-	root := &node{LoopbackNode: loop.(*fusefs.LoopbackNode), cache: cache}
+	cache, gate := NewCache(), &gated{}
+	root := &node{LoopbackNode: loop.(*fusefs.LoopbackNode), cache: cache, gate: gate}
 	// Entries and attributes may be cached by the kernel for a second, as
 	// go-fuse's default; Drop invalidates those it changes.
 	timeout := time.Second
@@ -62,7 +63,7 @@ func Mount(backing, mountpoint string) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lazyfs: mount %s at %s: %w", backing, mountpoint, err)
 	}
-	return &FS{backing: backing, mountpoint: mountpoint, cache: cache, root: root, server: server}, nil
+	return &FS{backing: backing, mountpoint: mountpoint, cache: cache, gate: gate, root: root, server: server}, nil
 }
 
 // Drop discards every change not fsynced, as a power loss would, and

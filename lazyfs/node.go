@@ -21,6 +21,7 @@ import (
 type node struct {
 	*fs.LoopbackNode
 	cache *Cache
+	gate  *gated
 }
 
 var (
@@ -40,12 +41,18 @@ var (
 
 // WrapChild makes every node the loopback creates a node of the cache.
 func (n *node) WrapChild(ctx context.Context, ops fs.InodeEmbedder) fs.InodeEmbedder {
-	return &node{LoopbackNode: ops.(*fs.LoopbackNode), cache: n.cache}
+	return &node{LoopbackNode: ops.(*fs.LoopbackNode), cache: n.cache, gate: n.gate}
 }
 
 // id is the file's identity in the cache. The loopback's inode number is
 // the backing inode number when the backing directory is one file system.
 func (n *node) id() FileID { return FileID(n.StableAttr().Ino) }
+
+// path is the node's path relative to the layer's root, and of name in
+// it when name is given.
+func (n *node) path(name string) string {
+	return filepath.Join(n.Path(n.Root()), name)
+}
 
 // pathInBacking is the node's path in the backing directory.
 func (n *node) pathInBacking() string {
@@ -67,7 +74,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	f, errno := newFile(handle, n.id(), n.cache)
+	f, errno := newFile(handle, n)
 	if errno != 0 {
 		return nil, 0, errno
 	}
@@ -75,11 +82,14 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	if errno := n.gate.before(ctx, func() Op { return Op{Name: "create", Path: n.path(name)} }); errno != 0 {
+		return nil, nil, 0, errno
+	}
 	child, handle, fuseFlags, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags), mode, out)
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
-	f, errno := newFile(handle, FileID(child.StableAttr().Ino), n.cache)
+	f, errno := newFile(handle, child.Operations().(*node))
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
@@ -125,6 +135,15 @@ func (n *node) Statx(ctx context.Context, f fs.FileHandle, flags uint32, mask ui
 	return 0
 }
 
+// size is the file's size as the layer shows it (0 when it cannot tell).
+func (n *node) size(backing Sizer) int64 {
+	if s, ok := n.cache.Size(n.id()); ok {
+		return s
+	}
+	s, _ := backing.Size()
+	return s
+}
+
 // showCachedSize puts file id's cached size, if it has one, and the
 // 512-byte blocks it would take, in the attributes the backing file gave.
 func (n *node) showCachedSize(id FileID, size, blocks *uint64) {
@@ -142,6 +161,11 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		var backing Sizer = backingPath(n.pathInBacking())
 		if handle != nil {
 			backing = handle.fd
+		}
+		if errno := n.gate.before(ctx, func() Op {
+			return Op{Name: "truncate", Path: n.path(""), Off: int64(size), Grow: max(0, int64(size)-n.size(backing))}
+		}); errno != 0 {
+			return errno
 		}
 		if err := n.cache.Truncate(n.id(), backing, int64(size)); err != nil {
 			return errnoOf(err)
@@ -170,6 +194,9 @@ func (n *node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	if errno := n.gate.before(ctx, func() Op { return Op{Name: "unlink", Path: n.path(name)} }); errno != 0 {
+		return errno
+	}
 	victim, last := lastLink(filepath.Join(n.pathInBacking(), name))
 	if errno := n.LoopbackNode.Unlink(ctx, name); errno != 0 {
 		return errno
@@ -187,6 +214,9 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	parent, ok := newParent.(*node)
 	if !ok {
 		return syscall.EXDEV
+	}
+	if errno := n.gate.before(ctx, func() Op { return Op{Name: "rename", Path: n.path(name), To: parent.path(newName)} }); errno != 0 {
+		return errno
 	}
 	var victim FileID
 	var last bool
