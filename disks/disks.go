@@ -35,6 +35,7 @@ type Set struct {
 	mu     sync.Mutex
 	closed bool
 	layers map[string]*lazyfs.FS // by node name
+	rules  map[string]*Rules     // the faults in force on each layer
 }
 
 // New makes the folders of a run's disks: backing directories under
@@ -47,7 +48,7 @@ func New(backing, runID string) (*Set, error) {
 	if err := os.WriteFile(filepath.Join(mounts, harnessFile), []byte(containers.Harness()), 0o644); err != nil {
 		return nil, fmt.Errorf("disks: %w", err)
 	}
-	return &Set{backing: backing, mounts: mounts, layers: map[string]*lazyfs.FS{}}, nil
+	return &Set{backing: backing, mounts: mounts, layers: map[string]*lazyfs.FS{}, rules: map[string]*Rules{}}, nil
 }
 
 // Attach mounts node name's disk, on first use, and returns the host
@@ -76,7 +77,15 @@ func (s *Set) Attach(name string) (string, error) {
 		return "", fmt.Errorf("disks: %s: %w", name, err)
 	}
 	s.layers[name] = layer
+	s.rules[name] = &Rules{layer: layer}
 	return mnt, nil
+}
+
+// Rules are the faults in force on node name's disk; nil when it has none.
+func (s *Set) Rules(name string) *Rules {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rules[name]
 }
 
 // Has reports whether node name has a disk.
@@ -117,6 +126,7 @@ func (s *Set) Close() error {
 	var errs []error
 	for _, name := range names {
 		layer := s.layers[name]
+		s.rules[name].Clear() // nothing held may keep the layer busy
 		errs = append(errs, layer.Sync())
 		if err := layer.Unmount(); err != nil {
 			errs = append(errs, detach(filepath.Join(s.mounts, name)))
