@@ -126,28 +126,21 @@ func hold(ctx context.Context, d time.Duration, removed <-chan struct{}) {
 	}
 }
 
-// Latency holds each operation Fixed, plus up to Jitter drawn evenly, or,
-// with Exponential, a time drawn from an exponential distribution of mean
-// Fixed: a slow disk.
+// Latency holds each operation for a time it draws: a slow disk.
 type Latency struct {
-	Fixed, Jitter time.Duration
-	Exponential   bool
-	rng           *lockedRand
+	draw func(*rand.Rand) time.Duration
+	rng  *lockedRand
 }
 
-// NewLatency is a latency drawing its jitter from seed.
-func NewLatency(fixed, jitter time.Duration, exponential bool, seed uint64) *Latency {
-	return &Latency{Fixed: fixed, Jitter: jitter, Exponential: exponential, rng: newLockedRand(seed)}
+// NewLatency is a latency whose holds draw takes, from seed.
+func NewLatency(draw func(*rand.Rand) time.Duration, seed uint64) *Latency {
+	return &Latency{draw: draw, rng: newLockedRand(seed)}
 }
 
 func (l *Latency) Apply(ctx context.Context, _ lazyfs.Op, removed <-chan struct{}) syscall.Errno {
-	d := l.Fixed
-	switch {
-	case l.Exponential:
-		d = time.Duration(l.rng.ExpFloat64() * float64(l.Fixed))
-	case l.Jitter > 0:
-		d += time.Duration(l.rng.Int64N(int64(l.Jitter) + 1))
-	}
+	l.rng.mu.Lock()
+	d := l.draw(l.rng.rng)
+	l.rng.mu.Unlock()
 	hold(ctx, d, removed)
 	return 0
 }
@@ -219,16 +212,4 @@ func (r *lockedRand) Float64() float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.rng.Float64()
-}
-
-func (r *lockedRand) ExpFloat64() float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.rng.ExpFloat64()
-}
-
-func (r *lockedRand) Int64N(n int64) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.rng.Int64N(n)
 }

@@ -2,6 +2,7 @@ package disks
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -57,7 +58,7 @@ func TestRules(t *testing.T) {
 	rules, f := attached(t)
 	write := func() error { _, err := f.WriteAt([]byte("x"), 0); return err }
 
-	remove := rules.Add(Match{Ops: []string{"fsync"}}, NewLatency(50*time.Millisecond, 0, false, 1))
+	remove := rules.Add(Match{Ops: []string{"fsync"}}, NewLatency(func(*rand.Rand) time.Duration { return 50 * time.Millisecond }, 1))
 	start := time.Now()
 	if err := f.Sync(); err != nil || time.Since(start) < 50*time.Millisecond {
 		t.Fatalf("a slow fsync took %s: %v", time.Since(start), err)

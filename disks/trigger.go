@@ -26,8 +26,18 @@ type Trigger struct {
 	mu   sync.Mutex
 	seen int
 	// done is nil while armed; closed once Fire has returned.
-	done chan struct{}
-	dead bool
+	done     chan struct{}
+	dead     bool
+	disarmed bool
+}
+
+// Disarm keeps the trigger from firing from now on, and says whether it
+// had fired already (or is firing).
+func (t *Trigger) Disarm() (fired bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.disarmed = true
+	return t.done != nil
 }
 
 // NewTrigger is a trigger drawing from seed when it fires by probability.
@@ -47,7 +57,7 @@ func (t *Trigger) Apply(ctx context.Context, op lazyfs.Op, removed <-chan struct
 		}
 		return t.answer()
 	}
-	if !t.On.Picks(op) {
+	if t.disarmed || !t.On.Picks(op) {
 		t.mu.Unlock()
 		return 0
 	}

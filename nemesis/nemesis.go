@@ -11,6 +11,7 @@ import (
 
 	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/lazyfs"
 	"github.com/chaos-testing/chaos/plans"
@@ -78,6 +79,9 @@ type DiskEnv interface {
 	// it: a file changed there is changed for the node. ErrNoDisk for a
 	// node without a disk.
 	DataDir(p Process) (string, error)
+	// Rules are the faults in force on node p's disk (slow, hung,
+	// failing, full, a crash point). ErrNoDisk for a node without a disk.
+	Rules(p Process) (*disks.Rules, error)
 }
 
 // ErrNoDisk is a DiskEnv's answer about a node without a disk.

@@ -178,6 +178,14 @@ func (e *faultEnv) DataDir(p nemesis.Process) (string, error) {
 	return e.disks.Dir(p.Name), nil
 }
 
+// Rules are the faults in force on the node's disk.
+func (e *faultEnv) Rules(p nemesis.Process) (*disks.Rules, error) {
+	if e.disks == nil || !e.disks.Has(p.Name) {
+		return nil, nemesis.ErrNoDisk
+	}
+	return e.disks.Rules(p.Name), nil
+}
+
 func process(c containers.Container) nemesis.Process {
 	return nemesis.Process{Name: c.Name, Container: c}
 }

@@ -1,0 +1,230 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/chaos-testing/chaos/disks"
+	"github.com/chaos-testing/chaos/lazyfs"
+	"github.com/chaos-testing/chaos/plans"
+)
+
+func init() { Register[CrashParams]("crash-point", CrashPoint{}) }
+
+// CrashPoint crashes a node when it does something, not at a time: armed
+// on its victims' disks, it fires at the Nth operation it picks (or at
+// each with a chance), freezes the disk, and acts on the node: kills its
+// process (SIGKILL), cuts its power (killed, then what it never synced
+// dropped, as power-loss) or pauses it (SIGSTOP). Once a node is dead,
+// the operation that fired and every later one fail: none reaches the
+// disk after the crash. The fault's start stays open while it is armed,
+// until every victim's crash point fired or its time to fire ran out (the
+// next interval, less the fault's duration); its completion names, for
+// each victim, the operation it crashed at. The heal, the fault's
+// duration later, restarts or resumes the node. This is how etcd's
+// robustness tests use gofail's failpoints, without touching the server.
+type CrashPoint struct{}
+
+// CrashParams are a crash point's own fields: the operations it counts
+// (as the disk faults pick them), when among them it fires (the Nth,
+// default 1; or each with Probability) and what it does.
+type CrashParams struct {
+	DiskOpsParams `yaml:",inline"`
+	Nth           int     `yaml:"nth"`
+	Probability   float64 `yaml:"probability"`
+	// Action is kill (the default), power-loss or pause.
+	Action string `yaml:"action"`
+}
+
+func (CrashPoint) Check(e *Entry[CrashParams], s Setting) error {
+	p := &e.Params
+	switch {
+	case p.Probability < 0 || p.Probability > 1:
+		return plans.Fieldf("probability", "%g: expected a chance from 0 to 1", p.Probability)
+	case p.Probability > 0 && p.Nth != 0:
+		return plans.Fieldf("nth", "%d: give the Nth operation or a probability, not both", p.Nth)
+	case p.Probability == 0:
+		if err := plans.Count("nth", &p.Nth, 1, 1, 1<<30); err != nil {
+			return err
+		}
+	}
+	if e.Interval.Duration <= e.Duration.Duration {
+		return plans.Fieldf("interval", "%s: expected longer than the duration (%s): a crash point stays armed for the difference", e.Interval, e.Duration)
+	}
+	if p.Action == "" {
+		p.Action = "kill"
+	}
+	if p.Action != "kill" && p.Action != "power-loss" && p.Action != "pause" {
+		return plans.Fieldf("action", "%q: expected kill, power-loss or pause", p.Action)
+	}
+	return checkOps(e, &p.DiskOpsParams, s)
+}
+
+// Traits: it acts on disks, and its heal restarts nodes it killed.
+func (CrashPoint) Traits() Traits { return Traits{Disks: true, RestartsNodes: true} }
+
+// crashed is a crash point in force: the nodes it holds down or paused.
+type crashed struct {
+	*holding
+	pause bool
+}
+
+// fired is what one victim's crash point did when it fired.
+type fired struct {
+	victim int
+	op     lazyfs.Op
+	after  time.Duration // from the operation's arrival to the act's end
+	held   bool
+	note   string
+	err    error
+}
+
+// Start arms the crash points and waits until they fire, or ctx ends.
+func (CrashPoint) Start(ctx context.Context, w *World, e Entry[CrashParams], rng *rand.Rand) (Injected, error) {
+	env, ok := w.Env.(DiskEnv)
+	if !ok {
+		return Injected{}, errors.New(e.Kind + ": the run's nodes have no disks")
+	}
+	p := e.Params
+	act, dies := w.kill, true
+	if p.Action == "pause" {
+		act, dies = w.pause, false
+	}
+	st := &crashed{holding: &holding{id: w.newID()}, pause: !dies}
+	in := Injected{State: st}
+	victims := pickVictims(ctx, w, e.Schedule, rng)
+	in.Targets = make([]string, len(victims))
+	fires := make(chan fired, len(victims))
+	triggers := make([]*disks.Trigger, len(victims))
+	removes := make([]func(), len(victims))
+	var errs []error
+	for i, v := range victims {
+		rules, err := env.Rules(v)
+		if err != nil {
+			in.Targets[i] = v.Name + " (no disk)"
+			errs = append(errs, ignoreNoDisk(err))
+			continue
+		}
+		triggers[i] = disks.NewTrigger(p.match(w), p.Nth, p.Probability, rng.Uint64(), func(op lazyfs.Op) bool {
+			arrived := time.Now()
+			held, note, err := act(context.WithoutCancel(ctx), v, st.id)
+			fires <- fired{victim: i, op: op, after: time.Since(arrived), held: held, note: note, err: err}
+			return dies
+		})
+		removes[i] = rules.Add(disks.Match{}, triggers[i])
+		in.Targets[i] = fmt.Sprintf("%s (armed for %s, never fired)", v.Name, p.when())
+	}
+	pending := 0
+	for _, t := range triggers {
+		if t != nil {
+			pending++
+		}
+	}
+	for pending > 0 {
+		select {
+		case f := <-fires:
+			pending--
+			triggers[f.victim] = nil
+			errs = append(errs, crashed1(ctx, env, victims[f.victim], f, p.Action, st, &in.Targets[f.victim]))
+			removes[f.victim]()
+		case <-ctx.Done():
+			for i, t := range triggers {
+				if t != nil && !t.Disarm() {
+					triggers[i] = nil
+					pending--
+					removes[i]()
+				}
+			}
+			ctx = context.WithoutCancel(ctx) // those firing now still report
+		}
+	}
+	return in, errors.Join(errs...)
+}
+
+// crashed1 finishes what a victim's crash point began, once its process
+// is gone for a crash (and its un-synced writes dropped for a power
+// loss), and says what happened in its target.
+func crashed1(ctx context.Context, env DiskEnv, v Process, f fired, action string, st *crashed, target *string) error {
+	if f.held {
+		st.held = append(st.held, v)
+	}
+	did := map[string]string{"kill": "killed", "power-loss": "power cut", "pause": "paused"}[action]
+	*target = fmt.Sprintf("%s (%s at %s, %s after it came%s)", v.Name, did, describeOp(f.op), f.after.Round(time.Microsecond), f.note)
+	if f.err != nil || action == "pause" {
+		return f.err
+	}
+	ctx = context.WithoutCancel(ctx)
+	if action == "kill" {
+		return env.Stopped(ctx, v)
+	}
+	d, err := dropUnsynced(ctx, env, v)
+	if err != nil {
+		*target = fmt.Sprintf("%s; drop failed: %v", *target, err)
+		return err
+	}
+	*target = fmt.Sprintf("%s; %s", *target, describeDropped(d))
+	return nil
+}
+
+// Stop restarts or resumes the nodes the crash points hold.
+func (CrashPoint) Stop(ctx context.Context, w *World, in Injected) error {
+	st := in.State.(*crashed)
+	if st.pause {
+		return releaseAll(ctx, st.holding, st.held, w.resume)
+	}
+	return releaseAll(ctx, st.holding, st.held, w.restart)
+}
+
+// Pin arms the crash points on the nodes recorded, by name.
+func (CrashPoint) Pin(e Entry[CrashParams], targets []string) (Entry[CrashParams], error) {
+	return pinProcesses(e, targets)
+}
+
+// when says at which operation the crash point fires.
+func (p CrashParams) when() string {
+	if p.Probability > 0 {
+		return fmt.Sprintf("%s, each with a chance of %g", p.describe(), p.Probability)
+	}
+	return fmt.Sprintf("the %s %s", ordinal(p.Nth), strings.Replace(p.describe(), "every operation", "operation", 1))
+}
+
+// describeOp says what an operation did, as a finding can quote it.
+func describeOp(op lazyfs.Op) string {
+	switch op.Name {
+	case "rename":
+		return fmt.Sprintf("the rename of %s to %s", op.Path, op.To)
+	case "write", "read":
+		return fmt.Sprintf("the %s of %s [%d,+%d)", op.Name, op.Path, op.Off, op.Len)
+	case "truncate":
+		return fmt.Sprintf("the truncate of %s to %d bytes", op.Path, op.Off)
+	}
+	return fmt.Sprintf("the %s of %s", op.Name, op.Path)
+}
+
+// ordinal is 1st, 2nd, 3rd, 4th, ...
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprint(n) + suffix
+}
+
+// ignoreNoDisk is err, unless it says the node has no disk (a Redis
+// sentinel), which a fault on disks passes by.
+func ignoreNoDisk(err error) error {
+	if errors.Is(err, ErrNoDisk) {
+		return nil
+	}
+	return err
+}
