@@ -199,6 +199,9 @@ func randomPlan(backend string, seed int64, limit time.Duration) string {
 			// packet faults among them, on nodes and the leader.
 			kinds = append(kinds, "combined")
 		}
+		if target != "redis" { // its nodes keep no data directory
+			kinds = append(kinds, "disk")
+		}
 		var what string
 		switch kind := pick(kinds...); kind {
 		case "combined":
@@ -212,6 +215,15 @@ func randomPlan(backend string, seed int64, limit time.Duration) string {
 				if rng.IntN(2) == 0 {
 					what += fmt.Sprintf(", strobe: %dms", 50+rng.IntN(int(min(duration, time.Second)/time.Millisecond)-50))
 				}
+			}
+		case "disk":
+			role := nodeRoles[rng.IntN(len(nodeRoles))]
+			what = pick("kind: disk-slow, ops: [fsync], delay: 100ms, jitter: 50ms", "kind: disk-stall",
+				"kind: disk-error, ops: [write], probability: 0.3", "kind: disk-full, free: 65536",
+				fmt.Sprintf("kind: crash-point, ops: [%s], nth: %d, action: %s", pick("write", "fsync", "rename"), 1+rng.IntN(20), pick("kill", "power-loss", "pause")))
+			what += fmt.Sprintf(", target: %s, count: %d", role, count(rng, role, nodes, clients))
+			if strings.Contains(what, "crash-point") {
+				interval += 2 * time.Second // armed for the difference
 			}
 		case "kill":
 			role := nodeRoles[rng.IntN(len(nodeRoles))]
@@ -264,7 +276,8 @@ func TestRandomPlansAreValid(t *testing.T) {
 		}
 	}
 	want := []string{"pause holder", "pause leader", "pause clients", "pause nodes", "kill leader", "kill nodes",
-		"clock nodes", "clock leader", "clock clients", "clock holder"}
+		"clock nodes", "clock leader", "clock clients", "clock holder",
+		"disk-slow nodes", "disk-stall leader", "disk-error nodes", "disk-full nodes", "crash-point nodes", "crash-point leader"}
 	for _, shape := range nemesis.Shapes {
 		want = append(want, "partition "+shape)
 	}
