@@ -73,18 +73,34 @@ func (r *Rules) Add(m Match, e Effect) (remove func()) {
 	r.mu.Lock()
 	r.rules = append(r.rules, ru)
 	if len(r.rules) == 1 {
-		r.layer.SetGate(r)
+		r.setGate(r)
 	}
 	r.mu.Unlock()
 	return func() {
 		r.mu.Lock()
 		r.rules = slices.DeleteFunc(r.rules, func(x *rule) bool { return x == ru })
 		if len(r.rules) == 0 {
-			r.layer.SetGate(nil)
+			r.setGate(nil)
 		}
 		r.mu.Unlock()
 		ru.release()
 	}
+}
+
+// setGate makes g the layer's gate, when the rules have a layer (a test
+// may ask them itself, Before).
+func (r *Rules) setGate(g lazyfs.Gate) {
+	if r.layer == nil {
+		return
+	}
+	r.layer.SetGate(g)
+}
+
+// Len is how many rules are in force.
+func (r *Rules) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.rules)
 }
 
 // Clear removes every rule: a disk's faults all healed at once.
@@ -92,7 +108,7 @@ func (r *Rules) Clear() {
 	r.mu.Lock()
 	rules := r.rules
 	r.rules = nil
-	r.layer.SetGate(nil)
+	r.setGate(nil)
 	r.mu.Unlock()
 	for _, ru := range rules {
 		ru.release()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
+	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/lazyfs"
 	"github.com/chaos-testing/chaos/nfqueue"
 )
@@ -42,6 +43,9 @@ type fakeCluster struct {
 	// dirs are the nodes' data directories, by name (useDisks).
 	dirs map[string]string
 	drop lazyfs.Dropped
+	// rules are the faults in force on the disks, which the tests ask
+	// themselves (Rules.Before), by node.
+	rules map[string]*disks.Rules
 }
 
 type hook struct {
@@ -337,7 +341,7 @@ func (c *fakeCluster) illegalActs() []string {
 func (c *fakeCluster) useDisks(dirs map[string]string, drop lazyfs.Dropped) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.dirs, c.drop = dirs, drop
+	c.dirs, c.drop, c.rules = dirs, drop, map[string]*disks.Rules{}
 }
 
 func (c *fakeCluster) Stopped(_ context.Context, p Process) error {
@@ -360,6 +364,19 @@ func (c *fakeCluster) DropUnsynced(p Process) (lazyfs.Dropped, error) {
 		return lazyfs.Dropped{}, ErrNoDisk
 	}
 	return c.drop, nil
+}
+
+// Rules are the faults in force on the node's disk.
+func (c *fakeCluster) Rules(p Process) (*disks.Rules, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dirs[p.Name] == "" {
+		return nil, ErrNoDisk
+	}
+	if c.rules[p.Name] == nil {
+		c.rules[p.Name] = &disks.Rules{}
+	}
+	return c.rules[p.Name], nil
 }
 
 // DataDir is the node's data directory, which a fault may ask for only

@@ -21,7 +21,8 @@ type Combined struct{}
 
 // CombinedParams are a combined fault's own fields.
 type CombinedParams struct {
-	// Kinds are the kinds drawn from; every explorable kind if empty.
+	// Kinds are the kinds drawn from; if empty, every explorable kind
+	// but those on disks (which give the nodes disks: name them).
 	Kinds []string `yaml:"kinds"`
 }
 
@@ -36,20 +37,44 @@ func explorable() []string {
 	return out
 }
 
-// Check checks the kinds, and fills in every explorable one if none is
-// named.
-func (Combined) Check(e *Entry[CombinedParams], _ Setting) error {
+// Check checks the kinds, and fills in every explorable one but those on
+// disks if none is named; a kind on disks needs a target that keeps a
+// data directory.
+func (Combined) Check(e *Entry[CombinedParams], s Setting) error {
 	cp := &e.Params
 	all := explorable()
 	if len(cp.Kinds) == 0 {
-		cp.Kinds = all
+		cp.Kinds = slices.DeleteFunc(slices.Clone(all), func(k string) bool { return traitsOfKind(k).Disks })
 	}
 	for _, k := range cp.Kinds {
 		if !slices.Contains(all, k) {
 			return plans.Fieldf("kinds", "%q: expected kinds among %s", k, strings.Join(all, ", "))
 		}
+		if traitsOfKind(k).Disks {
+			if err := checkDisk(k, "", s); err != nil {
+				return plans.Fieldf("kinds", "%s: %v", k, err)
+			}
+		}
 	}
 	return nil
+}
+
+// traitsOf are the traits of the kinds a combined fault draws, together:
+// it needs disks if one of them does.
+func (Combined) traitsOf(e Entry[CombinedParams]) Traits {
+	var t Traits
+	for _, k := range e.Params.Kinds {
+		kt := traitsOfKind(k)
+		t.Disks = t.Disks || kt.Disks
+		t.RestartsNodes = t.RestartsNodes || kt.RestartsNodes
+	}
+	return t
+}
+
+// traitsOfKind are the traits of the kind registered as name.
+func traitsOfKind(name string) Traits {
+	n, _ := Nemeses.Lookup(name)
+	return n.kind().traits()
 }
 
 // draw picks a kind and has it draw a fault, on e's schedule.

@@ -13,7 +13,8 @@ import (
 // its own checks and the checks every fault shares accept.
 func TestExploredFaultsPassTheirChecks(t *testing.T) {
 	kinds := explorable()
-	for _, want := range []string{"pause", "kill", "partition", "clock", "loss", "delay", "reorder", "duplicate", "corrupt", "bandwidth"} {
+	for _, want := range []string{"pause", "kill", "partition", "clock", "loss", "delay", "reorder", "duplicate", "corrupt", "bandwidth",
+		"disk-slow", "disk-stall", "disk-error", "disk-full", "crash-point"} {
 		if !slices.Contains(kinds, want) {
 			t.Errorf("%s is not explorable; explorable: %v", want, kinds)
 		}
@@ -32,8 +33,12 @@ func TestExploredFaultsPassTheirChecks(t *testing.T) {
 				// then the kind's own, against a target that offers
 				// nothing (combined draws faults without asking).
 				s, err := f.Schedule.Resolve(plans.Limits{TimeLimit: time.Minute, Nodes: nodes, Clients: 3})
+				set := Setting{TargetKind: "fake", Nodes: nodes, Clients: 3}
+				if n.kind().traits().Disks { // combined draws them only on such a target
+					set.Target = fakeTarget{}
+				}
 				if err == nil {
-					_, err = n.Bind(s, f.params, Setting{TargetKind: "fake", Nodes: nodes, Clients: 3})
+					_, err = n.Bind(s, f.params, set)
 				}
 				if err != nil {
 					t.Fatalf("%s drew %+v (params %+v) for %d nodes: %v", k, f.Schedule, f.params, nodes, err)
@@ -99,5 +104,22 @@ func TestCombinedRunsWhatItDraws(t *testing.T) {
 	}
 	if ill := c.illegalActs(); len(ill) != 0 {
 		t.Errorf("illegal acts: %q", ill)
+	}
+}
+
+// A combined fault that may draw a fault on disks gives the run disks,
+// and asks for a target that keeps data directories; by default it draws
+// none.
+func TestCombinedOnDisks(t *testing.T) {
+	c, _ := diskCluster(t, 3)
+	on := bindFault(t, "combined", plans.Schedule{}, &CombinedParams{Kinds: []string{"pause", "crash-point"}}, c.setting())
+	if !on.Traits().Disks {
+		t.Errorf("a combined fault that draws crash points: no disks")
+	}
+	if def := bindFault(t, "combined", plans.Schedule{}, &CombinedParams{}, c.setting()); def.Traits().Disks {
+		t.Errorf("a combined fault of the default kinds: disks")
+	}
+	if _, err := bind("combined", plans.Schedule{}, &CombinedParams{Kinds: []string{"disk-stall"}}, Setting{TargetKind: "redis", Nodes: 3}); err == nil {
+		t.Errorf("a combined fault on disks, on a target without data directories: accepted")
 	}
 }

@@ -23,9 +23,10 @@ func init() { Register[CrashParams]("crash-point", CrashPoint{}) }
 // the operation that fired and every later one fail: none reaches the
 // disk after the crash. The fault's start stays open while it is armed,
 // until every victim's crash point fired or its time to fire ran out (the
-// next interval, less the fault's duration); its completion names, for
-// each victim, the operation it crashed at. The heal, the fault's
-// duration later, restarts or resumes the node. This is how etcd's
+// next interval, less the fault's duration, or the duration if that is
+// longer); its completion names, for each victim, the operation it
+// crashed at. The heal, the fault's duration later, restarts or resumes
+// the node. This is how etcd's
 // robustness tests use gofail's failpoints, without touching the server.
 type CrashPoint struct{}
 
@@ -51,9 +52,6 @@ func (CrashPoint) Check(e *Entry[CrashParams], s Setting) error {
 		if err := plans.Count("nth", &p.Nth, 1, 1, 1<<30); err != nil {
 			return err
 		}
-	}
-	if e.Interval.Duration <= e.Duration.Duration {
-		return plans.Fieldf("interval", "%s: expected longer than the duration (%s): a crash point stays armed for the difference", e.Interval, e.Duration)
 	}
 	if p.Action == "" {
 		p.Action = "kill"
@@ -89,6 +87,8 @@ func (CrashPoint) Start(ctx context.Context, w *World, e Entry[CrashParams], rng
 	if !ok {
 		return Injected{}, errors.New(e.Kind + ": the run's nodes have no disks")
 	}
+	ctx, cancel := armedFor(ctx, e.Duration.Duration)
+	defer cancel()
 	p := e.Params
 	act, dies := w.kill, true
 	if p.Action == "pause" {
@@ -143,6 +143,22 @@ func (CrashPoint) Start(ctx context.Context, w *World, e Entry[CrashParams], rng
 		}
 	}
 	return in, errors.Join(errs...)
+}
+
+// armedFor is ctx, its deadline put off to at least d from now: it ends
+// when ctx is canceled (the run ends), not when ctx's deadline passes
+// before then.
+func armedFor(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) >= d {
+		return context.WithCancel(ctx)
+	}
+	armed, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	return armed, func() { stop(); cancel() }
 }
 
 // crashed1 finishes what a victim's crash point began, once its process
@@ -227,4 +243,13 @@ func ignoreNoDisk(err error) error {
 		return nil
 	}
 	return err
+}
+
+// Explore arms a crash point on one node or the leader, at one of its
+// first 50 writes, fsyncs, renames, unlinks or truncates, to kill, cut
+// the power or pause.
+func (CrashPoint) Explore(rng *rand.Rand, _ int) Entry[CrashParams] {
+	op := drawRole(rng, "write", "fsync", "rename", "unlink", "truncate")
+	return explored(drawRole(rng, "nodes", "leader"), CrashParams{DiskOpsParams: DiskOpsParams{Ops: []string{op}},
+		Nth: 1 + rng.IntN(50), Action: drawRole(rng, "kill", "power-loss", "pause")})
 }

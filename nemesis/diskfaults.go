@@ -243,3 +243,34 @@ func addRules(ctx context.Context, w *World, kind string, f plans.Schedule, rng 
 	}
 	return in, nil
 }
+
+// drawOps draws the operations an explored disk fault picks: fsyncs,
+// writes, or every one.
+func drawOps(rng *rand.Rand) DiskOpsParams {
+	return DiskOpsParams{Ops: [][]string{{"fsync"}, {"write"}, nil}[rng.IntN(3)]}
+}
+
+// Explore slows one node's or the leader's disk by 10 to 300 ms, jittered
+// by up to half that.
+func (DiskSlow) Explore(rng *rand.Rand, _ int) Entry[DiskSlowParams] {
+	delay := time.Duration(1+rng.IntN(30)) * 10 * time.Millisecond
+	return explored(drawRole(rng, "nodes", "leader"), DiskSlowParams{DiskOpsParams: drawOps(rng),
+		Delay: plans.Duration{Duration: delay}, Jitter: plans.Duration{Duration: time.Duration(rng.Int64N(int64(delay/2) + 1))}, Distribution: "uniform"})
+}
+
+// Explore hangs one node's or the leader's disk.
+func (DiskStall) Explore(rng *rand.Rand, _ int) Entry[DiskOpsParams] {
+	return explored(drawRole(rng, "nodes", "leader"), DiskOpsParams{})
+}
+
+// Explore fails up to half the writes or fsyncs of one node's or the
+// leader's disk with EIO or ENOSPC.
+func (DiskError) Explore(rng *rand.Rand, _ int) Entry[DiskErrorParams] {
+	return explored(drawRole(rng, "nodes", "leader"), DiskErrorParams{DiskOpsParams: DiskOpsParams{Ops: [][]string{{"fsync"}, {"write"}}[rng.IntN(2)]},
+		Errno: drawRole(rng, "EIO", "ENOSPC"), Probability: drawShare(rng, 0.5)})
+}
+
+// Explore fills one node's or the leader's disk, leaving it up to 1 MiB.
+func (DiskFull) Explore(rng *rand.Rand, _ int) Entry[DiskFullParams] {
+	return explored(drawRole(rng, "nodes", "leader"), DiskFullParams{Free: rng.Int64N(1 << 20)})
+}

@@ -40,6 +40,7 @@ type kind interface {
 	start(ctx context.Context, w *World, f *Fault, rng *rand.Rand) (Injected, error)
 	stop(ctx context.Context, w *World, in Injected) error
 	traits() Traits
+	faultTraits(f *Fault) Traits
 	reinstaller() (Reinstaller, bool)
 	finisher() (Finisher, bool)
 	pinnable() bool
@@ -98,6 +99,20 @@ func (r *registered[P]) traits() Traits {
 		return t.Traits()
 	}
 	return Traits{}
+}
+
+// faultTraits are f's own traits, when its kind's depend on its fields
+// (combined: those of the kinds it draws), else its kind's.
+func (r *registered[P]) faultTraits(f *Fault) Traits {
+	if t, ok := r.k.(entryTraited[P]); ok {
+		return t.traitsOf(r.entry(f))
+	}
+	return r.traits()
+}
+
+// entryTraited is a kind whose faults' traits depend on their fields.
+type entryTraited[P any] interface {
+	traitsOf(e Entry[P]) Traits
 }
 
 func (r *registered[P]) reinstaller() (Reinstaller, bool) {
@@ -175,7 +190,7 @@ func (f *Fault) Pin(targets []string) (*Fault, error) { return f.k.pin(f, target
 func (f *Fault) Pinnable() bool { return f.k.pinnable() }
 
 // Traits are the traits of f's kind.
-func (f *Fault) Traits() Traits { return f.k.traits() }
+func (f *Fault) Traits() Traits { return f.k.faultTraits(f) }
 
 // Plan is f as a plan's fault: its kind's fields as they run, defaults
 // included, which a run keeps and a replay or a shrink writes.
