@@ -120,6 +120,8 @@ func FaultColor(kind string) string {
 // faultColors are the colours chosen for the kinds of fault chaos has.
 var faultColors = map[string]string{"partition": "#fde2e4", "pause": "#fff1c1", "kill": "#e2e8fd", "clock": "#e3f8e0",
 	"power-loss": "#d6dcf7", "bitflip": "#f3dcf5", "truncate": "#f3dcf5",
+	// A process slowed, not stopped: a pause's hue, paler.
+	"cpu": "#fbf3dc",
 	// Packet faults in the partition's family of hues: the network.
 	"loss": "#fbd5c0", "delay": "#fcebd9", "reorder": "#fcebd9", "duplicate": "#fcebd9", "corrupt": "#fbd5c0",
 	"bandwidth": "#fcebd9", "remove-member": "#dfe9f5"}

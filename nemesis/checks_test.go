@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -35,6 +36,12 @@ func TestFaultChecks(t *testing.T) {
 		{fault{"reorder", plans.Schedule{Target: "nodes"}, &ReorderParams{Probability: 0.5, Gap: ms(-1)}}, "gap"},
 		{fault{"bandwidth", plans.Schedule{Target: "nodes"}, &BandwidthParams{Rate: "fast"}}, "rate"},
 		{fault{"bandwidth", plans.Schedule{Target: "nodes"}, &BandwidthParams{Rate: "9kbit"}}, "rate"},
+		{fault{"cpu", plans.Schedule{Target: "nodes"}, &CPUParams{}}, "cpus"},
+		{fault{"cpu", plans.Schedule{Target: "nodes"}, &CPUParams{CPUs: -0.5}}, "cpus"},
+		{fault{"cpu", plans.Schedule{Target: "nodes"}, &CPUParams{CPUs: 0.005}}, "cpus"},
+		{fault{"cpu", plans.Schedule{Target: "nodes"}, &CPUParams{CPUs: math.NaN()}}, "cpus"},
+		{fault{"cpu", plans.Schedule{Target: "nodes"}, &CPUParams{CPUs: math.Inf(1)}}, "cpus"},
+		{fault{"cpu", plans.Schedule{Target: "all"}, &CPUParams{CPUs: 0.5}}, "target"},
 		{fault{"remove-member", plans.Schedule{Target: "nodes", Count: 2}, nil}, "count"},
 		{fault{"remove-member", plans.Schedule{Target: "clients", Count: 1}, nil}, "target"},
 		{fault{"combined", plans.Schedule{}, &CombinedParams{Kinds: []string{"kill", "power-loss"}}}, "kinds"},
@@ -57,6 +64,8 @@ func TestFaultChecks(t *testing.T) {
 		{"delay", plans.Schedule{Target: "nodes"}, &DelayParams{Delay: ms(10), Jitter: ms(50), Distribution: "normal"}},
 		{"reorder", plans.Schedule{Target: "leader"}, &ReorderParams{Probability: 0.25}},
 		{"bandwidth", plans.Schedule{Target: "nodes"}, &BandwidthParams{Rate: "10kbit"}},
+		{"cpu", plans.Schedule{Target: "leader"}, &CPUParams{CPUs: 0.01}},
+		{"cpu", plans.Schedule{Target: "holder"}, &CPUParams{CPUs: 2}},
 		{"remove-member", plans.Schedule{Target: "leader", Count: 1}, nil},
 		{"combined", plans.Schedule{}, &CombinedParams{}},
 		{"partition", plans.Schedule{Target: "holder", Count: 1}, &PartitionParams{Shape: "isolate-one", OneWay: true}},

@@ -46,6 +46,9 @@ type fakeCluster struct {
 	// rules are the faults in force on the disks, which the tests ask
 	// themselves (Rules.Before), by node.
 	rules map[string]*disks.Rules
+	// cpu are the containers' CPU limits, by name (CPUEnv); none if
+	// absent. A container keeps its limit through a restart, as Docker's.
+	cpu map[string]containers.CPULimit
 }
 
 type hook struct {
@@ -131,7 +134,7 @@ func newNetns() *netns { return &netns{chains: map[string][]string{}, queues: ma
 
 func newFakeCluster(nodes, clients int) *fakeCluster {
 	c := &fakeCluster{roles: map[string][]string{}, state: map[string]string{}, addr: map[string]string{}, netns: map[string]*netns{},
-		restarts: map[string]int{}, removed: map[string]bool{}}
+		restarts: map[string]int{}, removed: map[string]bool{}, cpu: map[string]containers.CPULimit{}}
 	for i := 1; i <= nodes; i++ {
 		n := fmt.Sprintf("n%d", i)
 		c.roles["nodes"] = append(c.roles["nodes"], n)
@@ -290,6 +293,27 @@ func (c *fakeCluster) HostPID(_ context.Context, p Process) (int, error) {
 		return 0, containers.ErrNotRunning
 	}
 	return -1 - c.restarts[p.Name], nil
+}
+
+// CPULimit makes the fake cluster a CPUEnv.
+func (c *fakeCluster) CPULimit(_ context.Context, p Process) (containers.CPULimit, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cpu[p.Name], nil
+}
+
+// SetCPULimit records the limit as "CPU n1 5000/100000" (quota/period)
+// or "CPU n1 2500000000n" (NanoCPUs); a container down takes it too.
+func (c *fakeCluster) SetCPULimit(_ context.Context, p Process, l containers.CPULimit) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	how := fmt.Sprintf("%d/%d", l.Quota, l.Period)
+	if l.NanoCPUs > 0 {
+		how = fmt.Sprintf("%dn", l.NanoCPUs)
+	}
+	c.acts = append(c.acts, "CPU "+p.Name+" "+how)
+	c.cpu[p.Name] = l
+	return nil
 }
 
 // drops is what node n drops now: the union of its chains' sources.

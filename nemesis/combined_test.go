@@ -13,7 +13,7 @@ import (
 // its own checks and the checks every fault shares accept.
 func TestExploredFaultsPassTheirChecks(t *testing.T) {
 	kinds := explorable()
-	for _, want := range []string{"pause", "kill", "partition", "clock", "loss", "delay", "reorder", "duplicate", "corrupt", "bandwidth",
+	for _, want := range []string{"pause", "kill", "partition", "clock", "loss", "delay", "reorder", "duplicate", "corrupt", "bandwidth", "cpu",
 		"disk-slow", "disk-stall", "disk-error", "disk-full", "crash-point"} {
 		if !slices.Contains(kinds, want) {
 			t.Errorf("%s is not explorable; explorable: %v", want, kinds)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-testing/chaos/containers"
 	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/plans"
 )
@@ -150,6 +151,31 @@ func TestKillsCompose(t *testing.T) {
 	st.want("last heal", st.acts(func() { st.stop(1) }), []string{"RESTART n2"})
 	if s := st.c.stateOf("n2"); s != "running" {
 		t.Errorf("n2 is %s after both heals", s)
+	}
+}
+
+// Two cpu faults on one node: the fewer CPUs are in force while both
+// are, whichever came first; a kill between does not lift the limit (the
+// container keeps it), and the last heal puts back the limit the node had
+// before, read from it, here a quota of its own over a period of its own.
+func TestCPUFaultsCompose(t *testing.T) {
+	for _, firstHealed := range []int{0, 1} {
+		c := newFakeCluster(3, 0)
+		c.cpu["n1"] = containers.CPULimit{Quota: 150_000, Period: 50_000}
+		st := newSteps(t, c)
+		cpu := func(cpus float64) *Fault { return st.bind("cpu", onlyNode("n1"), &CPUParams{CPUs: cpus}) }
+		var targets []string
+		st.want("half a CPU", st.acts(func() { targets = st.start(0, cpu(0.5)) }), []string{"CPU n1 25000/50000"})
+		st.want("its targets", targets, []string{"n1 (0.5 CPU)"})
+		st.want("a twentieth", st.acts(func() { st.start(1, cpu(0.05)) }), []string{"CPU n1 2500/50000"})
+		st.want("a kill and its heal", st.acts(func() { st.start(2, st.onNode("kill", "n1")); st.stop(2) }), []string{"KILL n1", "RESTART n1"})
+		want := map[int]string{0: "CPU n1 2500/50000", 1: "CPU n1 25000/50000"}[firstHealed]
+		st.want("first heal", st.acts(func() { st.stop(firstHealed) }), []string{want})
+		st.want("last heal", st.acts(func() { st.stop(1 - firstHealed) }), []string{"CPU n1 150000/50000"})
+		st.want("a heal again (an abort's)", st.acts(func() { st.stop(firstHealed) }), nil)
+		if got := c.cpu["n1"]; got != (containers.CPULimit{Quota: 150_000, Period: 50_000}) {
+			t.Errorf("n1's limit after the heals: %+v", got)
+		}
 	}
 }
 

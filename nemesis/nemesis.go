@@ -59,6 +59,13 @@ type ProcessEnv interface {
 	HostPID(ctx context.Context, p Process) (int, error)
 }
 
+// CPUEnv is an Env that can limit the CPU time of a process's container
+// (its cgroup's CFS quota), for the cpu faults.
+type CPUEnv interface {
+	CPULimit(ctx context.Context, p Process) (containers.CPULimit, error)
+	SetCPULimit(ctx context.Context, p Process, l containers.CPULimit) error
+}
+
 // RunEnv is an Env whose processes are containers of a run, which a
 // target that changes its members writes into and runs programs in.
 type RunEnv interface {

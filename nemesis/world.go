@@ -33,6 +33,8 @@ import (
 //     chain alone.
 //   - A node sends at the lowest rate of the bandwidth faults in force
 //     on it; the cap goes with the last of them.
+//   - A process may use the fewest CPUs of the cpu faults in force on
+//     it; the limit it had before the first is put back with the last.
 //   - Clock offsets on one process add up, clock by clock, on the one
 //     patch the process has, which goes when the last share does.
 //   - The roles leader and holder are resolved among processes that are
@@ -122,6 +124,11 @@ type holds struct {
 	// rates are the caps on what a node sends, in bits a second, by the
 	// id of the bandwidth fault that holds each: the lowest is in force.
 	rates map[int]uint64
+	// cpus are the CPUs the process may use, by the id of the cpu fault
+	// that holds each: the lowest is in force. cpuBefore is its limit
+	// before the first, put back when the last heals.
+	cpus      map[int]float64
+	cpuBefore containers.CPULimit
 	// rejoin, if set, is how the node, removed from its cluster, comes
 	// back at its next restart (RemoveMember).
 	rejoin Rejoin

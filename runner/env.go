@@ -110,6 +110,17 @@ func (e *faultEnv) HostPID(ctx context.Context, p nemesis.Process) (int, error) 
 	return e.run.HostPID(ctx, p.Container)
 }
 
+// CPULimit is the CPU limit of the process's container (nemesis.CPUEnv).
+func (e *faultEnv) CPULimit(ctx context.Context, p nemesis.Process) (containers.CPULimit, error) {
+	return e.run.CPULimit(ctx, p.Container)
+}
+
+// SetCPULimit changes the CPU limit of the process's container, up or
+// down (nemesis.CPUEnv).
+func (e *faultEnv) SetCPULimit(ctx context.Context, p nemesis.Process, l containers.CPULimit) error {
+	return e.run.SetCPULimit(ctx, p.Container, l)
+}
+
 // Queue binds packet queue num in the node's network namespace: the
 // packet faults' hand on each of its packets.
 func (e *faultEnv) Queue(ctx context.Context, p nemesis.Process, num uint16) (nemesis.PacketQueue, error) {

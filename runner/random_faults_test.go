@@ -21,7 +21,7 @@ import (
 )
 
 // TestRandomOverlappingFaults runs random plans of up to six overlapping
-// faults of every kind (pause, kill, partition, clock) on every role
+// faults of every kind (pause, kill, partition, clock, cpu) on every role
 // (nodes, leader, clients, holder) on real etcd, ZooKeeper and Redis
 // clusters: no run may end with a harness error. A run may find anomalies
 // or leave the analysis undecided; that is the cluster's business, not
@@ -193,7 +193,7 @@ func randomPlan(backend string, seed int64, limit time.Duration) string {
 		first := time.Second + time.Duration(rng.Int64N(int64(limit/2)))
 		first = min(first, limit-duration).Truncate(100 * time.Millisecond)
 		interval := duration + time.Duration(rng.IntN(7))*time.Second
-		kinds := []string{"pause", "kill", "partition", "clock"}
+		kinds := []string{"pause", "kill", "partition", "clock", "cpu"}
 		if leader {
 			// A combined fault draws every kind that can draw its own,
 			// packet faults among them, on nodes and the leader.
@@ -206,7 +206,7 @@ func randomPlan(backend string, seed int64, limit time.Duration) string {
 		switch kind := pick(kinds...); kind {
 		case "combined":
 			what = "kind: combined"
-		case "pause", "clock":
+		case "pause", "clock", "cpu":
 			role := roles[rng.IntN(len(roles))]
 			what = fmt.Sprintf("kind: %s, target: %s, count: %d", kind, role, count(rng, role, nodes, clients))
 			if kind == "clock" {
@@ -216,15 +216,15 @@ func randomPlan(backend string, seed int64, limit time.Duration) string {
 					what += fmt.Sprintf(", strobe: %dms", 50+rng.IntN(int(min(duration, time.Second)/time.Millisecond)-50))
 				}
 			}
+			if kind == "cpu" {
+				what += ", cpus: " + pick("0.01", "0.05", "0.2")
+			}
 		case "disk":
 			role := nodeRoles[rng.IntN(len(nodeRoles))]
 			what = pick("kind: disk-slow, ops: [fsync], delay: 100ms, jitter: 50ms", "kind: disk-stall",
 				"kind: disk-error, ops: [write], probability: 0.3", "kind: disk-full, free: 65536",
 				fmt.Sprintf("kind: crash-point, ops: [%s], nth: %d, action: %s", pick("write", "fsync", "rename"), 1+rng.IntN(20), pick("kill", "power-loss", "pause")))
 			what += fmt.Sprintf(", target: %s, count: %d", role, count(rng, role, nodes, clients))
-			if strings.Contains(what, "crash-point") {
-				interval += 2 * time.Second // armed for the difference
-			}
 		case "kill":
 			role := nodeRoles[rng.IntN(len(nodeRoles))]
 			what = fmt.Sprintf("kind: kill, target: %s, count: %d", role, count(rng, role, nodes, clients))
@@ -276,7 +276,7 @@ func TestRandomPlansAreValid(t *testing.T) {
 		}
 	}
 	want := []string{"pause holder", "pause leader", "pause clients", "pause nodes", "kill leader", "kill nodes",
-		"clock nodes", "clock leader", "clock clients", "clock holder",
+		"clock nodes", "clock leader", "clock clients", "clock holder", "cpu nodes", "cpu leader", "cpu clients", "cpu holder",
 		"disk-slow nodes", "disk-stall leader", "disk-error nodes", "disk-full nodes", "crash-point nodes", "crash-point leader"}
 	for _, shape := range nemesis.Shapes {
 		want = append(want, "partition "+shape)

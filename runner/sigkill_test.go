@@ -18,9 +18,11 @@ import (
 )
 
 // killPlan has a fault of every kind a run can leave behind: clients
-// paused (SIGSTOP), a partition (iptables rules), a node killed, and a
-// node's clock patched, each lasting long enough to be in force when the
-// harness dies.
+// paused (SIGSTOP), a partition (iptables rules), a node killed, a
+// node's clock patched, and a node's CPU limited (its container's cgroup
+// quota: it goes with the container, so that chaos clean, removing the
+// containers, leaves nothing of it), each lasting long enough to be in
+// force when the harness dies.
 const killPlan = `name: sigkill-test
 seed: 1
 time_limit: 30s
@@ -31,6 +33,7 @@ nemesis:
   - {kind: partition, shape: isolate-one, first_after: 2s, interval: 6s, duration: 4s}
   - {kind: clock,     target: nodes, offset: 30s, first_after: 1500ms, interval: 6s, duration: 4s}
   - {kind: kill,      target: nodes, first_after: 3s, interval: 6s, duration: 2s}
+  - {kind: cpu,       target: nodes, cpus: 0.05, first_after: 500ms, interval: 6s, duration: 5s}
 `
 
 // diskKillPlan has the disk faults: the nodes' disks are mounted by the
