@@ -38,9 +38,9 @@ const opTimeout = 2 * time.Second
 // over 32 KiB.
 const largeSize = 32769
 
-// leaseTTL outlives any run, so that no lease expires on its own: the
-// model knows of revokes only.
-const leaseTTL = 3600
+// defaultLeaseTTL outlives any run, so that no lease expires on its own
+// unless a plan asks for shorter leases (lease_ttl).
+const defaultLeaseTTL = time.Hour
 
 // prefix holds the workload's keys; prefixEnd ends a range over them all.
 const prefix, prefixEnd = "/kv/", "/kv0"
@@ -114,6 +114,10 @@ type Params struct {
 	// (etcd #15271 went back in time only on a watch that was open
 	// before its member fell behind).
 	WatchSpan plans.Duration `yaml:"watch_span" json:"watch_span"`
+	// LeaseTTL is the TTL each worker's lease is granted with (default
+	// an hour, whole seconds): short ones, kept alive by the keepalive
+	// kind, expire unless renewed, as Kubernetes' leases do.
+	LeaseTTL plans.Duration `yaml:"lease_ttl" json:"lease_ttl"`
 }
 
 // Check checks the keys and the traffic.
@@ -132,6 +136,12 @@ func (Workload) Check(ps *Params, s workloads.Setting) error {
 	}
 	if ps.WatchSpan.Duration < 100*time.Millisecond {
 		return plans.Fieldf("watch_span", "%s: expected at least 100ms", ps.WatchSpan)
+	}
+	if ps.LeaseTTL.Duration == 0 {
+		ps.LeaseTTL.Duration = defaultLeaseTTL
+	}
+	if ps.LeaseTTL.Duration < time.Second || ps.LeaseTTL.Duration%time.Second != 0 {
+		return plans.Fieldf("lease_ttl", "%s: expected whole seconds, at least 1s", ps.LeaseTTL)
 	}
 	if ps.Profile == "" {
 		ps.Profile = "mixed"
@@ -202,7 +212,7 @@ func (Workload) Run(ctx context.Context, cfg workloads.Client[Params], h *histor
 			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng, progress: *ps.Progress, span: ps.WatchSpan.Duration}).run(ctx)
 		}
 		c := &client{cli: cli, h: h, process: process, keys: ps.Keys, seen: map[string]etcdop.KV{},
-			rng: rng}
+			rng: rng, ttl: int64(ps.LeaseTTL.Duration / time.Second)}
 		gen := ps.Generator(kinds, c.rng)
 		for {
 			kind, ok := gen.Next(ctx)
@@ -225,6 +235,7 @@ type client struct {
 	keys    int
 	rng     *rand.Rand
 	writes  int
+	ttl     int64                // its leases', in seconds
 	lease   int64                // the worker's lease, 0 when it has none
 	revoked []int64              // leases it sent a revoke for
 	seen    map[string]etcdop.KV // key -> the key as last read (zero: absent)
@@ -285,7 +296,7 @@ func (c *client) do(kind string) error {
 		fallthrough
 	case kindLease, kindRevoke:
 		if c.lease == 0 { // each needs a lease first
-			return c.send(etcdop.FLeaseGrant, etcdop.KVRequest{TTL: leaseTTL})
+			return c.send(etcdop.FLeaseGrant, etcdop.KVRequest{TTL: c.ttl})
 		}
 		switch kind {
 		case kindLease:
@@ -384,8 +395,11 @@ func (c *client) send(f string, req etcdop.KVRequest) error {
 // and forgets a key a range of that key alone found absent or a delete of
 // it removed.
 func (c *client) learn(f string, req etcdop.KVRequest, resp *etcdop.KVResponse) {
-	if f == etcdop.FLeaseGrant {
+	switch {
+	case f == etcdop.FLeaseGrant:
 		c.lease = resp.Lease
+	case f == etcdop.FLeaseKeepAlive && resp.TTL == 0 && req.Lease == c.lease:
+		c.lease = 0 // expired: a new one
 	}
 	ops := req.Then
 	if f == etcdop.FKVTxn && !resp.Succeeded {
