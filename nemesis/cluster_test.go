@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chaos-testing/chaos/cluster"
 	"github.com/chaos-testing/chaos/containers"
@@ -46,6 +48,8 @@ type fakeCluster struct {
 	// rules are the faults in force on the disks, which the tests ask
 	// themselves (Rules.Before), by node.
 	rules map[string]*disks.Rules
+	// logs are the nodes' logs that crash points follow, by node.
+	logs map[string]*io.PipeWriter
 	// cpu are the containers' CPU limits, by name (CPUEnv); none if
 	// absent. A container keeps its limit through a restart, as Docker's.
 	cpu map[string]containers.CPULimit
@@ -388,6 +392,32 @@ func (c *fakeCluster) DropUnsynced(p Process) (lazyfs.Dropped, error) {
 		return lazyfs.Dropped{}, ErrNoDisk
 	}
 	return c.drop, nil
+}
+
+// FollowLog is what the test writes as the node's log (logTo).
+func (c *fakeCluster) FollowLog(_ context.Context, p Process) (io.ReadCloser, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, w := io.Pipe()
+	if c.logs == nil {
+		c.logs = map[string]*io.PipeWriter{}
+	}
+	c.logs[p.Name] = w
+	return r, nil
+}
+
+// logTo writes line to node's log once a crash point follows it.
+func (c *fakeCluster) logTo(node, line string) {
+	for {
+		c.mu.Lock()
+		w := c.logs[node]
+		c.mu.Unlock()
+		if w != nil {
+			fmt.Fprintln(w, line)
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Rules are the faults in force on the node's disk.

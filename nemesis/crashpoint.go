@@ -1,11 +1,14 @@
 package nemesis
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chaos-testing/chaos/disks"
@@ -37,12 +40,24 @@ type CrashParams struct {
 	DiskOpsParams `yaml:",inline"`
 	Nth           int     `yaml:"nth"`
 	Probability   float64 `yaml:"probability"`
+	// Log, instead of operations, is a pattern (Go's regexp) of a line
+	// of the node's own output: the crash point fires at the first line
+	// it matches once armed.
+	Log string `yaml:"log"`
 	// Action is kill (the default), power-loss or pause.
 	Action string `yaml:"action"`
 }
 
 func (CrashPoint) Check(e *Entry[CrashParams], s Setting) error {
 	p := &e.Params
+	if p.Log != "" {
+		if _, err := regexp.Compile(p.Log); err != nil {
+			return plans.Fieldf("log", "%q: %v", p.Log, err)
+		}
+		if len(p.Ops) > 0 || p.Class != "" || p.Path != "" || p.Nth != 0 || p.Probability != 0 {
+			return plans.Fieldf("log", "%q: a crash point fires at a line of the log or at operations on the disk, not both", p.Log)
+		}
+	}
 	switch {
 	case p.Probability < 0 || p.Probability > 1:
 		return plans.Fieldf("probability", "%g: expected a chance from 0 to 1", p.Probability)
@@ -99,23 +114,26 @@ func (CrashPoint) Start(ctx context.Context, w *World, e Entry[CrashParams], rng
 	victims := pickVictims(ctx, w, e.Schedule, rng)
 	in.Targets = make([]string, len(victims))
 	fires := make(chan fired, len(victims))
-	triggers := make([]*disks.Trigger, len(victims))
+	triggers := make([]disarmer, len(victims))
 	removes := make([]func(), len(victims))
 	var errs []error
 	for i, v := range victims {
-		rules, err := env.Rules(v)
-		if err != nil {
-			in.Targets[i] = v.Name + " (no disk)"
-			errs = append(errs, ignoreNoDisk(err))
-			continue
-		}
-		triggers[i] = disks.NewTrigger(p.match(w), p.Nth, p.Probability, rng.Uint64(), func(op lazyfs.Op) bool {
-			arrived := time.Now()
+		fire := func(op lazyfs.Op, arrived time.Time) bool {
 			held, note, err := act(context.WithoutCancel(ctx), v, st.id)
 			fires <- fired{victim: i, op: op, after: time.Since(arrived), held: held, note: note, err: err}
 			return dies
-		})
-		removes[i] = rules.Add(disks.Match{}, triggers[i])
+		}
+		var err error
+		if p.Log != "" {
+			triggers[i], removes[i], err = armLog(ctx, env, v, regexp.MustCompile(p.Log), fire)
+		} else {
+			triggers[i], removes[i], err = armDisk(env, v, p, w, rng.Uint64(), fire)
+		}
+		if err != nil {
+			in.Targets[i] = fmt.Sprintf("%s (not armed: %v)", v.Name, err)
+			errs = append(errs, ignoreNoDisk(err))
+			continue
+		}
 		in.Targets[i] = fmt.Sprintf("%s (armed for %s, never fired)", v.Name, p.when())
 	}
 	pending := 0
@@ -143,6 +161,75 @@ func (CrashPoint) Start(ctx context.Context, w *World, e Entry[CrashParams], rng
 		}
 	}
 	return in, errors.Join(errs...)
+}
+
+// disarmer is a crash point armed on one node: Disarm keeps it from
+// firing from then on, and says whether it had fired (or is firing).
+type disarmer interface{ Disarm() (fired bool) }
+
+// armDisk arms a crash point on v's disk, at the operations p picks.
+func armDisk(env DiskEnv, v Process, p CrashParams, w *World, seed uint64, fire func(lazyfs.Op, time.Time) bool) (disarmer, func(), error) {
+	rules, err := env.Rules(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := disks.NewTrigger(p.match(w), p.Nth, p.Probability, seed, func(op lazyfs.Op) bool { return fire(op, time.Now()) })
+	return t, rules.Add(disks.Match{}, t), nil
+}
+
+// logTrigger is a crash point armed on a node's log.
+type logTrigger struct {
+	mu     sync.Mutex
+	fired  bool
+	off    bool // disarmed
+	cancel context.CancelFunc
+}
+
+func (t *logTrigger) Disarm() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.off = true
+	t.cancel()
+	return t.fired
+}
+
+// take says whether the trigger may fire now (once, unless disarmed).
+func (t *logTrigger) take() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fired || t.off {
+		return false
+	}
+	t.fired = true
+	return true
+}
+
+// armLog arms a crash point on what v writes from now on: it fires at
+// the first line re matches.
+func armLog(ctx context.Context, env DiskEnv, v Process, re *regexp.Regexp, fire func(lazyfs.Op, time.Time) bool) (disarmer, func(), error) {
+	logs, ok := env.(LogEnv)
+	if !ok {
+		return nil, nil, errors.New("crash-point: the run cannot follow its nodes' logs")
+	}
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rc, err := logs.FollowLog(lctx, v)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	t := &logTrigger{cancel: cancel}
+	go func() {
+		defer rc.Close()
+		lines := bufio.NewScanner(rc)
+		lines.Buffer(make([]byte, 64<<10), 1<<20)
+		for lines.Scan() {
+			if re.MatchString(lines.Text()) && t.take() {
+				fire(lazyfs.Op{Name: "log", Path: lines.Text()}, time.Now())
+				return
+			}
+		}
+	}()
+	return t, cancel, nil
 }
 
 // armedFor is ctx, its deadline put off to at least d from now: it ends
@@ -202,6 +289,9 @@ func (CrashPoint) Pin(e Entry[CrashParams], targets []string) (Entry[CrashParams
 
 // when says at which operation the crash point fires.
 func (p CrashParams) when() string {
+	if p.Log != "" {
+		return fmt.Sprintf("a log line matching %q", p.Log)
+	}
 	if p.Probability > 0 {
 		return fmt.Sprintf("%s, each with a chance of %g", p.describe(), p.Probability)
 	}
@@ -217,6 +307,8 @@ func describeOp(op lazyfs.Op) string {
 		return fmt.Sprintf("the %s of %s [%d,+%d)", op.Name, op.Path, op.Off, op.Len)
 	case "truncate":
 		return fmt.Sprintf("the truncate of %s to %d bytes", op.Path, op.Off)
+	case "log":
+		return fmt.Sprintf("the log line %q", op.Path)
 	}
 	return fmt.Sprintf("the %s of %s", op.Name, op.Path)
 }

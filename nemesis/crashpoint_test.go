@@ -74,3 +74,24 @@ func TestCrashPoint(t *testing.T) {
 		t.Errorf("%d rules left on n1's disk", rules.Len())
 	}
 }
+
+// A crash point on the log fires at the first line its pattern matches,
+// and names it.
+func TestCrashPointOnLog(t *testing.T) {
+	fc, _ := diskCluster(t, 3)
+	st := newSteps(t, fc)
+	f := st.bind("crash-point", onlyNode("n3"), &CrashParams{Log: "compact.*finished"})
+	go func() {
+		fc.logTo("n3", `{"msg":"compaction started"}`)
+		fc.logTo("n3", `{"msg":"compaction finished","revision":12}`)
+	}()
+	var targets []string
+	st.want("the crash", st.acts(func() { targets = st.start(0, f) }), []string{"KILL n3"})
+	if len(targets) != 1 || !strings.Contains(targets[0], `killed at the log line "{\"msg\":\"compaction finished\",\"revision\":12}"`) {
+		t.Errorf("targets %q: want the line named", targets)
+	}
+	st.want("its heal", st.acts(func() { st.stop(0) }), []string{"RESTART n3"})
+	if _, err := bind("crash-point", onlyNode("n3"), &CrashParams{Log: "x", Nth: 2}, fc.setting()); err == nil {
+		t.Errorf("a crash point on the log and on operations: accepted")
+	}
+}

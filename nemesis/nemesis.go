@@ -7,6 +7,7 @@ package nemesis
 import (
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
 
 	"github.com/chaos-testing/chaos/cluster"
@@ -89,6 +90,14 @@ type DiskEnv interface {
 	// Rules are the faults in force on node p's disk (slow, hung,
 	// failing, full, a crash point). ErrNoDisk for a node without a disk.
 	Rules(p Process) (*disks.Rules, error)
+}
+
+// LogEnv is an Env that can follow what a process writes to its log, for
+// the crash points that fire at a line of it.
+type LogEnv interface {
+	// FollowLog streams what p writes from now on, until ctx ends or
+	// the reader is closed.
+	FollowLog(ctx context.Context, p Process) (io.ReadCloser, error)
 }
 
 // ErrNoDisk is a DiskEnv's answer about a node without a disk.

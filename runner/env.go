@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 	"time"
@@ -187,6 +188,11 @@ func (e *faultEnv) DataDir(p nemesis.Process) (string, error) {
 		return "", nemesis.ErrNoDisk
 	}
 	return e.disks.Dir(p.Name), nil
+}
+
+// FollowLog streams what the process writes from now on.
+func (e *faultEnv) FollowLog(ctx context.Context, p nemesis.Process) (io.ReadCloser, error) {
+	return e.run.FollowLog(ctx, p.Container)
 }
 
 // Rules are the faults in force on the node's disk.
