@@ -198,11 +198,10 @@ func mix(x uint64) uint64 {
 // Equal) alike, so that the cache and the search's stack hold numbers:
 // nothing for the collector to follow, and states compared as numbers.
 type stateTable struct {
-	hash   func(any) uint64
-	equal  func(a, b any) bool
-	all    []any
-	hashes []uint64
-	index  index
+	hash  func(any) uint64
+	equal func(a, b any) bool
+	all   []any
+	index index
 }
 
 func newStateTable(model porcupine.Model) *stateTable {
@@ -220,52 +219,57 @@ func newStateTable(model porcupine.Model) *stateTable {
 func (t *stateTable) id(s any) int32 {
 	h := t.hash(s)
 	i := t.index.slot(h)
-	for ; t.index.slots[i] != 0; i = t.index.next(i) {
-		if e := t.index.slots[i] - 1; t.hashes[e] == h && t.equal(s, t.all[e]) {
-			return e
+	for ; t.index.slots[i].entry != 0; i = t.index.next(i) {
+		if sl := t.index.slots[i]; sl.hash == h && t.equal(s, t.all[sl.entry-1]) {
+			return sl.entry - 1
 		}
 	}
 	t.all = append(t.all, s)
-	t.hashes = append(t.hashes, h)
-	t.index.put(i, t.hashes)
+	t.index.put(i, h, len(t.all))
 	return int32(len(t.all) - 1)
 }
 
 // cache is the set of (linearized set, state) pairs the search has been
-// in, in flat arrays, where porcupine allocates a set per pair.
+// in, in one flat array, where porcupine allocates a set per pair.
 type cache struct {
-	hashes []uint64
-	states []int32
-	sets   []uint64 // pair e's set is sets[e*len(words) : (e+1)*len(words)]
-	index  index
+	pairs []uint64 // the state, then the set's words, of each pair in turn
+	n     int
+	index index
 }
 
 // add adds the pair and reports whether it was new.
 func (c *cache) add(lin *linearized, state int32) bool {
 	h := lin.hash ^ mix(uint64(state))
-	w := len(lin.words)
+	w := 1 + len(lin.words)
 	i := c.index.slot(h)
-	for ; c.index.slots[i] != 0; i = c.index.next(i) {
-		e := int(c.index.slots[i] - 1)
-		if c.hashes[e] == h && c.states[e] == state && slices.Equal(c.sets[e*w:(e+1)*w], lin.words) {
-			return false
+	for ; c.index.slots[i].entry != 0; i = c.index.next(i) {
+		if sl := c.index.slots[i]; sl.hash == h {
+			p := c.pairs[int(sl.entry-1)*w:][:w]
+			if p[0] == uint64(state) && slices.Equal(p[1:], lin.words) {
+				return false
+			}
 		}
 	}
-	c.hashes = append(c.hashes, h)
-	c.states = append(c.states, state)
-	c.sets = append(c.sets, lin.words...)
-	c.index.put(i, c.hashes)
+	c.pairs = append(append(c.pairs, uint64(state)), lin.words...)
+	c.n++
+	c.index.put(i, h, c.n)
 	return true
 }
 
 // index finds entries by their hashes, by open addressing: its owner
-// keeps the entries, with the hash of each, and tells which one matches.
+// keeps the entries and tells which one matches.
 type index struct {
-	slots []int32 // 1 + an entry's number, 0 if free; a power of two long
-	shift uint    // 64 - log2(len(slots))
+	slots []slot // a power of two long
+	shift uint   // 64 - log2(len(slots))
+	used  int
 }
 
-func newIndex() index { return index{slots: make([]int32, 1024), shift: 64 - 10} }
+type slot struct {
+	hash  uint64
+	entry int32 // 1 + the entry's number, 0 if the slot is free
+}
+
+func newIndex() index { return index{slots: make([]slot, 1024), shift: 64 - 10} }
 
 // slot is where the search for hash h starts: its top bits, multiplied
 // by 2^64/φ, so that hashes differing only in their low bits spread out.
@@ -273,20 +277,23 @@ func (x *index) slot(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> x.sh
 
 func (x *index) next(i int) int { return (i + 1) & (len(x.slots) - 1) }
 
-// put gives free slot i to the last of the entries, whose hashes are
-// hashes, and keeps the slots at most half full.
-func (x *index) put(i int, hashes []uint64) {
-	x.slots[i] = int32(len(hashes))
-	if 2*len(hashes) <= len(x.slots) {
+// put gives free slot i to entry number e-1, of hash h, and keeps the
+// slots at most half full.
+func (x *index) put(i int, h uint64, e int) {
+	x.slots[i] = slot{h, int32(e)}
+	if x.used++; 2*x.used <= len(x.slots) {
 		return
 	}
-	x.slots, x.shift = make([]int32, 2*len(x.slots)), x.shift-1
-	for e, h := range hashes {
-		i := x.slot(h)
-		for x.slots[i] != 0 {
-			i = x.next(i)
+	old := x.slots
+	x.slots, x.shift = make([]slot, 2*len(old)), x.shift-1
+	for _, sl := range old {
+		if sl.entry != 0 {
+			i := x.slot(sl.hash)
+			for x.slots[i].entry != 0 {
+				i = x.next(i)
+			}
+			x.slots[i] = sl
 		}
-		x.slots[i] = int32(e + 1)
 	}
 }
 
