@@ -49,22 +49,26 @@ func runParts(ctx context.Context, model porcupine.Model, parts []*Part, grace t
 	// progress that goes back reads as a bug to whoever watches it.
 	var doneMu sync.Mutex
 	done := 0
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(parts)) {
-		wg.Go(func() {
-			for {
-				j := int(next.Add(1) - 1)
-				if j >= len(order) {
-					return
-				}
-				results[order[j]] = r.check(ctx, j, parts[order[j]])
-				doneMu.Lock()
-				done++
-				partDone(done)
-				doneMu.Unlock()
+	work := func() {
+		for {
+			j := int(next.Add(1) - 1)
+			if j >= len(order) {
+				return
 			}
-		})
+			results[order[j]] = r.check(ctx, j, parts[order[j]])
+			doneMu.Lock()
+			done++
+			partDone(done)
+			doneMu.Unlock()
+		}
 	}
+	// The calling goroutine is a worker too: a history of one key, as
+	// files from elsewhere often are, is checked without a handoff.
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(parts)) - 1 {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 	return results, r.late.Load()
 }
