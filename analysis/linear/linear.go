@@ -207,7 +207,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 	ctx, cancel := context.WithTimeout(lc.parent, lc.limit)
 	defer cancel()
 	lc.batches++
-	results, late := runParts(ctx, spec.Model, sc.Parts, lc.limit/30, func(done int) { in.TellProgress(m.Name, keysBefore+done, lc.keys) })
+	results, late := runParts(ctx, spec.Model, sc.Parts, lc.limit/30, in.Dir != "", func(done int) { in.TellProgress(m.Name, keysBefore+done, lc.keys) })
 	if late {
 		lc.late++
 	}
@@ -227,13 +227,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 			lc.illegal++
 			file := ""
 			if in.Dir != "" {
-				var err error
-				if file, err = visualize(in.Dir, m, spec.Model, p.key, r.info, lc.faults); err != nil {
-					lc.notes = append(lc.notes, fmt.Sprintf("visualization of %s not written: %v", keyName(m, p.key), err))
-					file = ""
-				} else {
-					lc.written++
-				}
+				file = lc.draw(spec, p, r.info)
 			}
 			if explainEnd.IsZero() {
 				explainEnd = time.Now().Add(lc.limit / 30)
@@ -243,7 +237,7 @@ func (lc *linearCheck) add(batch []history.Op) {
 				defer cancel()
 				return fails.tookEffect(ctx, p, horizon)
 			}
-			lc.found.Add(func() analysis.Finding { return witness(batch, m, spec.Model, p, r.info, file, also) })
+			lc.found.Add(func() analysis.Finding { return witness(batch, m, spec.Model, p, r.best, file, also) })
 		case r.res != porcupine.Ok:
 			lc.undecided++
 		}
@@ -340,24 +334,36 @@ func (lc *linearCheck) stats(res analysis.Result) {
 
 // visualizeDirect writes porcupine's view of a part that the revision
 // order found illegal, so that a finding decided without porcupine can
-// be read in its interactive view as any other: porcupine searches it
-// for at most a thirtieth of the check's limit (the revision order exists
-// because its search may not end), and says illegal, or nothing is
-// written. It returns the file's name, or "".
+// be read in its interactive view as any other: the part is searched for
+// at most a thirtieth of the check's limit (the revision order exists
+// because its search may not end), and drawn if found illegal. It returns
+// the file's name, or "".
 func (lc *linearCheck) visualizeDirect(spec *Spec, p *Part) string {
 	if lc.in.Dir == "" {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(lc.parent, lc.limit/30)
 	defer cancel()
-	results, _ := runParts(ctx, spec.Model, []*Part{p}, 0, func(int) {})
+	results, _ := runParts(ctx, spec.Model, []*Part{p}, 0, true, func(int) {})
 	if r := results[0]; r.err == nil && r.res == porcupine.Illegal {
-		file, err := visualize(lc.in.Dir, lc.m, spec.Model, p.key, r.info, lc.faults)
-		if err == nil {
-			lc.written++
-			return file
-		}
-		lc.notes = append(lc.notes, fmt.Sprintf("visualization of %s not written: %v", keyName(lc.m, p.key), err))
+		return lc.draw(spec, p, r.info)
 	}
 	return ""
+}
+
+// draw writes the visualization of illegal part p from porcupine's
+// information, or says in a note why it could not, and returns the file's
+// name, or "".
+func (lc *linearCheck) draw(spec *Spec, p *Part, info *porcupine.LinearizationInfo) string {
+	if info == nil {
+		lc.notes = append(lc.notes, fmt.Sprintf("visualization of %s not written: porcupine did not find it illegal in the time left", keyName(lc.m, p.key)))
+		return ""
+	}
+	file, err := visualize(lc.in.Dir, lc.m, spec.Model, p.key, *info, lc.faults)
+	if err != nil {
+		lc.notes = append(lc.notes, fmt.Sprintf("visualization of %s not written: %v", keyName(lc.m, p.key), err))
+		return ""
+	}
+	lc.written++
+	return file
 }

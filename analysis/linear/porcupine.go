@@ -1,6 +1,6 @@
-// Running porcupine on the parts of a history: in parallel, largest first,
-// within the check's time limit, and cut short when the check is cancelled
-// or, once some part is illegal, after a grace period.
+// Checking the parts of a history: in parallel, largest first, within the
+// check's time limit, and cut short when the check is cancelled or, once
+// some part is illegal, after a grace period.
 
 package linear
 
@@ -16,11 +16,15 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// partResult is porcupine's judgement of one key.
+// partResult is the judgement of one key.
 type partResult struct {
-	res  porcupine.CheckResult
-	info porcupine.LinearizationInfo
-	err  error // porcupine crashed on this key
+	res porcupine.CheckResult
+	// best is the longest partial linearization found (search).
+	best []int
+	// info is porcupine's, to draw an illegal key, when asked for and
+	// porcupine found it illegal in time; nil otherwise.
+	info *porcupine.LinearizationInfo
+	err  error // the model crashed on this key
 }
 
 // runParts checks every part on GOMAXPROCS workers, largest first. Each
@@ -29,37 +33,42 @@ type partResult struct {
 // yet to start gets at most grace more: enough for most further findings,
 // while one intractable key cannot hold the report up to the time limit
 // (porcupine alone stops at the first illegal partition). late reports that
-// some part was cut short by the grace rather than by ctx. partDone hears
+// some part was cut short by the grace rather than by ctx. With draw,
+// an illegal part gets porcupine's information to draw it. partDone hears
 // how many parts are done as each one ends.
-func runParts(ctx context.Context, model porcupine.Model, parts []*Part, grace time.Duration, partDone func(int)) (results []partResult, late bool) {
+func runParts(ctx context.Context, model porcupine.Model, parts []*Part, grace time.Duration, draw bool, partDone func(int)) (results []partResult, late bool) {
 	results = make([]partResult, len(parts))
 	order := make([]int, len(parts))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return len(parts[order[a]].Ops) > len(parts[order[b]].Ops) })
-	r := &runner{model: model, grace: grace, running: map[int]func(){}}
+	r := &runner{model: model, grace: grace, draw: draw, running: map[int]func(){}}
 	var next atomic.Int64
 	// Counting and telling under one lock keeps the counts told in order:
 	// progress that goes back reads as a bug to whoever watches it.
 	var doneMu sync.Mutex
 	done := 0
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(parts)) {
-		wg.Go(func() {
-			for {
-				j := int(next.Add(1) - 1)
-				if j >= len(order) {
-					return
-				}
-				results[order[j]] = r.check(ctx, j, parts[order[j]])
-				doneMu.Lock()
-				done++
-				partDone(done)
-				doneMu.Unlock()
+	work := func() {
+		for {
+			j := int(next.Add(1) - 1)
+			if j >= len(order) {
+				return
 			}
-		})
+			results[order[j]] = r.check(ctx, j, parts[order[j]])
+			doneMu.Lock()
+			done++
+			partDone(done)
+			doneMu.Unlock()
+		}
 	}
+	// The calling goroutine is a worker too: a history of one key, as
+	// files from elsewhere often are, is checked without a handoff.
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(parts)) - 1 {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 	return results, r.late.Load()
 }
@@ -69,21 +78,19 @@ func runParts(ctx context.Context, model porcupine.Model, parts []*Part, grace t
 type runner struct {
 	model   porcupine.Model
 	grace   time.Duration
+	draw    bool
 	mu      sync.Mutex
 	illegal bool
 	running map[int]func() // cancels part j's check after the grace
 	late    atomic.Bool
 }
 
-// check runs porcupine on one part. Porcupine takes a timeout but no
-// context; to stop it early the model's steps all fail once the part's
-// context ends, which unwinds its search at once, and whatever it returns
-// then is discarded as Unknown.
+// check searches one part (search), and runs porcupine on it to draw it
+// if it is illegal and r.draw asks for that.
 func (r *runner) check(ctx context.Context, j int, p *Part) (res partResult) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var stop, cut atomic.Bool
-	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
+	var cut atomic.Bool
 	r.mu.Lock()
 	budget := time.Until(deadline(ctx))
 	capped := r.illegal && r.grace < budget
@@ -111,10 +118,27 @@ func (r *runner) check(ctx context.Context, j int, p *Part) (res partResult) {
 			res = partResult{res: porcupine.Unknown, err: fmt.Errorf("%v", e)}
 		}
 	}()
-	if ctx.Err() != nil || budget <= 0 { // porcupine reads a timeout <= 0 as "none"
-		return partResult{res: porcupine.Unknown}
+	ctx, cancelBudget := context.WithTimeout(ctx, budget)
+	defer cancelBudget()
+	res.res, res.best = search(ctx, r.model, p.Ops)
+	if res.res == porcupine.Illegal && r.draw {
+		res.info = drawInfo(ctx, r.model, p)
 	}
-	model := r.model
+	return res
+}
+
+// drawInfo runs porcupine on a part found illegal, for the information
+// its visualization needs, until ctx ends: nil if it did not say illegal
+// by then. Porcupine takes a timeout but no context; to stop it early the
+// model's steps all fail once ctx ends, which unwinds its search at once,
+// and whatever it returns then is discarded.
+func drawInfo(ctx context.Context, model porcupine.Model, p *Part) *porcupine.LinearizationInfo {
+	budget := time.Until(deadline(ctx))
+	if ctx.Err() != nil || budget <= 0 { // porcupine reads a timeout <= 0 as "none"
+		return nil
+	}
+	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	step := model.Step
 	model.StepContext = func(_ context.Context, s, i, o any) (bool, any) {
 		if stop.Load() {
@@ -123,10 +147,10 @@ func (r *runner) check(ctx context.Context, j int, p *Part) (res partResult) {
 		return step(s, i, o)
 	}
 	out, info := porcupine.CheckOperationsVerbose(model, p.Ops, budget)
-	if out != porcupine.Ok && ctx.Err() != nil {
-		out = porcupine.Unknown // possibly forced by the failing steps: not a verdict
+	if out != porcupine.Illegal || ctx.Err() != nil {
+		return nil // possibly forced by the failing steps
 	}
-	return partResult{res: out, info: info}
+	return &info
 }
 
 func deadline(ctx context.Context) time.Time {

@@ -16,23 +16,15 @@ import (
 	"github.com/chaos-testing/chaos/history"
 )
 
-// witness explains why a key is illegal from porcupine's longest partial
-// linearization P: after P the model is in some state, and none of the
+// witness explains why a key is illegal from the longest partial
+// linearization P its search found (best): after P the model is in some state, and none of the
 // operations that must come next (those invoked before the earliest
 // completion among the rest) extends P any further. Those operations, the
 // one whose completion forces the order first, and P's last operation are
 // the proof; their entries are listed, at most MaxOps of them. also,
 // given the last completion among those candidates, may add a clause and
 // the entries it rests on (a failure that took effect, witness_failed.go).
-func witness(h []history.Op, m *Model, model porcupine.Model, p *Part, info porcupine.LinearizationInfo, file string, also func(horizon int64) (string, []int)) analysis.Finding {
-	var best []int
-	if pl := info.PartialLinearizations(); len(pl) > 0 {
-		for _, l := range pl[0] {
-			if len(l) > len(best) {
-				best = l
-			}
-		}
-	}
+func witness(h []history.Op, m *Model, model porcupine.Model, p *Part, best []int, file string, also func(horizon int64) (string, []int)) analysis.Finding {
 	state := model.Init()
 	in := make([]bool, len(p.Ops))
 	for _, id := range best {

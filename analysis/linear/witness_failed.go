@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -66,8 +65,7 @@ func (f *failures) tookEffect(ctx context.Context, p *Part, horizon int64) (stri
 	ops := append(slices.Clip(p.Ops), porcupine.Operation{})
 	tried := 0
 	for _, r := range tries {
-		left := time.Until(deadline(ctx))
-		if tried == maxFailedTries || ctx.Err() != nil || left <= 0 { // porcupine reads a timeout <= 0 as "none"
+		if tried == maxFailedTries || ctx.Err() != nil {
 			break
 		}
 		inv := &f.h[r.Inv]
@@ -78,7 +76,7 @@ func (f *failures) tookEffect(ctx context.Context, p *Part, horizon int64) (stri
 		tried++
 		o := porcupine.Operation{ClientId: inv.Process, Input: lop.Input, Output: lop.Output, Call: int64(inv.Time), Return: unknownReturn(inv, lop)}
 		ops[len(ops)-1] = o
-		if porcupine.CheckOperationsTimeout(model, ops, left) != porcupine.Ok {
+		if res, _ := search(ctx, model, ops); res != porcupine.Ok {
 			continue
 		}
 		answer := "answered with a failure"

@@ -1,0 +1,71 @@
+package linear
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/analysis/linear/oracle"
+)
+
+// TestSearchAsPorcupine checks search against porcupine on random
+// cas-register histories: the same verdict, and a longest partial
+// linearization that the model accepts, as long as porcupine's longest.
+func TestSearchAsPorcupine(t *testing.T) {
+	illegal := 0
+	for i := range uint64(2000) {
+		c := oracle.RandomRegister(rand.New(rand.NewPCG(7, i)), true)
+		spec, err := CASRegister.Model.Prepare(analysis.Input{History: c.History, Initial: c.Initial, NilReadsUnknown: c.NilReadsUnknown})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ScanHistory(c.History, CASRegister.Model, spec).Parts {
+			res, best := search(context.Background(), spec.Model, p.Ops)
+			want, info := porcupine.CheckOperationsVerbose(spec.Model, p.Ops, 0)
+			if res != want {
+				t.Fatalf("history %d, key %q: search says %s, porcupine %s", i, p.key, res, want)
+			}
+			longest := 0
+			for _, l := range info.PartialLinearizations()[0] {
+				longest = max(longest, len(l))
+			}
+			if len(best) != longest {
+				t.Fatalf("history %d, key %q: longest partial linearization %v, porcupine's has %d operations", i, p.key, best, longest)
+			}
+			state := spec.Model.Init()
+			for _, id := range best {
+				ok, next := spec.Model.Step(state, p.Ops[id].Input, p.Ops[id].Output)
+				if !ok {
+					t.Fatalf("history %d, key %q: %v does not fit the model at operation %d", i, p.key, best, id)
+				}
+				state = next
+			}
+			if res == porcupine.Illegal {
+				illegal++
+			}
+		}
+	}
+	if illegal == 0 {
+		t.Fatal("no illegal key among the histories: the test tests little")
+	}
+}
+
+// TestSearchCancelled checks that a search whose context has ended
+// decides nothing.
+func TestSearchCancelled(t *testing.T) {
+	c := oracle.RandomRegister(rand.New(rand.NewPCG(7, 0)), true)
+	spec, err := CASRegister.Model.Prepare(analysis.Input{History: c.History})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, p := range ScanHistory(c.History, CASRegister.Model, spec).Parts {
+		if res, _ := search(ctx, spec.Model, p.Ops); res != porcupine.Unknown {
+			t.Fatalf("key %q: %s after the context ended, expected unknown", p.key, res)
+		}
+	}
+}
