@@ -37,7 +37,8 @@ nemesis:
 `
 
 // diskKillPlan has the disk faults: the nodes' disks are mounted by the
-// harness, and a power loss or a truncate is in force most of the time.
+// harness, and a power loss, a truncate, a hung disk holding operations
+// or a crash point (pausing its node) is in force most of the time.
 const diskKillPlan = `name: sigkill-disk-test
 seed: 1
 time_limit: 30s
@@ -46,6 +47,8 @@ workload: {kind: etcd-register, clients: 3}
 nemesis:
   - {kind: power-loss, target: nodes, first_after: 1s, interval: 6s, duration: 4s}
   - {kind: truncate, class: wal, target: nodes, first_after: 3s, interval: 6s, duration: 2s}
+  - {kind: disk-stall, target: nodes, first_after: 2s, interval: 6s, duration: 3s}
+  - {kind: crash-point, target: nodes, ops: [fsync], nth: 3, action: pause, first_after: 1500ms, interval: 6s, duration: 3s}
 `
 
 // TestSIGKILLThenClean kills the harness (chaos run) with SIGKILL at a
