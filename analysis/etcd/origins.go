@@ -195,7 +195,7 @@ func (x writeIndex) checkOrigin(e etcdop.WatchEvent, at time.Duration, src strin
 		})
 	}
 	if len(makers) == 1 && (e.Type == "put" || x.leased[e.KV.Key].Inv != makers[0].Inv) { // not the lease's expiry
-		x.soleMaker(makers[0], e, ops, found)
+		x.soleMaker(makers[0], e, ops, k.phantom, found)
 	}
 	if first := slices.MinFunc(makers, func(a, b answered) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) }); first.Inv.Time > at {
 		found.Add(func() analysis.Finding {
@@ -218,15 +218,15 @@ func (x writeIndex) createdBy(kv etcdop.KV) (answered, bool) {
 }
 
 // soleMaker notes that write a alone can have made event e, which a watch
-// got, and finds two revisions so made.
-func (x writeIndex) soleMaker(a answered, e etcdop.WatchEvent, wops []history.Op, found *analysis.FindingList) {
+// or a read got, and finds two revisions so made (a finding of kind).
+func (x writeIndex) soleMaker(a answered, e etcdop.WatchEvent, wops []history.Op, kind string, found *analysis.FindingList) {
 	first, ok := x.sole[a.Inv.Index]
 	switch {
 	case !ok:
 		x.sole[a.Inv.Index] = soleEvent{e, wops}
 	case first.ev.KV.Mod != e.KV.Mod:
 		found.Add(func() analysis.Finding {
-			return analysis.Finding{Kind: "watch-phantom-event", Explanation: fmt.Sprintf(
+			return analysis.Finding{Kind: kind, Explanation: fmt.Sprintf(
 				"%s at revision %d and %s at revision %d can each have been made only by %s, which makes one revision at the most.",
 				describeEvent(first.ev), first.ev.KV.Mod, describeEvent(e), e.KV.Mod, a.src()), Ops: slices.Concat(first.ops, wops, a.ops())}
 		})

@@ -187,3 +187,17 @@ func TestReadShowsKeysLeftAsTheyWere(t *testing.T) {
 		t.Fatalf("with a put of d: got %s %+v", r.Verdict, r.Findings)
 	}
 }
+
+// A read's key that only a write credited with another revision can have
+// made is the read's phantom-key, not a watch's finding.
+func TestReadSoleMakerKind(t *testing.T) {
+	h := (&kvh{}).put(1, 0, 1, "c", "1", 0, 2).put(2, 0, 9, "a", "1", 0, 0)
+	req := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a"}}}
+	h.op(3, 2, 3, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 3, Member: "m1", Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("a", "1", 3, 3, 1)}}}})
+	h.op(4, 4, 5, etcdop.FRangeSerializable, req, &etcdop.KVResponse{Revision: 4, Member: "m2", Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("a", "1", 4, 4, 1)}}}})
+	r := analysistest.RunChecker(t, "etcd-serializable", analysis.Input{History: h.Ops})
+	if r.Verdict != analysis.Invalid || !slices.ContainsFunc(r.Findings, func(f analysis.Finding) bool { return f.Kind == "phantom-key" }) ||
+		slices.ContainsFunc(r.Findings, func(f analysis.Finding) bool { return strings.HasPrefix(f.Kind, "watch-") }) {
+		t.Fatalf("got %s %+v", r.Verdict, r.Findings)
+	}
+}
