@@ -45,9 +45,14 @@ func (Delay) Check(e *Entry[DelayParams], _ Setting) error {
 	if err := checkRole(e, "nodes", "leader"); err != nil {
 		return err
 	}
-	dp := &e.Params
+	return e.Params.check("packet")
+}
+
+// check checks the delay, the jitter and the distribution of holds of
+// each what, filling in the distribution.
+func (dp *DelayParams) check(what string) error {
 	if dp.Delay.Duration <= 0 {
-		return plans.Fieldf("delay", "%s: expected how long to hold each packet, such as 100ms", dp.Delay)
+		return plans.Fieldf("delay", "%s: expected how long to hold each %s, such as 100ms", dp.Delay, what)
 	}
 	if dp.Distribution == "" {
 		dp.Distribution = "uniform"
@@ -61,6 +66,11 @@ func (Delay) Check(e *Entry[DelayParams], _ Setting) error {
 	return nil
 }
 
+// hold draws one hold.
+func (dp DelayParams) hold(rng *rand.Rand) time.Duration {
+	return distributions[dp.Distribution](dp.Delay.Duration, dp.Jitter.Duration, rng)
+}
+
 // Start queues what reaches the victims and holds it.
 func (Delay) Start(ctx context.Context, w *World, e Entry[DelayParams], rng *rand.Rand) (Injected, error) {
 	return startQueued(ctx, w, pickVictims(ctx, w, e.Schedule, rng), delayFate(e.Params), rng)
@@ -69,7 +79,7 @@ func (Delay) Start(ctx context.Context, w *World, e Entry[DelayParams], rng *ran
 type delayFate DelayParams
 
 func (d delayFate) fate(_ nfqueue.Packet, rng *rand.Rand) fate {
-	return fate{hold: distributions[d.Distribution](d.Delay.Duration, d.Jitter.Duration, rng)}
+	return fate{hold: DelayParams(d).hold(rng)}
 }
 
 func (d delayFate) describe() string {

@@ -75,9 +75,7 @@ type DiskOpsParams struct {
 // held Delay give or take Jitter, as the network's delay draws them.
 type DiskSlowParams struct {
 	DiskOpsParams `yaml:",inline"`
-	Delay         plans.Duration `yaml:"delay"`
-	Jitter        plans.Duration `yaml:"jitter"`
-	Distribution  string         `yaml:"distribution"`
+	DelayParams   `yaml:",inline"`
 }
 
 // DiskErrorParams are a disk-error fault's own fields.
@@ -146,17 +144,8 @@ func (op DiskOpsParams) describe() string {
 
 func (DiskSlow) Check(e *Entry[DiskSlowParams], s Setting) error {
 	p := &e.Params
-	if p.Delay.Duration <= 0 {
-		return plans.Fieldf("delay", "%s: expected how long to hold each operation, such as 100ms", p.Delay)
-	}
-	if p.Distribution == "" {
-		p.Distribution = "uniform"
-	}
-	if distributions[p.Distribution] == nil {
-		return plans.Fieldf("distribution", "%q: expected uniform or normal", p.Distribution)
-	}
-	if p.Jitter.Duration < 0 || (p.Distribution == "uniform" && p.Jitter.Duration > p.Delay.Duration) {
-		return plans.Fieldf("jitter", "%s: expected 0 to the delay (%s)", p.Jitter, p.Delay)
+	if err := p.DelayParams.check("operation"); err != nil {
+		return err
 	}
 	return checkOps(e, &p.DiskOpsParams, s)
 }
@@ -254,8 +243,8 @@ func drawOps(rng *rand.Rand) DiskOpsParams {
 // by up to half that.
 func (DiskSlow) Explore(rng *rand.Rand, _ int) Entry[DiskSlowParams] {
 	delay := time.Duration(1+rng.IntN(30)) * 10 * time.Millisecond
-	return explored(drawRole(rng, "nodes", "leader"), DiskSlowParams{DiskOpsParams: drawOps(rng),
-		Delay: plans.Duration{Duration: delay}, Jitter: plans.Duration{Duration: time.Duration(rng.Int64N(int64(delay/2) + 1))}, Distribution: "uniform"})
+	return explored(drawRole(rng, "nodes", "leader"), DiskSlowParams{DiskOpsParams: drawOps(rng), DelayParams: DelayParams{
+		Delay: plans.Duration{Duration: delay}, Jitter: plans.Duration{Duration: time.Duration(rng.Int64N(int64(delay/2) + 1))}, Distribution: "uniform"}})
 }
 
 // Explore hangs one node's or the leader's disk.
