@@ -242,9 +242,10 @@ const maxMakers = 8
 // keys reads showed left as they were.
 const maxSifted = 64
 
-func eliminate(h []history.Op, answers []answered, watches []watchOp, initial int64) revisionMakers {
+// eliminate shows what it can of the makers of each revision, within the
+// history's revision limit (nil: nothing is shown).
+func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revisionMakers {
 	m := revisionMakers{made: map[int64]answered{}, open: map[int64][]*answered{}, expiry: map[int64]bool{}}
-	limit := revisionBound(h, answers, initial)
 	if limit == nil {
 		return m
 	}
@@ -310,7 +311,7 @@ func eliminate(h []history.Op, answers []answered, watches []watchOp, initial in
 	var active []*candidate
 	next := 0
 	// Past the most revisions the writes can make, checkMade reports.
-	for rev := initial + 1; rev <= min(seen[0].rev, limit.initial+int64(len(limit.sent))); rev++ {
+	for rev := limit.initial + 1; rev <= min(seen[0].rev, limit.initial+int64(len(limit.sent))); rev++ {
 		if _, ok := m.made[rev]; ok || revoked[rev] {
 			continue
 		}

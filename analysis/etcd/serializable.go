@@ -54,9 +54,9 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	// reports the watches it cannot read.
 	answers := readAnswered(in.History)
 	watches, _ := readWatches(in.History)
-	store := knowStore(in.History, answers, watches, initial)
-	store.makers.reportNobody(etcdop.FRangeSerializable, &found)
 	limit := revisionBound(in.History, answers, initial)
+	store := knowStore(answers, watches, limit)
+	store.makers.reportNobody(etcdop.FRangeSerializable, &found)
 	writes := indexWrites(in.History, answers, initial)
 	seen := watchesSeen(watches)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {

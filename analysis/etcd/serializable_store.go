@@ -25,7 +25,7 @@ type storeKnown struct {
 	makers revisionMakers
 }
 
-func knowStore(h []history.Op, answers []answered, watches []watchOp, initial int64) storeKnown {
+func knowStore(answers []answered, watches []watchOp, limit *revisionLimit) storeKnown {
 	s := storeKnown{events: map[string][]knownEvent{}, lives: map[string]map[int64]knownEvent{}}
 	add := func(e knownEvent) {
 		key, kv := e.ev.KV.Key, e.ev.KV
@@ -43,7 +43,7 @@ func knowStore(h []history.Op, answers []answered, watches []watchOp, initial in
 			s.lives[key][born] = e
 		}
 	}
-	s.makers = eliminate(h, answers, watches, initial)
+	s.makers = eliminate(answers, watches, limit)
 	for _, e := range slices.Concat(answeredEvents(answers), s.makers.events) {
 		add(e)
 	}

@@ -124,7 +124,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			}
 		}
 	}
-	makers := eliminate(in.History, answers, watches, initial)
+	makers := eliminate(answers, watches, limit)
 	makers.reportNobody(etcdop.FWatch, &found)
 	for _, e := range slices.Concat(answeredEvents(answers), makers.events) {
 		learn(e)
