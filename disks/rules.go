@@ -154,10 +154,7 @@ func NewLatency(draw func(*rand.Rand) time.Duration, seed uint64) *Latency {
 }
 
 func (l *Latency) Apply(ctx context.Context, _ lazyfs.Op, removed <-chan struct{}) syscall.Errno {
-	l.rng.mu.Lock()
-	d := l.draw(l.rng.rng)
-	l.rng.mu.Unlock()
-	hold(ctx, d, removed)
+	hold(ctx, l.rng.duration(l.draw), removed)
 	return 0
 }
 
@@ -228,4 +225,11 @@ func (r *lockedRand) Float64() float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.rng.Float64()
+}
+
+// duration is what draw takes from the generator.
+func (r *lockedRand) duration(draw func(*rand.Rand) time.Duration) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return draw(r.rng)
 }
