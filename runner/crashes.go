@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,7 +36,7 @@ func noteCrashes(rep *analysis.Report, faults []history.FaultWindow) {
 			if len(f.Ops) == 0 {
 				continue
 			}
-			end := slices.MaxFunc(f.Ops, func(a, b history.Op) int { return int(a.Time - b.Time) }).Time
+			end := slices.MaxFunc(f.Ops, func(a, b history.Op) int { return cmp.Compare(a.Time, b.Time) }).Time
 			k := slices.IndexFunc(crashes, func(c crash) bool { return c.at >= end })
 			if k == -1 {
 				k = len(crashes)
