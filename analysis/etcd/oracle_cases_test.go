@@ -164,6 +164,36 @@ func TestOracleEtcdCases(t *testing.T) {
 				watch(0, 0, 9, etcdop.WatchRequest{Key: "a", Rev: 1}, resp(2, wput("a", "1", 2, 2, 1))),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// The revoke of lease 7 answered revision 4, so b, put on
+			// that lease at 2, was deleted at 4 (the revoke made it): a
+			// read at 4 cannot return it.
+			name: "a serializable read of a leased key at the revision its revoke deleted it",
+			h: sget(grant(&kvh{}).put(2, 0.2, 0.3, "b", "2", 7, 0).put(3, 0.2, 0.35, "c", "3", 0, 3).
+				op(6, 0.4, 0.5, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 4}),
+				7, 0.6, 0.7, "b", 4, etcdop.KV{Key: "b", Value: "2", Create: 2, Mod: 2, Version: 1, Lease: 7}),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// Revisions 2 and 3 are the acknowledged puts', and the
+			// revoke of lease 7 answered 3: it deleted nothing, so the
+			// leased put of unknown outcome had not run by then, and
+			// after it no put on lease 7 can run. Nothing made 4.
+			name: "a serializable read at a revision only a put on a revoked lease could make",
+			h: sget(grant(&kvh{}).put(1, 0.2, 0.25, "a", "3", 0, 2).put(2, 0.2, 0.9, "b", "2", 7, 0).put(3, 0.3, 0.4, "b", "1", 0, 3).
+				op(4, 0.45, 0.5, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 3}),
+				6, 0.6, 0.7, "a", 4, kv("a", "3", 2, 2, 1)),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// c was put once, at 3; only the put of b of unknown outcome
+			// can have made 2, and it does not write c: c's create
+			// revision cannot be 2.
+			name: "an event whose create revision only a write of another key can have made",
+			h: (&kvh{}).put(1, 0.1, 0.6, "b", "2", 0, 0).put(2, 0.1, 0.7, "c", "3", 0, 3).
+				watch(0, 0, 1, etcdop.WatchRequest{Key: "a", End: "\x00"}, resp(3, wput("c", "3", 2, 3, 2))),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
@@ -39,6 +40,10 @@ type writeIndex struct {
 	// initial is the revision when the history began: the writes of
 	// revisions up to it are not in it.
 	initial int64
+	// elim is what elimination showed of the writes that made each
+	// revision; ends, the revokes that ended leases, by lease.
+	elim revisionMakers
+	ends map[int64]answered
 	// sole is, for each write (by its invocation's index) that alone can
 	// have made some event, the first such event: a write makes one
 	// revision at the most.
@@ -50,8 +55,8 @@ type soleEvent struct {
 	ops []history.Op // the watch that got it
 }
 
-func indexWrites(h []history.Op, answers []answered, initial int64) writeIndex {
-	x := writeIndex{initial: initial, puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}, made: map[int64]answered{}, putAt: map[string][]int64{}, sole: map[int]soleEvent{}}
+func indexWrites(h []history.Op, answers []answered, initial int64, elim revisionMakers) writeIndex {
+	x := writeIndex{initial: initial, elim: elim, ends: leaseEnds(answers), puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}, made: map[int64]answered{}, putAt: map[string][]int64{}, sole: map[int]soleEvent{}}
 	x.any = slices.ContainsFunc(h, func(op history.Op) bool {
 		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn || op.F == etcdop.FLeaseRevoke
 	})
@@ -147,8 +152,12 @@ func (x writeIndex) checkOrigins(w watchOp, found *analysis.FindingList) {
 	for _, r := range w.res.Responses {
 		for _, e := range r.Events {
 			x.checkOrigin(e, r.Time, src, wops, watchOrigin, found)
+			if e.Type == "put" {
+				checkLeaseLive(e.KV, e.KV.Mod, x.ends, src, wops, watchOrigin.phantom, found)
+			}
 			if p := e.Prev; p != nil && p.Mod < e.KV.Mod && kvFlaw(*p) == "" { // else checkStream reports it
 				x.checkOrigin(etcdop.WatchEvent{Type: "put", KV: *p}, r.Time, src+", as a previous key", wops, watchOrigin, found)
+				checkLeaseLive(*p, e.KV.Mod-1, x.ends, src+", as a previous key", wops, watchOrigin.phantom, found)
 			}
 		}
 		x.checkTxnOrder(r, src, wops, found)
@@ -187,6 +196,10 @@ func (x writeIndex) checkOrigin(e etcdop.WatchEvent, at time.Duration, src strin
 				src, describeEvent(e), e.KV.Mod, e.KV.Version, e.KV.Create, n, e.KV.Create, e.KV.Mod), Ops: slices.Concat(ops, x.othersIn(e.KV.Key, e.KV.Create, e.KV.Mod))}
 		})
 	}
+	x.checkLeftAlone(e, e.KV.Mod, src, ops, k, found)
+	if e.Type == "put" && e.KV.Create > x.initial && e.KV.Create < e.KV.Mod {
+		x.checkLeftAlone(e, e.KV.Create, src, ops, k, found)
+	}
 	if a, wrong := x.createdBy(e.KV); e.Type == "put" && wrong {
 		found.Add(func() analysis.Finding {
 			return analysis.Finding{Kind: k.divergent, Explanation: fmt.Sprintf(
@@ -204,6 +217,25 @@ func (x writeIndex) checkOrigin(e etcdop.WatchEvent, at time.Duration, src strin
 				src, describeEvent(e), e.KV.Mod, at, first.src(), first.Inv.Time), Ops: slices.Concat(ops, first.ops())}
 		})
 	}
+}
+
+// checkLeftAlone finds event e saying its key was written at revision
+// rev (its mod or create revision), which elimination showed only writes
+// of unknown outcome can have made, none of them writing that key.
+func (x writeIndex) checkLeftAlone(e etcdop.WatchEvent, rev int64, src string, ops []history.Op, k origin, found *analysis.FindingList) {
+	if _, ok := x.made[rev]; ok || !x.elim.untouched(rev, e.KV.Key) {
+		return // the write that made it is known, or may have written the key
+	}
+	var srcs []string
+	for _, a := range x.elim.open[rev] {
+		srcs = append(srcs, a.src())
+		ops = slices.Concat(ops, a.ops())
+	}
+	found.Add(func() analysis.Finding {
+		return analysis.Finding{Kind: k.divergent, Explanation: fmt.Sprintf(
+			"%s got %s, which says %s was written at revision %d; only %s can have made that revision, and none writes %s.",
+			src, describeEvent(e), e.KV.Key, rev, strings.Join(srcs, " or "), e.KV.Key), Ops: ops}
+	})
 }
 
 // createdBy finds the write that made the revision a key says it was

@@ -229,8 +229,8 @@ type madeByNobody struct {
 	rev   int64
 	shown observed
 	// reads showed every write that can otherwise have made it left
-	// its keys as they were.
-	reads []*answered
+	// its keys as they were, and revokes ended the leases of the rest.
+	reads, revokes []*answered
 }
 
 // maxMakers bounds the writes elimination keeps for a revision: past it,
@@ -252,12 +252,15 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 	type candidate struct {
 		a     answered
 		at    time.Duration // the earliest it can have made a revision
+		upTo  int64         // the highest it can have made
+		ended *answered     // the revoke that says so, if any
 		spent bool
 	}
 	var open []*candidate
 	revoked := map[int64]bool{} // revisions acknowledged revokes named
 	var seen []observed
 	puts := putsOf(answers)
+	ends := leaseEnds(answers)
 	for _, a := range answers {
 		if a.resp != nil {
 			seen = append(seen, observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()})
@@ -279,7 +282,11 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 			continue
 		}
 		if at, ok := puts.writableFrom(a, sent); ok {
-			open = append(open, &candidate{a: a, at: at})
+			c := &candidate{a: a, at: at, upTo: math.MaxInt64}
+			if rev, by, ok := leaseBound(a, ends); ok {
+				c.upTo, c.ended = rev, &by
+			}
+			open = append(open, c)
 		}
 	}
 	seen = append(seen, watchesSeen(watches)...)
@@ -320,14 +327,21 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 			active = append(active, open[next])
 		}
 		active = slices.DeleteFunc(active, func(c *candidate) bool { return c.spent })
-		can := active
 		reads := map[*answered]bool{} // that rule candidates out
-		if len(active) <= maxSifted {
-			can = slices.DeleteFunc(slices.Clone(active), func(c *candidate) bool { return unchanged.rulesOut(c.a, puts, rev, reads) })
+		revokes := map[*answered]bool{}
+		can := slices.DeleteFunc(slices.Clone(active), func(c *candidate) bool {
+			if c.upTo < rev {
+				revokes[c.ended] = true
+				return true
+			}
+			return false
+		})
+		if len(can) <= maxSifted {
+			can = slices.DeleteFunc(can, func(c *candidate) bool { return unchanged.rulesOut(c.a, puts, rev, reads) })
 		}
 		switch {
 		case len(can) == 0:
-			m.nobody = append(m.nobody, madeByNobody{rev: rev, shown: by, reads: slices.SortedFunc(maps.Keys(reads), func(a, b *answered) int { return cmp.Compare(a.Inv.Index, b.Inv.Index) })})
+			m.nobody = append(m.nobody, madeByNobody{rev: rev, shown: by, reads: byIndex(reads), revokes: byIndex(revokes)})
 			continue
 		case len(can) > maxMakers:
 			continue
@@ -352,6 +366,11 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 	return m
 }
 
+// byIndex are the answers of a set in the order of their invocations.
+func byIndex(set map[*answered]bool) []*answered {
+	return slices.SortedFunc(maps.Keys(set), func(a, b *answered) int { return cmp.Compare(a.Inv.Index, b.Inv.Index) })
+}
+
 // reportNobody reports the revisions no write can have made whose first
 // sign was an answer to an operation f ("revision-never-made"); those a
 // linearizable answer showed first are etcd-kv's to find.
@@ -362,13 +381,19 @@ func (m revisionMakers) reportNobody(f string, found *analysis.FindingList) {
 		}
 		why := "none that was sent could write a key that existed"
 		ops := nb.shown.ops
-		if len(nb.reads) > 0 {
-			var srcs []string
-			for _, r := range nb.reads {
-				srcs = append(srcs, r.src())
-				ops = append(ops, r.ops()...)
+		srcs := func(as []*answered) string {
+			var out []string
+			for _, a := range as {
+				out = append(out, a.src())
+				ops = append(ops, a.ops()...)
 			}
-			why += ", or a key that " + strings.Join(srcs, " and ") + " showed left as it was there"
+			return strings.Join(out, " and ")
+		}
+		if len(nb.reads) > 0 {
+			why += ", or a key that " + srcs(nb.reads) + " showed left as it was there"
+		}
+		if len(nb.revokes) > 0 {
+			why += ", or put a key on a lease that " + srcs(nb.revokes) + " had ended below it"
 		}
 		found.Add(func() analysis.Finding {
 			return analysis.Finding{Kind: "revision-never-made", Explanation: fmt.Sprintf(

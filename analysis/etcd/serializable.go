@@ -57,7 +57,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	limit := revisionBound(in.History, answers, initial)
 	store := knowStore(answers, watches, limit)
 	store.makers.reportNobody(etcdop.FRangeSerializable, &found)
-	writes := indexWrites(in.History, answers, initial)
+	writes := indexWrites(in.History, answers, initial, store.makers)
 	seen := watchesSeen(watches)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange
@@ -87,6 +87,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 		for _, kv := range resp.Results[0].KVs {
 			if kv.Mod <= resp.Revision && kvFlaw(kv) == "" { // else judge reports it
 				writes.checkOrigin(etcdop.WatchEvent{Type: "put", KV: kv}, p.Done.Time, what, ops, readOrigin, &found)
+				checkLeaseLive(kv, resp.Revision, writes.ends, what, ops, readOrigin.phantom, &found)
 			}
 		}
 		seen = append(seen, observed{at: p.Done.Time, rev: resp.Revision, src: what, ops: ops})

@@ -134,7 +134,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			known[eventAt{e.ev.KV.Mod, e.ev.KV.Key}] = e
 		}
 	}
-	writes := indexWrites(in.History, answers, initial)
+	writes := indexWrites(in.History, answers, initial, makers)
 	for _, w := range watches {
 		checkReliable(w, known, &found)
 		writes.checkOrigins(w, &found)
