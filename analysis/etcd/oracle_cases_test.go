@@ -194,6 +194,13 @@ func TestOracleEtcdCases(t *testing.T) {
 				watch(0, 0, 1, etcdop.WatchRequest{Key: "a", End: "\x00"}, resp(3, wput("c", "3", 2, 3, 2))),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// etcd's store begins empty at revision 1: no key was
+			// created there.
+			name:  "a key created at revision 1",
+			h:     sget((&kvh{}).put(1, 0, 0.1, "a", "1", 0, 2).put(1, 0.1, 0.2, "a", "1", 0, 3), 0, 0.3, 0.4, "a", 3, kv("a", "1", 1, 3, 2)),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

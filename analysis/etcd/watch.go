@@ -286,6 +286,8 @@ func kvFlaw(kv etcdop.KV) string {
 		return fmt.Sprintf("%s has create revision %d, mod revision %d and version %d", kv.Key, kv.Create, kv.Mod, kv.Version)
 	case (kv.Version == 1) != (kv.Create == kv.Mod):
 		return fmt.Sprintf("%s has version %d, yet create revision %d and mod revision %d", kv.Key, kv.Version, kv.Create, kv.Mod)
+	case kv.Create < 2:
+		return fmt.Sprintf("%s has create revision %d, though etcd's store begins empty at revision 1", kv.Key, kv.Create)
 	}
 	return ""
 }
