@@ -201,6 +201,16 @@ func TestOracleEtcdCases(t *testing.T) {
 			h:     sget((&kvh{}).put(1, 0, 0.1, "a", "1", 0, 2).put(1, 0.1, 0.2, "a", "1", 0, 3), 0, 0.3, 0.4, "a", 3, kv("a", "1", 1, 3, 2)),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// b's lease was granted for 600 s: it cannot expire in the
+			// first second, and the revoke was sent after the delete
+			// event came.
+			name: "a delete event of a leased key before its revoke was sent and long before its lease could expire",
+			h: grant(&kvh{}).put(1, 0.2, 0.3, "b", "1", 7, 2).put(3, 0.05, 0.95, "c", "1", 0, 4).
+				watch(0, 0.1, 0.5, etcdop.WatchRequest{Key: "b", Rev: 2}, resp(2, etcdop.WatchEvent{Type: "put", KV: etcdop.KV{Key: "b", Value: "1", Create: 2, Mod: 2, Version: 1, Lease: 7}}), resp(3, wdel("b", 3))).
+				op(2, 0.6, 0.7, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 3}),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

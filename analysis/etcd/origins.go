@@ -22,9 +22,9 @@ type writeIndex struct {
 	puts    map[keyValue][]answered // by key and value
 	deletes []answered              // deletes of a key or a range, of any branch
 	revokes []answered
-	// leased: keys some put gave a lease to, and the first such put: the
-	// lease may expire, and the key go, after it was invoked.
-	leased map[string]answered
+	// leased: keys some put gave a lease to, with the put after which
+	// its lease can first expire, and the key go.
+	leased map[string]leasedKey
 	txns   map[int64]answered // ok transactions with writes, by revision
 	made   map[int64]answered // ok writes, by the revision they made
 	// madeRevs are made's revisions in order; putAt, by key, those of
@@ -50,16 +50,33 @@ type writeIndex struct {
 	sole map[int]soleEvent
 }
 
+// leasedKey is a put that gave a key a lease, and the earliest the lease
+// can expire: its grant's TTL after the grant was sent, or, with no grant
+// in the history, when the put was.
+type leasedKey struct {
+	put     answered
+	expires time.Duration
+}
+
 type soleEvent struct {
 	ev  etcdop.WatchEvent
 	ops []history.Op // the watch that got it
 }
 
 func indexWrites(h []history.Op, answers []answered, initial int64, elim revisionMakers) writeIndex {
-	x := writeIndex{initial: initial, elim: elim, ends: leaseEnds(answers), puts: map[keyValue][]answered{}, leased: map[string]answered{}, txns: map[int64]answered{}, made: map[int64]answered{}, putAt: map[string][]int64{}, sole: map[int]soleEvent{}}
+	x := writeIndex{initial: initial, elim: elim, ends: leaseEnds(answers), puts: map[keyValue][]answered{}, leased: map[string]leasedKey{}, txns: map[int64]answered{}, made: map[int64]answered{}, putAt: map[string][]int64{}, sole: map[int]soleEvent{}}
 	x.any = slices.ContainsFunc(h, func(op history.Op) bool {
 		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn || op.F == etcdop.FLeaseRevoke
 	})
+	granted := map[int64]time.Duration{} // by lease, the earliest its grant's TTL can have passed
+	for _, a := range answers {
+		if a.Inv.F != etcdop.FLeaseGrant || a.resp == nil {
+			continue
+		}
+		if t, ok := granted[a.resp.Lease]; !ok || a.Inv.Time+grantTTL(a.Pair) < t {
+			granted[a.resp.Lease] = a.Inv.Time + grantTTL(a.Pair)
+		}
+	}
 	for _, a := range answers {
 		if a.Inv.F == etcdop.FLeaseRevoke {
 			x.revokes = append(x.revokes, a)
@@ -70,8 +87,12 @@ func indexWrites(h []history.Op, answers []answered, initial int64, elim revisio
 			case etcdop.FPut:
 				kv := keyValue{op.Key, op.Value}
 				x.puts[kv] = append(x.puts[kv], a)
-				if first, ok := x.leased[op.Key]; op.Lease != 0 && (!ok || a.Inv.Time < first.Inv.Time) {
-					x.leased[op.Key] = a
+				expires := a.Inv.Time
+				if t, ok := granted[op.Lease]; ok {
+					expires = max(expires, t)
+				}
+				if first, ok := x.leased[op.Key]; op.Lease != 0 && (!ok || expires < first.expires) {
+					x.leased[op.Key] = leasedKey{a, expires}
 				}
 			case etcdop.FDelete:
 				deletes = true
@@ -207,14 +228,27 @@ func (x writeIndex) checkOrigin(e etcdop.WatchEvent, at time.Duration, src strin
 				src, describeEvent(e), e.KV.Mod, e.KV.Create, a.src(), e.KV.Key), Ops: slices.Concat(ops, a.ops())}
 		})
 	}
-	if len(makers) == 1 && (e.Type == "put" || x.leased[e.KV.Key].Inv != makers[0].Inv) { // not the lease's expiry
+	expiry := func(a answered) bool { return e.Type == "delete" && x.leased[e.KV.Key].put.Inv == a.Inv }
+	if len(makers) == 1 && !expiry(makers[0]) {
 		x.soleMaker(makers[0], e, ops, k.phantom, found)
 	}
-	if first := slices.MinFunc(makers, func(a, b answered) int { return cmp.Compare(a.Inv.Time, b.Inv.Time) }); first.Inv.Time > at {
+	// When each maker can first have made it: a write when sent, a
+	// lease's expiry when it can first expire.
+	from := func(a answered) time.Duration {
+		if expiry(a) {
+			return x.leased[e.KV.Key].expires
+		}
+		return a.Inv.Time
+	}
+	if first := slices.MinFunc(makers, func(a, b answered) int { return cmp.Compare(from(a), from(b)) }); from(first) > at {
+		what := fmt.Sprintf("%s, the first write that can have made it, was invoked", first.src())
+		if expiry(first) {
+			what = fmt.Sprintf("the lease %s gave %s, the first that can have deleted it, could expire", first.src(), e.KV.Key)
+		}
 		found.Add(func() analysis.Finding {
 			return analysis.Finding{Kind: k.early, Explanation: fmt.Sprintf(
-				"%s got %s at revision %d at %s, before %s, the first write that can have made it, was invoked at %s.",
-				src, describeEvent(e), e.KV.Mod, at, first.src(), first.Inv.Time), Ops: slices.Concat(ops, first.ops())}
+				"%s got %s at revision %d at %s, before %s at %s.",
+				src, describeEvent(e), e.KV.Mod, at, what, from(first)), Ops: slices.Concat(ops, first.ops())}
 		})
 	}
 }
@@ -292,8 +326,8 @@ func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered) {
 			makers = append(makers, a)
 		}
 	}
-	if put, ok := x.leased[e.KV.Key]; ok {
-		makers = append(makers, put)
+	if l, ok := x.leased[e.KV.Key]; ok {
+		makers = append(makers, l.put)
 	}
 	return makers
 }
