@@ -2,11 +2,13 @@ package etcd
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"time"
 
+	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
@@ -99,18 +101,21 @@ func (p firstPuts) writableFrom(a answered, sent time.Duration) (time.Duration, 
 // the key left as it was: a key returned with mod revision m by a read at
 // revision r was written at no revision of (m, r]; a key of its range it
 // left out, which no write sent before its answer can have deleted, was
-// written at none up to r (a key, once there, stays until deleted).
+// written at none up to r (a key, once there, stays until deleted). So
+// too a key a read or a watch's event showed created at c, which no
+// write sent before that answer can have deleted: it was absent at c-1,
+// so written at none up to c-1.
 type keySpans map[string][]revSpan
 
-// revSpan is the revisions (after, upTo], with the reads that showed
+// revSpan is the revisions (after, upTo], with the answers that showed
 // them.
 type revSpan struct {
 	after, upTo int64
-	by          []revSpan // merged into it: each from one read
-	read        *answered
+	by          []revSpan // merged into it: each from one answer
+	read        *observed
 }
 
-func unchangedKeys(answers []answered, puts firstPuts) keySpans {
+func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpans {
 	// When a write that can delete each key was first sent: a delete
 	// of it, or a revoke of a lease a put gave it, or the lease's expiry
 	// (the put's own time, for a lease no grant in the history names).
@@ -150,11 +155,20 @@ func unchangedKeys(answers []answered, puts firstPuts) keySpans {
 		}
 	}
 	s := keySpans{}
-	for n := range answers {
-		a := &answers[n]
+	undeleted := func(key string, by time.Duration) bool {
+		t, ok := deleter[key]
+		return !ok || t >= by
+	}
+	created := func(kv etcdop.KV, o *observed) {
+		if kv.Create > 1 && kv.Create <= kv.Mod && undeleted(kv.Key, o.at) {
+			s[kv.Key] = append(s[kv.Key], revSpan{after: 0, upTo: kv.Create - 1, read: o})
+		}
+	}
+	for _, a := range answers {
 		if a.resp == nil {
 			continue
 		}
+		o := &observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()}
 		for i, op := range a.branch() {
 			if op.F != etcdop.FRange || i >= len(a.resp.Results) {
 				continue
@@ -164,12 +178,24 @@ func unchangedKeys(answers []answered, puts firstPuts) keySpans {
 			for _, kv := range a.resp.Results[i].KVs {
 				returned[kv.Key] = true
 				if kv.Mod < rev {
-					s[kv.Key] = append(s[kv.Key], revSpan{after: kv.Mod, upTo: rev, read: a})
+					s[kv.Key] = append(s[kv.Key], revSpan{after: kv.Mod, upTo: rev, read: o})
 				}
+				created(kv, o)
 			}
 			for _, key := range puts.keysIn(op.Key, op.End, math.MaxInt64) {
-				if t, ok := deleter[key]; !returned[key] && (!ok || t >= a.Done.Time) {
-					s[key] = append(s[key], revSpan{after: 0, upTo: rev, read: a})
+				if !returned[key] && undeleted(key, a.Done.Time) {
+					s[key] = append(s[key], revSpan{after: 0, upTo: rev, read: o})
+				}
+			}
+		}
+	}
+	for _, w := range watches {
+		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
+		for _, r := range w.res.Responses {
+			o := &observed{at: r.Time, rev: responseRevision(r), src: src, ops: w.proof()}
+			for _, e := range r.Events {
+				if e.Type == "put" {
+					created(e.KV, o)
 				}
 			}
 		}
@@ -190,8 +216,8 @@ func unchangedKeys(answers []answered, puts firstPuts) keySpans {
 	return s
 }
 
-// holds finds a read that showed key left as it was at rev.
-func (s keySpans) holds(key string, rev int64) (*answered, bool) {
+// holds finds an answer that showed key left as it was at rev.
+func (s keySpans) holds(key string, rev int64) (*observed, bool) {
 	spans := s[key]
 	i, _ := slices.BinarySearchFunc(spans, rev, func(sp revSpan, r int64) int { return cmp.Compare(sp.after, r) })
 	if i == 0 || rev > spans[i-1].upTo {
@@ -208,8 +234,8 @@ func (s keySpans) holds(key string, rev int64) (*answered, bool) {
 // rulesOut says whether a can have made revision rev only by writing keys
 // left as they were there (a put its key, a delete the keys of its range
 // that puts wrote, a revoke or a grant's expiry the keys given its lease),
-// and adds the reads that show it to by.
-func (s keySpans) rulesOut(a answered, puts firstPuts, rev int64, by map[*answered]bool) bool {
+// and adds the answers that show it to by.
+func (s keySpans) rulesOut(a answered, puts firstPuts, rev int64, by map[*observed]bool) bool {
 	var keys []string
 	switch a.Inv.F {
 	case etcdop.FLeaseRevoke:
@@ -226,7 +252,7 @@ func (s keySpans) rulesOut(a answered, puts firstPuts, rev int64, by map[*answer
 			}
 		}
 	}
-	reads := map[*answered]bool{}
+	reads := map[*observed]bool{}
 	for _, key := range keys {
 		read, ok := s.holds(key, rev)
 		if !ok {

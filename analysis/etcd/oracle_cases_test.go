@@ -211,6 +211,18 @@ func TestOracleEtcdCases(t *testing.T) {
 				op(2, 0.6, 0.7, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 3}),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// The second watch shows a created at 3, so a was absent at
+			// 2 and no delete was sent: the put of a=3 did not make 2,
+			// and it is the only write sent before the progress
+			// notification at 2.
+			name: "a progress notification at a revision only a put can have made, which a later creation rules out",
+			h: (&kvh{}).put(1, 0.1, 0.3, "a", "3", 0, 0).
+				watch(0, 0.05, 0.4, etcdop.WatchRequest{Key: "a", Progress: true}, etcdop.WatchResponse{Revision: 2, Progress: true}).
+				put(2, 0.6, 0.9, "a", "1", 0, 0).
+				watch(3, 0.35, 0.8, etcdop.WatchRequest{Key: "a", Rev: 3}, resp(3, wput("a", "1", 3, 3, 1))),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

@@ -228,9 +228,11 @@ type revisionMakers struct {
 type madeByNobody struct {
 	rev   int64
 	shown observed
-	// reads showed every write that can otherwise have made it left
-	// its keys as they were, and revokes ended the leases of the rest.
-	reads, revokes []*answered
+	// reads (and watches) showed every write that can otherwise have
+	// made it left its keys as they were, and revokes ended the leases
+	// of the rest.
+	reads   []*observed
+	revokes []*answered
 }
 
 // maxMakers bounds the writes elimination keeps for a revision: past it,
@@ -293,7 +295,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 	if len(seen) == 0 {
 		return m
 	}
-	unchanged := unchangedKeys(answers, puts)
+	unchanged := unchangedKeys(answers, watches, puts)
 	// By revision, highest first, each with the earliest answer that
 	// showed that revision or a later one: it was made by then.
 	slices.SortFunc(seen, func(a, b observed) int { return cmp.Compare(b.rev, a.rev) })
@@ -327,7 +329,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 			active = append(active, open[next])
 		}
 		active = slices.DeleteFunc(active, func(c *candidate) bool { return c.spent })
-		reads := map[*answered]bool{} // that rule candidates out
+		reads := map[*observed]bool{} // that rule candidates out
 		revokes := map[*answered]bool{}
 		can := slices.DeleteFunc(slices.Clone(active), func(c *candidate) bool {
 			if c.upTo < rev {
@@ -341,7 +343,8 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		}
 		switch {
 		case len(can) == 0:
-			m.nobody = append(m.nobody, madeByNobody{rev: rev, shown: by, reads: byIndex(reads), revokes: byIndex(revokes)})
+			m.nobody = append(m.nobody, madeByNobody{rev: rev, shown: by, reads: slices.SortedFunc(maps.Keys(reads), func(a, b *observed) int { return cmp.Compare(a.ops[0].Index, b.ops[0].Index) }),
+				revokes: slices.SortedFunc(maps.Keys(revokes), func(a, b *answered) int { return cmp.Compare(a.Inv.Index, b.Inv.Index) })})
 			continue
 		case len(can) > maxMakers:
 			continue
@@ -366,34 +369,30 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 	return m
 }
 
-// byIndex are the answers of a set in the order of their invocations.
-func byIndex(set map[*answered]bool) []*answered {
-	return slices.SortedFunc(maps.Keys(set), func(a, b *answered) int { return cmp.Compare(a.Inv.Index, b.Inv.Index) })
-}
-
 // reportNobody reports the revisions no write can have made whose first
 // sign was an answer to an operation f ("revision-never-made"); those a
 // linearizable answer showed first are etcd-kv's to find.
 func (m revisionMakers) reportNobody(f string, found *analysis.FindingList) {
 	for _, nb := range m.nobody {
-		if (len(nb.shown.ops) == 0 || nb.shown.ops[0].F != f) && !slices.ContainsFunc(nb.reads, func(a *answered) bool { return a.Inv.F == f }) {
+		if (len(nb.shown.ops) == 0 || nb.shown.ops[0].F != f) && !slices.ContainsFunc(nb.reads, func(o *observed) bool { return o.ops[0].F == f }) {
 			continue
 		}
 		why := "none that was sent could write a key that existed"
 		ops := nb.shown.ops
-		srcs := func(as []*answered) string {
-			var out []string
-			for _, a := range as {
-				out = append(out, a.src())
-				ops = append(ops, a.ops()...)
-			}
-			return strings.Join(out, " and ")
+		var reads, revokes []string
+		for _, o := range nb.reads {
+			reads = append(reads, o.src)
+			ops = append(ops, o.ops...)
 		}
-		if len(nb.reads) > 0 {
-			why += ", or a key that " + srcs(nb.reads) + " showed left as it was there"
+		for _, a := range nb.revokes {
+			revokes = append(revokes, a.src())
+			ops = append(ops, a.ops()...)
 		}
-		if len(nb.revokes) > 0 {
-			why += ", or put a key on a lease that " + srcs(nb.revokes) + " had ended below it"
+		if len(reads) > 0 {
+			why += ", or a key that " + strings.Join(reads, " and ") + " showed left as it was there"
+		}
+		if len(revokes) > 0 {
+			why += ", or put a key on a lease that " + strings.Join(revokes, " and ") + " had ended below it"
 		}
 		found.Add(func() analysis.Finding {
 			return analysis.Finding{Kind: "revision-never-made", Explanation: fmt.Sprintf(
