@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
+	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
@@ -61,18 +62,17 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 	if limit == nil {
 		return m
 	}
-	type candidate struct {
-		a     answered
-		at    time.Duration // the earliest it can have made a revision
-		upTo  int64         // the highest it can have made
-		ended *answered     // the revoke that says so, if any
-		spent bool
-	}
 	var open []*candidate
 	revoked := map[int64]bool{} // revisions acknowledged revokes named
 	var seen []observed
 	puts := putsOf(answers)
 	ends := leaseEnds(answers)
+	granted := map[int64]bool{}
+	for _, a := range answers {
+		if a.Inv.F == etcdop.FLeaseGrant && a.resp != nil {
+			granted[a.resp.Lease] = true
+		}
+	}
 	for _, a := range answers {
 		if a.resp != nil {
 			seen = append(seen, observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()})
@@ -85,7 +85,11 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		case a.Inv.F == etcdop.FLeaseGrant:
 			sent += grantTTL(a.Pair) // its expiry
 		case a.Inv.F == etcdop.FLeaseRevoke:
-			revoked[a.resp.Revision] = true
+			// One of a lease granted here that no put gave a key
+			// deleted nothing, and made no revision.
+			if _, given := puts.leaseRev[a.req.Lease]; given || !granted[a.req.Lease] {
+				revoked[a.resp.Revision] = true
+			}
 			continue
 		default:
 			if madeRevision(a.Inv.F, &a.req, a.resp) {
@@ -94,7 +98,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 			continue
 		}
 		if at, ok := puts.writableFrom(a, sent); ok {
-			c := &candidate{a: a, at: at, upTo: math.MaxInt64}
+			c := &candidate{a: a, at: at, from: puts.lowestRevision(a), upTo: math.MaxInt64}
 			if rev, by, ok := leaseBound(a, ends); ok {
 				c.upTo, c.ended = rev, &by
 			}
@@ -106,6 +110,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		return m
 	}
 	unchanged := unchangedKeys(answers, watches, puts)
+	shownBy := assignShown(open, answers, watches, m.made)
 	// By revision, highest first, each with the earliest answer that
 	// showed that revision or a later one: it was made by then.
 	slices.SortFunc(seen, func(a, b observed) int { return cmp.Compare(b.rev, a.rev) })
@@ -134,6 +139,11 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		if _, ok := m.made[rev]; ok || revoked[rev] {
 			continue
 		}
+		if c, ok := shownBy[rev]; ok {
+			m.open[rev] = []*answered{&c.a}
+			m.learn(rev, []*candidate{c})
+			continue
+		}
 		by := shown(rev)
 		for ; next < len(open) && open[next].at <= by.at; next++ {
 			active = append(active, open[next])
@@ -142,6 +152,9 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		reads := map[*observed]bool{} // that rule candidates out
 		revokes := map[*answered]bool{}
 		can := slices.DeleteFunc(slices.Clone(active), func(c *candidate) bool {
+			if c.from > rev {
+				return true
+			}
 			if c.upTo < rev {
 				revokes[c.ended] = true
 				return true
@@ -166,17 +179,126 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 				m.open[rev] = append(m.open[rev], &c.a)
 			}
 		}
-		if len(can) != 1 || m.expiry[rev] {
+		if m.expiry[rev] {
 			continue
 		}
-		c := can[0]
-		c.spent = true
-		if ev, ok := eventOf(c.a, rev); ok {
-			m.events = append(m.events, knownEvent{ev: ev, ops: c.a.ops(), since: rev,
-				src: fmt.Sprintf("%s, the one write that can have made revision %d", c.a.src(), rev)})
+		if len(can) == 1 {
+			can[0].spent = true
 		}
+		m.learn(rev, can)
 	}
 	return m
+}
+
+// candidate is a write of unknown outcome (or a lease's expiry) that can
+// have made revisions: from a time, and within bounds.
+type candidate struct {
+	a     answered
+	at    time.Duration // the earliest it can have made a revision
+	from  int64         // the lowest it can have made
+	upTo  int64         // the highest it can have made
+	ended *answered     // the revoke that bounds upTo, if any
+	spent bool          // known to have made another
+}
+
+// learn notes the event that made rev, when each of the writes that can
+// have made it, can, would have made the same one.
+func (m *revisionMakers) learn(rev int64, can []*candidate) {
+	var ev etcdop.WatchEvent
+	var ops []history.Op
+	var srcs []string
+	for i, c := range can {
+		e, ok := eventOf(c.a, rev)
+		if !ok || i > 0 && !sameEvent(e, ev) {
+			return
+		}
+		ev = e
+		ops = append(ops, c.a.ops()...)
+		srcs = append(srcs, c.a.src())
+	}
+	if len(can) == 0 {
+		return
+	}
+	src := fmt.Sprintf("%s, the one write that can have made revision %d", srcs[0], rev)
+	if len(srcs) > 1 {
+		src = fmt.Sprintf("%s, each of the writes that can have made revision %d", strings.Join(srcs, " or "), rev)
+	}
+	m.events = append(m.events, knownEvent{ev: ev, ops: ops, since: rev, src: src})
+}
+
+// assignShown are the revisions that a put a watch's event or a read
+// showed gives their makers: the one write of unknown outcome, sent before
+// it was shown and able to make that revision, that puts the key, value
+// and lease shown, when no acknowledged write made it. Each is spent: a
+// write makes one revision at the most. A write so shown at two revisions
+// is left out (the etcd checkers report it).
+func assignShown(open []*candidate, answers []answered, watches []watchOp, made map[int64]answered) map[int64]*candidate {
+	byKV := map[keyValue][]*candidate{}
+	for _, c := range open {
+		for _, op := range c.a.branch() {
+			if op.F == etcdop.FPut {
+				byKV[keyValue{op.Key, op.Value}] = append(byKV[keyValue{op.Key, op.Value}], c)
+			}
+		}
+	}
+	out := map[int64]*candidate{}
+	at := map[*candidate]int64{}
+	show := func(kv etcdop.KV, when time.Duration) {
+		if _, ok := made[kv.Mod]; ok {
+			return
+		}
+		var one *candidate
+		for _, c := range byKV[keyValue{kv.Key, kv.Value}] {
+			if c.at > when || c.from > kv.Mod || c.upTo < kv.Mod || !slices.ContainsFunc(c.a.branch(), func(op etcdop.KVOp) bool {
+				return op.F == etcdop.FPut && op.Key == kv.Key && op.Value == kv.Value && op.Lease == kv.Lease
+			}) {
+				continue
+			}
+			if one != nil && one != c {
+				return // two can
+			}
+			one = c
+		}
+		if one == nil {
+			return
+		}
+		if r, ok := at[one]; ok && r != kv.Mod {
+			delete(out, r)
+			at[one] = 0
+			return
+		}
+		if prev, ok := out[kv.Mod]; ok && prev != one {
+			return
+		}
+		if _, ok := at[one]; !ok {
+			at[one], out[kv.Mod] = kv.Mod, one
+		}
+	}
+	for _, a := range answers {
+		if a.resp == nil {
+			continue
+		}
+		for i, op := range a.branch() {
+			if op.F == etcdop.FRange && i < len(a.resp.Results) {
+				for _, kv := range a.resp.Results[i].KVs {
+					show(kv, a.Done.Time)
+				}
+			}
+		}
+	}
+	for _, w := range watches {
+		for _, r := range w.res.Responses {
+			for _, e := range r.Events {
+				if e.Type == "put" {
+					show(e.KV, r.Time)
+				}
+			}
+		}
+	}
+	for _, c := range out {
+		c.spent = true
+	}
+	return out
 }
 
 // reportNobody reports the revisions no write can have made whose first

@@ -18,33 +18,46 @@ import (
 // only have written keys left as they were there.
 
 // firstPuts is, by key and by lease, when the first put that did not fail
-// and wrote the key, or gave a key the lease, was sent.
+// and wrote the key, or gave a key the lease, was sent, and the lowest
+// revision such a put can have made (0 when one's outcome is unknown).
 type firstPuts struct {
-	byKey   map[string]time.Duration
-	byLease map[int64]time.Duration
+	byKey    map[string]time.Duration
+	byLease  map[int64]time.Duration
+	keyRev   map[string]int64
+	leaseRev map[int64]int64
 	// leased are, by lease, the keys puts gave it.
 	leased map[int64][]string
 }
 
 // putsOf are the first puts of the answers' writes.
 func putsOf(answers []answered) firstPuts {
-	p := firstPuts{byKey: map[string]time.Duration{}, byLease: map[int64]time.Duration{}, leased: map[int64][]string{}}
+	p := firstPuts{byKey: map[string]time.Duration{}, byLease: map[int64]time.Duration{}, keyRev: map[string]int64{}, leaseRev: map[int64]int64{}, leased: map[int64][]string{}}
 	for _, a := range answers {
+		var rev int64
+		if a.resp != nil {
+			rev = a.resp.Revision
+		}
 		for _, op := range a.branch() {
 			if op.F == etcdop.FPut {
-				p.add(op, a.Inv.Time)
+				p.add(op, a.Inv.Time, rev)
 			}
 		}
 	}
 	return p
 }
 
-func (p firstPuts) add(op etcdop.KVOp, at time.Duration) {
+func (p firstPuts) add(op etcdop.KVOp, at time.Duration, rev int64) {
 	if t, ok := p.byKey[op.Key]; !ok || at < t {
 		p.byKey[op.Key] = at
 	}
+	if r, ok := p.keyRev[op.Key]; !ok || rev < r {
+		p.keyRev[op.Key] = rev
+	}
 	if t, ok := p.byLease[op.Lease]; op.Lease != 0 && (!ok || at < t) {
 		p.byLease[op.Lease] = at
+	}
+	if r, ok := p.leaseRev[op.Lease]; op.Lease != 0 && (!ok || rev < r) {
+		p.leaseRev[op.Lease] = rev
 	}
 	if op.Lease != 0 && !slices.Contains(p.leased[op.Lease], op.Key) {
 		p.leased[op.Lease] = append(p.leased[op.Lease], op.Key)
@@ -95,6 +108,39 @@ func (p firstPuts) writableFrom(a answered, sent time.Duration) (time.Duration, 
 		}
 	}
 	return max(first, sent), found
+}
+
+// lowestRevision is the lowest revision write a can have made: any, for
+// one that puts; past a revision a put of a key it deletes made, for a
+// delete; past one a put giving its lease a key made, for a revoke or an
+// expiry (a lease that no put gave a key deletes nothing).
+func (p firstPuts) lowestRevision(a answered) int64 {
+	if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FPut }) {
+		return 0
+	}
+	lowest := int64(math.MaxInt64)
+	switch a.Inv.F {
+	case etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
+		lease := a.req.Lease
+		if a.Inv.F == etcdop.FLeaseGrant {
+			lease = a.resp.Lease
+		}
+		if r, ok := p.leaseRev[lease]; ok {
+			lowest = r + 1
+		}
+	default:
+		for _, op := range a.branch() {
+			if op.F != etcdop.FDelete {
+				continue
+			}
+			for key, r := range p.keyRev {
+				if touches(op, key) {
+					lowest = min(lowest, r+1)
+				}
+			}
+		}
+	}
+	return lowest
 }
 
 // keySpans are, by key, the spans of revisions over which reads showed

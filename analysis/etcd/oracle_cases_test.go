@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"testing"
+	"time"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
@@ -221,6 +222,37 @@ func TestOracleEtcdCases(t *testing.T) {
 				watch(0, 0.05, 0.4, etcdop.WatchRequest{Key: "a", Progress: true}, etcdop.WatchResponse{Revision: 2, Progress: true}).
 				put(2, 0.6, 0.9, "a", "1", 0, 0).
 				watch(3, 0.35, 0.8, etcdop.WatchRequest{Key: "a", Rev: 3}, resp(3, wput("a", "1", 3, 3, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The revoke can make a revision only past 4, where the put
+			// of b gave its lease a key; so 2 was made by one of the puts
+			// of a=1, either way a put of a=1, which the read of a..c at
+			// 2 leaves out.
+			name: "a serializable read leaving out a key one of two like puts put at its revision",
+			h: grant(&kvh{}).put(1, 0.002, 0.024, "a", "1", 0, 0).put(3, 0.022, 0.049, "a", "1", 0, 0).
+				op(2, 0.027, 0.1, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, nil).
+				put(5, 0.05, 0.078, "b", "1", 7, 4).
+				op(4, 0.025, 0.063, etcdop.FRangeSerializable, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a", End: "c"}}},
+					&etcdop.KVResponse{Revision: 2, Member: "m1", Results: []etcdop.KVResult{{}}}),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The watch got b=1 at 2 when only p3's put of it was sent:
+			// p3 made 2. The revoke of lease 7, which no put gave a key,
+			// made no revision, so p6's put made 3, and nothing made 4.
+			name: "an event at a revision left to no one once a watch shows who made an earlier one",
+			h: func() *kvh {
+				h := grant(&kvh{}).put(3, 0.035, 0.043, "b", "1", 0, 0).put(6, 0.047, 0.2, "b", "1", 0, 0).
+					op(5, 0.059, 0.064, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 3})
+				h.Add(0.007, 101, history.Invoke, etcdop.FWatch, etcdop.WatchRequest{Key: "b", Rev: 2, PrevKV: true})
+				first := kv("b", "1", 2, 2, 1)
+				h.Add(0.085, 101, history.Ok, etcdop.FWatch, etcdop.WatchResult{Member: "m1", Responses: []etcdop.WatchResponse{
+					{Time: 44 * time.Millisecond, Revision: 2, Events: []etcdop.WatchEvent{{Type: "put", KV: first}}},
+					{Time: 76 * time.Millisecond, Revision: 4, Events: []etcdop.WatchEvent{withPrev(wput("b", "1", 2, 4, 2), first)}},
+				}})
+				return h
+			}(),
 			valid: false, then: "all valid (miss)",
 		},
 	} {
