@@ -141,7 +141,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		}
 		if c, ok := shownBy[rev]; ok {
 			m.open[rev] = []*answered{&c.a}
-			m.learn(rev, []*candidate{c})
+			m.learn(rev, []*candidate{c}, puts)
 			continue
 		}
 		by := shown(rev)
@@ -185,7 +185,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		if len(can) == 1 {
 			can[0].spent = true
 		}
-		m.learn(rev, can)
+		m.learn(rev, can, puts)
 	}
 	return m
 }
@@ -203,12 +203,12 @@ type candidate struct {
 
 // learn notes the event that made rev, when each of the writes that can
 // have made it, can, would have made the same one.
-func (m *revisionMakers) learn(rev int64, can []*candidate) {
+func (m *revisionMakers) learn(rev int64, can []*candidate, puts firstPuts) {
 	var ev etcdop.WatchEvent
 	var ops []history.Op
 	var srcs []string
 	for i, c := range can {
-		e, ok := eventOf(c.a, rev)
+		e, ok := eventOf(c.a, rev, puts)
 		if !ok || i > 0 && !sameEvent(e, ev) {
 			return
 		}
@@ -370,17 +370,29 @@ func (m revisionMakers) within(rev int64, key, end string) bool {
 }
 
 // eventOf is the event a put or a delete of one key made at rev, when it
-// made rev.
-func eventOf(a answered, rev int64) (etcdop.WatchEvent, bool) {
-	if len(a.req.Then) != 1 || len(a.req.Else) > 0 || a.req.Then[0].End != "" {
+// made rev; a delete of a range made rev by deleting something, so when
+// only one key of the range can have been there before rev, it deleted
+// that one.
+func eventOf(a answered, rev int64, puts firstPuts) (etcdop.WatchEvent, bool) {
+	if len(a.req.Then) != 1 || len(a.req.Else) > 0 {
 		return etcdop.WatchEvent{}, false
 	}
 	op := a.req.Then[0]
 	switch {
 	case a.Inv.F == etcdop.FPut && op.F == etcdop.FPut:
 		return etcdop.WatchEvent{Type: "put", KV: etcdop.KV{Key: op.Key, Value: op.Value, Mod: rev, Lease: op.Lease}}, true
-	case a.Inv.F == etcdop.FDelete && op.F == etcdop.FDelete:
+	case a.Inv.F == etcdop.FDelete && op.F == etcdop.FDelete && op.End == "":
 		return etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: op.Key, Mod: rev}}, true
+	case a.Inv.F == etcdop.FDelete && op.F == etcdop.FDelete:
+		var there []string
+		for key, r := range puts.keyRev {
+			if r < rev && inRange(op.Key, op.End, key) {
+				there = append(there, key)
+			}
+		}
+		if len(there) == 1 {
+			return etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: there[0], Mod: rev}}, true
+		}
 	}
 	return etcdop.WatchEvent{}, false
 }

@@ -19,7 +19,8 @@ import (
 
 // firstPuts is, by key and by lease, when the first put that did not fail
 // and wrote the key, or gave a key the lease, was sent, and the lowest
-// revision such a put can have made (0 when one's outcome is unknown).
+// revision such a put can have made (2, etcd's first write's, when one's
+// outcome is unknown).
 type firstPuts struct {
 	byKey    map[string]time.Duration
 	byLease  map[int64]time.Duration
@@ -33,7 +34,7 @@ type firstPuts struct {
 func putsOf(answers []answered) firstPuts {
 	p := firstPuts{byKey: map[string]time.Duration{}, byLease: map[int64]time.Duration{}, keyRev: map[string]int64{}, leaseRev: map[int64]int64{}, leased: map[int64][]string{}}
 	for _, a := range answers {
-		var rev int64
+		rev := int64(2)
 		if a.resp != nil {
 			rev = a.resp.Revision
 		}

@@ -255,6 +255,28 @@ func TestOracleEtcdCases(t *testing.T) {
 			}(),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// The delete of a..c can make a revision only past one a put
+			// of a or b made, so past 2: b=2 made 2, which the read of
+			// a..c at 2 leaves out.
+			name: "a serializable read at the first revision, which a delete cannot have made",
+			h: (&kvh{}).put(0, 0.007, 0.01, "b", "2", 0, 0).
+				op(3, 0.037, 0.2, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, nil).
+				put(6, 0.06, 0.073, "c", "3", 0, 4).
+				op(4, 0.045, 0.064, etcdop.FRangeSerializable, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a", End: "c"}}},
+					&etcdop.KVResponse{Revision: 2, Member: "m1", Results: []etcdop.KVResult{{}}}),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The watch shows a=3 made 2; b was put only at 4, so the
+			// delete of a..c, the one write left to make 3, deleted a
+			// there, and the watch of a from 2 missed it.
+			name: "a watch missing the delete of the one key a range delete can have deleted",
+			h: (&kvh{}).op(0, 0, 0.018, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, nil).
+				put(1, 0.004, 0.2, "a", "3", 0, 0).put(3, 0.032, 0.041, "b", "1", 0, 4).
+				watch(9, 0.013, 0.08, etcdop.WatchRequest{Key: "a", Rev: 2, Progress: true}, resp(2, wput("a", "3", 2, 2, 1)), etcdop.WatchResponse{Revision: 4, Progress: true}),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)
