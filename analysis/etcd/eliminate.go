@@ -34,6 +34,9 @@ type revisionMakers struct {
 	// nobody are the revisions no write in the history can have made,
 	// each with the first answer that showed it.
 	nobody []madeByNobody
+	// unchanged are the spans over which reads and creations showed keys
+	// left as they were.
+	unchanged keySpans
 }
 
 type madeByNobody struct {
@@ -110,6 +113,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		return m
 	}
 	unchanged := unchangedKeys(answers, watches, puts)
+	m.unchanged = unchanged
 	shownBy := assignShown(open, answers, watches, m.made)
 	// By revision, highest first, each with the earliest answer that
 	// showed that revision or a later one: it was made by then.
@@ -291,6 +295,9 @@ func assignShown(open []*candidate, answers []answered, watches []watchOp, made 
 			for _, e := range r.Events {
 				if e.Type == "put" {
 					show(e.KV, r.Time)
+				}
+				if e.Prev != nil && e.Prev.Mod < e.KV.Mod {
+					show(*e.Prev, r.Time)
 				}
 			}
 		}

@@ -277,6 +277,26 @@ func TestOracleEtcdCases(t *testing.T) {
 				watch(9, 0.013, 0.08, etcdop.WatchRequest{Key: "a", Rev: 2, Progress: true}, resp(2, wput("a", "3", 2, 2, 1)), etcdop.WatchResponse{Revision: 4, Progress: true}),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// The read at 3 returned a as put at 2: nothing wrote a at 3,
+			// yet the watch got its delete there.
+			name: "a watch's delete at a revision a read showed its key left as it was",
+			h: (&kvh{}).put(2, 0.021, 0.034, "a", "2", 0, 0).put(0, 0, 0.018, "b", "3", 0, 0).
+				op(4, 0.04, 0.056, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, nil).
+				get(3, 0.021, 0.055, "a", "", 3, kv("a", "2", 2, 2, 1)).
+				watch(9, 0.018, 0.064, etcdop.WatchRequest{Key: "a"}, resp(3, wdel("a", 3))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// b=1 made 2 (the previous key shows it), so the delete of
+			// a..c made 3, deleting b: b=2 at 4 cannot have been created
+			// at 2.
+			name: "an event created before a delete of its key that elimination shows",
+			h: (&kvh{}).put(0, 0, 0.035, "b", "1", 0, 0).put(4, 0.032, 0.074, "b", "2", 0, 4).
+				op(2, 0.006, 0.2, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, nil).
+				watch(9, 0.026, 0.09, etcdop.WatchRequest{Key: "b", PrevKV: true}, resp(4, withPrev(wput("b", "2", 2, 4, 2), kv("b", "1", 2, 2, 1)))),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

@@ -44,6 +44,9 @@ type writeIndex struct {
 	// revision; ends, the revokes that ended leases, by lease.
 	elim revisionMakers
 	ends map[int64]answered
+	// removed are, by key, the deletes known from answers and from
+	// elimination, in no order.
+	removed map[string][]knownEvent
 	// sole is, for each write (by its invocation's index) that alone can
 	// have made some event, the first such event: a write makes one
 	// revision at the most.
@@ -64,7 +67,7 @@ type soleEvent struct {
 }
 
 func indexWrites(h []history.Op, answers []answered, initial int64, elim revisionMakers) writeIndex {
-	x := writeIndex{initial: initial, elim: elim, ends: leaseEnds(answers), puts: map[keyValue][]answered{}, leased: map[string]leasedKey{}, txns: map[int64]answered{}, made: map[int64]answered{}, putAt: map[string][]int64{}, sole: map[int]soleEvent{}}
+	x := writeIndex{initial: initial, elim: elim, ends: leaseEnds(answers), removed: map[string][]knownEvent{}, puts: map[keyValue][]answered{}, leased: map[string]leasedKey{}, txns: map[int64]answered{}, made: map[int64]answered{}, putAt: map[string][]int64{}, sole: map[int]soleEvent{}}
 	x.any = slices.ContainsFunc(h, func(op history.Op) bool {
 		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn || op.F == etcdop.FLeaseRevoke
 	})
@@ -109,6 +112,11 @@ func indexWrites(h []history.Op, answers []answered, initial int64, elim revisio
 		}
 		if a.resp != nil && slices.ContainsFunc(a.rangeDeletes(), func(i int) bool { return a.resp.Results[i].Deleted > 0 }) {
 			x.ranged = append(x.ranged, a)
+		}
+	}
+	for _, e := range slices.Concat(answeredEvents(answers), elim.events) {
+		if e.ev.Type == "delete" {
+			x.removed[e.ev.KV.Key] = append(x.removed[e.ev.KV.Key], e)
 		}
 	}
 	for rev, a := range x.made {
@@ -218,8 +226,11 @@ func (x writeIndex) checkOrigin(e etcdop.WatchEvent, at time.Duration, src strin
 		})
 	}
 	x.checkLeftAlone(e, e.KV.Mod, src, ops, k, found)
+	x.checkUnchanged(e, e.KV.Mod, src, ops, k, found)
 	if e.Type == "put" && e.KV.Create > x.initial && e.KV.Create < e.KV.Mod {
 		x.checkLeftAlone(e, e.KV.Create, src, ops, k, found)
+		x.checkUnchanged(e, e.KV.Create, src, ops, k, found)
+		x.checkDeletedSince(e, src, ops, k, found)
 	}
 	if a, wrong := x.createdBy(e.KV); e.Type == "put" && wrong {
 		found.Add(func() analysis.Finding {
@@ -270,6 +281,36 @@ func (x writeIndex) checkLeftAlone(e etcdop.WatchEvent, rev int64, src string, o
 			"%s got %s, which says %s was written at revision %d; only %s can have made that revision, and none writes %s.",
 			src, describeEvent(e), e.KV.Key, rev, strings.Join(srcs, " or "), e.KV.Key), Ops: ops}
 	})
+}
+
+// checkUnchanged finds event e saying its key was written at revision
+// rev (its mod or create revision), where a read, or a creation, showed
+// the key left as it was.
+func (x writeIndex) checkUnchanged(e etcdop.WatchEvent, rev int64, src string, ops []history.Op, k origin, found *analysis.FindingList) {
+	read, ok := x.elim.unchanged.holds(e.KV.Key, rev)
+	if !ok {
+		return
+	}
+	found.Add(func() analysis.Finding {
+		return analysis.Finding{Kind: k.divergent, Explanation: fmt.Sprintf(
+			"%s got %s, which says %s was written at revision %d, but %s showed it left as it was there.",
+			src, describeEvent(e), e.KV.Key, rev, read.src), Ops: slices.Concat(ops, read.ops)}
+	})
+}
+
+// checkDeletedSince finds a put event e whose key a known delete removed
+// after its create revision, at or before its own.
+func (x writeIndex) checkDeletedSince(e etcdop.WatchEvent, src string, ops []history.Op, k origin, found *analysis.FindingList) {
+	for _, d := range x.removed[e.KV.Key] {
+		if r := d.ev.KV.Mod; e.KV.Create < r && r <= e.KV.Mod {
+			found.Add(func() analysis.Finding {
+				return analysis.Finding{Kind: k.divergent, Explanation: fmt.Sprintf(
+					"%s got %s, created at revision %d, but %s deleted %s at revision %d, in between.",
+					src, describeEvent(e), e.KV.Create, d.src, e.KV.Key, r), Ops: slices.Concat(ops, d.ops)}
+			})
+			return
+		}
+	}
 }
 
 // createdBy finds the write that made the revision a key says it was
