@@ -37,6 +37,7 @@ type revisionMakers struct {
 	// unchanged are the spans over which reads and creations showed keys
 	// left as they were.
 	unchanged keySpans
+	puts      firstPuts
 }
 
 type madeByNobody struct {
@@ -113,7 +114,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		return m
 	}
 	unchanged := unchangedKeys(answers, watches, puts)
-	m.unchanged = unchanged
+	m.unchanged, m.puts = unchanged, puts
 	shownBy := assignShown(open, answers, watches, m.made)
 	// By revision, highest first, each with the earliest answer that
 	// showed that revision or a later one: it was made by then.
@@ -343,10 +344,14 @@ func (m revisionMakers) reportNobody(f string, found *analysis.FindingList) {
 
 // untouched says whether revision rev is known to have left key as it
 // was: made by an acknowledged write, or only by writes of unknown outcome
-// (no lease's expiry), none of which writes key.
+// (no lease's expiry), none of which writes key; a revoke deletes only
+// keys puts gave its lease.
 func (m revisionMakers) untouched(rev int64, key string) bool {
 	writes := func(a answered) bool {
-		return slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return touches(op, key) }) || a.Inv.F == etcdop.FLeaseRevoke
+		if a.Inv.F == etcdop.FLeaseRevoke {
+			return m.puts.leased == nil || slices.Contains(m.puts.leased[a.req.Lease], key)
+		}
+		return slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return touches(op, key) })
 	}
 	if a, ok := m.made[rev]; ok {
 		return !writes(a)

@@ -297,6 +297,14 @@ func TestOracleEtcdCases(t *testing.T) {
 				watch(9, 0.026, 0.09, etcdop.WatchRequest{Key: "b", PrevKV: true}, resp(4, withPrev(wput("b", "2", 2, 4, 2), kv("b", "1", 2, 2, 1)))),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// Only the revoke of lease 7, which only a had, can have made
+			// 4: b, put at 3 without a lease, is still there.
+			name: "a serializable read leaving out a key a revoke of another key's lease cannot have deleted",
+			h: sget(grant(&kvh{}).put(1, 0.2, 0.3, "a", "1", 7, 2).put(2, 0.3, 0.4, "b", "1", 0, 3).
+				op(3, 0.5, 2, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, nil), 4, 0.6, 0.7, "b", 4),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)
