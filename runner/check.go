@@ -29,7 +29,8 @@ type FileCheck struct {
 	// Initial is the registers' value before the history (JSON); nil is absent.
 	Initial json.RawMessage
 	// Out is the folder for visualizations, and with Details for
-	// analysis.json and the report too (what chaos check FILE writes).
+	// analysis.json and the report too (what chaos check FILE writes);
+	// none, the verdict alone.
 	Out     string
 	Details bool
 }
@@ -51,8 +52,10 @@ func CheckFile(ctx context.Context, path string, c FileCheck) (analysis.Report, 
 		in.Initial = c.Initial
 	}
 	in.Dir = c.Out
-	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
-		return analysis.Report{}, err
+	if in.Dir != "" { // else the verdict alone, nothing drawn
+		if err := os.MkdirAll(in.Dir, 0o755); err != nil {
+			return analysis.Report{}, err
+		}
 	}
 	rep := analysis.Run(ctx, []analysis.Checker{checker}, in)
 	noteReversals(&rep, history.FindReversals(in.History))

@@ -16,10 +16,15 @@ import (
 
 // BenchmarkEtcdLogsChaos is what chaos check FILE does on each of the 102
 // etcd logs with a verdict: detect the format, parse, check with the
-// cas-register checker. Compare with BenchmarkEtcdLogsPorcupine.
-func BenchmarkEtcdLogsChaos(b *testing.B) {
+// cas-register checker, and draw each illegal key. Compare with
+// BenchmarkEtcdLogsPorcupineDrawn; BenchmarkEtcdLogsChaosVerdict, the
+// verdict alone, with BenchmarkEtcdLogsPorcupine.
+func BenchmarkEtcdLogsChaos(b *testing.B) { benchmarkEtcdLogsChaos(b, b.TempDir()) }
+
+func BenchmarkEtcdLogsChaosVerdict(b *testing.B) { benchmarkEtcdLogsChaos(b, "") }
+
+func benchmarkEtcdLogsChaos(b *testing.B, out string) {
 	cases := etcdVerdicts(b)
-	out := b.TempDir()
 	b.ResetTimer()
 	for range b.N {
 		for _, c := range cases {
@@ -49,6 +54,33 @@ func BenchmarkEtcdLogsPorcupine(b *testing.B) {
 			}
 			if ok := porcupine.CheckEvents(etcdModel, events); ok != (c.want == "true") {
 				b.Fatalf("%s: %t, expected %s", c.file, ok, c.want)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(cases)), "ns/log")
+}
+
+// BenchmarkEtcdLogsPorcupineDrawn is porcupine as its users see why a
+// log is illegal: CheckEventsVerbose, and the visualization of each
+// illegal one.
+func BenchmarkEtcdLogsPorcupineDrawn(b *testing.B) {
+	cases := etcdVerdicts(b)
+	out := b.TempDir()
+	b.ResetTimer()
+	for range b.N {
+		for i, c := range cases {
+			events, err := parseJepsenLog(filepath.Join(refDir, c.file))
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, info := porcupine.CheckEventsVerbose(etcdModel, events, 0)
+			if (res == porcupine.Ok) != (c.want == "true") {
+				b.Fatalf("%s: %s, expected %s", c.file, res, c.want)
+			}
+			if res == porcupine.Illegal {
+				if err := porcupine.VisualizePath(etcdModel, info, filepath.Join(out, strconv.Itoa(i)+".html")); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 	}
