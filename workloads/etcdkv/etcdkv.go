@@ -114,6 +114,13 @@ type Params struct {
 	// (etcd #15271 went back in time only on a watch that was open
 	// before its member fell behind).
 	WatchSpan plans.Duration `yaml:"watch_span" json:"watch_span"`
+	// WatchFrom is where each watch starts: "last", after the revision
+	// the watcher last got to (the default), or "compacted", at the
+	// member's compaction revision: each watch after one that was not
+	// answered "compacted" asks for revision 1, and the next opens at the
+	// revision that answer names (etcd #19179 lost the event at exactly
+	// that revision on a member restarted in the middle of a compaction).
+	WatchFrom string `yaml:"watch_from" json:"watch_from"`
 	// LeaseTTL is the TTL each worker's lease is granted with (default
 	// an hour, whole seconds): short ones, kept alive by the keepalive
 	// kind, expire unless renewed, as Kubernetes' leases do.
@@ -136,6 +143,13 @@ func (Workload) Check(ps *Params, s workloads.Setting) error {
 	}
 	if ps.WatchSpan.Duration < 100*time.Millisecond {
 		return plans.Fieldf("watch_span", "%s: expected at least 100ms", ps.WatchSpan)
+	}
+	switch ps.WatchFrom {
+	case "":
+		ps.WatchFrom = watchFromLast
+	case watchFromLast, watchFromCompacted:
+	default:
+		return plans.Fieldf("watch_from", "%q: expected %s or %s", ps.WatchFrom, watchFromLast, watchFromCompacted)
 	}
 	if ps.LeaseTTL.Duration == 0 {
 		ps.LeaseTTL.Duration = defaultLeaseTTL
@@ -209,7 +223,8 @@ func (Workload) Run(ctx context.Context, cfg workloads.Client[Params], h *histor
 	return workloads.Workers(ctx, cfg.Config, h, workers, func(ctx context.Context, process int, h *history.Appender) error {
 		rng := plans.Rand(cfg.Seed, plans.ClientStream(process))
 		if process >= cfg.Process+ps.Concurrency*cfg.Clients {
-			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng, progress: *ps.Progress, span: ps.WatchSpan.Duration}).run(ctx)
+			return (&watcher{cli: cli, h: h, clock: history.Clock{Start: cfg.ClockStart}, rng: rng, progress: *ps.Progress, span: ps.WatchSpan.Duration,
+				fromCompacted: ps.WatchFrom == watchFromCompacted}).run(ctx)
 		}
 		c := &client{cli: cli, h: h, process: process, keys: ps.Keys, seen: map[string]etcdop.KV{},
 			rng: rng, ttl: int64(ps.LeaseTTL.Duration / time.Second)}

@@ -49,14 +49,15 @@ func TestProfilesAndLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ps.Profile != "mixed" || ps.Rate != 0 || ps.Mix[kindGet] != 4 || ps.Mix[kindMulti] != 1 || ps.WatchSpan.Duration != 5*time.Second {
-		t.Errorf("the default: profile %q, rate %g, mix %v, watch span %s", ps.Profile, ps.Rate, ps.Mix, ps.WatchSpan)
+	if ps.Profile != "mixed" || ps.Rate != 0 || ps.Mix[kindGet] != 4 || ps.Mix[kindMulti] != 1 || ps.WatchSpan.Duration != 5*time.Second || ps.WatchFrom != "last" {
+		t.Errorf("the default: profile %q, rate %g, mix %v, watch span %s, from %q", ps.Profile, ps.Rate, ps.Mix, ps.WatchSpan, ps.WatchFrom)
 	}
 	for section, want := range map[string]string{
 		"  profile: web\n":          "kubernetes, mixed, put-delete-lease",
 		"  load: medium\n":          "expected low or high",
 		"  load: low\n  rate: 10\n": "give one of them",
 		"  watch_span: 10ms\n":      "expected at least 100ms",
+		"  watch_from: first\n":     "expected last or compacted",
 	} {
 		if _, err := check(t, section); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "t.yaml:") {
 			t.Errorf("%q: error %v, want one with the file and %q", section, err, want)

@@ -38,7 +38,17 @@ type watcher struct {
 	// resumes with a new one (the plan's watch_span).
 	span    time.Duration
 	watches int // opened so far
+	// fromCompacted starts each watch at the member's compaction
+	// revision (the plan's watch_from: compacted); compacted says the
+	// last watch was answered that its start was compacted.
+	fromCompacted, compacted bool
 }
+
+// The plan's watch_from.
+const (
+	watchFromLast      = "last"
+	watchFromCompacted = "compacted"
+)
 
 func (w *watcher) run(ctx context.Context) error {
 	w.next = 1
@@ -46,6 +56,9 @@ func (w *watcher) run(ctx context.Context) error {
 		broke, err := w.record(ctx, 0)
 		if err != nil {
 			return err
+		}
+		if w.fromCompacted && !w.compacted {
+			w.next = 1 // to be told the compaction revision, and open there next
 		}
 		if broke { // a member without a leader cancels at once: not a hot loop
 			select {
@@ -182,5 +195,6 @@ func (w *watcher) response(wr clientv3.WatchResponse) etcdop.WatchResponse {
 	case r.Compacted > 0:
 		w.next = max(w.next, r.Compacted) // what came before it is gone
 	}
+	w.compacted = r.Compacted > 0
 	return r
 }
