@@ -16,6 +16,9 @@ type FaultWindow struct {
 	Kind       string
 	Victims    []string // the start's completion value: who was hit, and how
 	Start, End time.Duration
+	// Hit is when its start completed, naming its victims: when it took
+	// hold (a crash point's, when it fired).
+	Hit time.Duration
 	// From and To are the history indices of the start's invocation and
 	// the end's completion; To is -1 when the fault was never healed.
 	From, To int
@@ -41,7 +44,6 @@ func faultWindows(ops []Op) (hit, missed []FaultWindow) {
 	type window struct {
 		FaultWindow
 		ended, named bool
-		gaveUp       time.Duration // when its start completed
 	}
 	var ws []*window
 	var last time.Duration
@@ -67,7 +69,7 @@ func faultWindows(ops []Op) (hit, missed []FaultWindow) {
 			if op.Type == Invoke {
 				ws = append(ws, &window{FaultWindow: FaultWindow{Kind: kind, Start: op.Time, From: op.Index, To: -1}})
 			} else if w := open(kind, func(w *window) bool { return !w.named }); w != nil {
-				w.Victims, w.named, w.gaveUp = victims, true, op.Time
+				w.Victims, w.named, w.Hit = victims, true, op.Time
 			}
 			continue
 		}
@@ -91,7 +93,7 @@ func faultWindows(ops []Op) (hit, missed []FaultWindow) {
 	}
 	for _, w := range ws {
 		if w.To < 0 && w.named && len(w.Victims) == 0 && !w.ended {
-			w.End = w.gaveUp
+			w.End = w.Hit
 			missed = append(missed, w.FaultWindow) // never in force
 			continue
 		}

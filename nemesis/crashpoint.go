@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chaos-testing/chaos/disks"
 	"github.com/chaos-testing/chaos/lazyfs"
@@ -223,13 +224,38 @@ func armLog(ctx context.Context, env DiskEnv, v Process, re *regexp.Regexp, fire
 		lines := bufio.NewScanner(rc)
 		lines.Buffer(make([]byte, 64<<10), 1<<20)
 		for lines.Scan() {
-			if re.MatchString(lines.Text()) && t.take() {
-				fire(lazyfs.Op{Name: "log", Path: lines.Text()}, time.Now())
+			if m := re.FindStringIndex(lines.Text()); m != nil && t.take() {
+				fire(lazyfs.Op{Name: "log", Path: excerpt(lines.Text(), m, logContext)}, time.Now())
 				return
 			}
 		}
 	}()
 	return t, cancel, nil
+}
+
+// logContext is how much of a matching log line a crash point quotes on
+// either side of the match: enough to place it (a JSON log's message, its
+// caller), short enough for a finding.
+const logContext = 60
+
+// excerpt is line's match m with up to n bytes either side, ellipses
+// marking what is left out.
+func excerpt(line string, m []int, n int) string {
+	from, to := max(m[0]-n, 0), min(m[1]+n, len(line))
+	for from > 0 && !utf8.RuneStart(line[from]) {
+		from--
+	}
+	for to < len(line) && !utf8.RuneStart(line[to]) {
+		to++
+	}
+	out := line[from:to]
+	if from > 0 {
+		out = "..." + out
+	}
+	if to < len(line) {
+		out += "..."
+	}
+	return out
 }
 
 // armedFor is ctx, its deadline put off to at least d from now: it ends

@@ -80,18 +80,38 @@ func TestCrashPoint(t *testing.T) {
 func TestCrashPointOnLog(t *testing.T) {
 	fc, _ := diskCluster(t, 3)
 	st := newSteps(t, fc)
-	f := st.bind("crash-point", onlyNode("n3"), &CrashParams{Log: "compact.*finished"})
+	f := st.bind("crash-point", onlyNode("n3"), &CrashParams{Log: "compaction finished"})
 	go func() {
 		fc.logTo("n3", `{"msg":"compaction started"}`)
-		fc.logTo("n3", `{"msg":"compaction finished","revision":12}`)
+		fc.logTo("n3", `{"level":"info","ts":"2026-12-06T12:51:13.983457Z","caller":"mvcc/kvstore_compaction.go:72","msg":"compaction finished","revision":12,"took":"462.662086ms","hash":3489078056,"current-db-size-bytes":20480}`)
 	}()
 	var targets []string
 	st.want("the crash", st.acts(func() { targets = st.start(0, f) }), []string{"KILL n3"})
-	if len(targets) != 1 || !strings.Contains(targets[0], `killed at the log line "{\"msg\":\"compaction finished\",\"revision\":12}"`) {
+	// The line is quoted around its match, not whole.
+	if len(targets) != 1 || !strings.Contains(targets[0], `killed at the log line "...`) || !strings.Contains(targets[0], `\"msg\":\"compaction finished\"`) ||
+		!strings.Contains(targets[0], `..."`) || strings.Contains(targets[0], "current-db-size") {
 		t.Errorf("targets %q: want the line named", targets)
 	}
 	st.want("its heal", st.acts(func() { st.stop(0) }), []string{"RESTART n3"})
 	if _, err := bind("crash-point", onlyNode("n3"), &CrashParams{Log: "x", Nth: 2}, fc.setting()); err == nil {
 		t.Errorf("a crash point on the log and on operations: accepted")
+	}
+}
+
+// An excerpt keeps whole characters at its edges.
+func TestExcerpt(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		m    []int
+		n    int
+		want string
+	}{
+		{"abcdefgh", []int{3, 5}, 1, "...cdef..."},
+		{"abcdefgh", []int{0, 8}, 1, "abcdefgh"},
+		{"ééxéé", []int{4, 5}, 1, "...éxé..."},
+	} {
+		if got := excerpt(c.line, c.m, c.n); got != c.want {
+			t.Errorf("excerpt(%q, %v, %d) = %q, want %q", c.line, c.m, c.n, got, c.want)
+		}
 	}
 }

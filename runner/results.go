@@ -183,7 +183,7 @@ func Analyze(ctx context.Context, dir string, out io.Writer) (analysis.Report, e
 	}
 	rep := judgeRun(info, a.rep)
 	noteReversals(&rep, a.reversals)
-	noteCrashes(&rep, history.FaultWindows(a.drawn))
+	noteFaults(&rep, history.FaultWindows(a.drawn))
 	for _, t := range []*history.Truncated{a.truncated, rtrunc} {
 		if t != nil {
 			rep.Truncated = strings.TrimSpace(rep.Truncated + " " + t.Error())
