@@ -101,8 +101,8 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 			}
 			continue
 		}
-		if at, ok := puts.writableFrom(a, sent); ok {
-			c := &candidate{a: a, at: at, from: puts.lowestRevision(a), upTo: math.MaxInt64}
+		if at, from, ok := puts.writable(a, sent); ok {
+			c := &candidate{a: a, at: at, from: from, upTo: math.MaxInt64}
 			if rev, by, ok := leaseBound(a, ends); ok {
 				c.upTo, c.ended = rev, &by
 			}

@@ -77,71 +77,38 @@ func (p firstPuts) keysIn(key, end string, before time.Duration) []string {
 	return out
 }
 
-// writableFrom is the earliest write a can have made a revision: a put
-// whenever it was sent; a delete only once a put of a key it deletes was
-// sent, a revoke or an expiry once a put that gave its lease a key was;
-// ok false when it never can.
-func (p firstPuts) writableFrom(a answered, sent time.Duration) (time.Duration, bool) {
+// writable says from when, and from which revision up, write a can have
+// made a revision: a put whenever it was sent, at any revision; a delete
+// only once a put of a key it deletes was sent, and past a revision such
+// a put can have made; a revoke or an expiry likewise once a put gave its
+// lease a key (a lease no put gave one deletes nothing). ok is false when
+// it never can.
+func (p firstPuts) writable(a answered, sent time.Duration) (at time.Duration, from int64, ok bool) {
 	if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FPut }) {
-		return sent, true
+		return sent, 0, true
 	}
-	var first time.Duration
-	found := false
-	see := func(t time.Duration) {
-		if !found || t < first {
-			first, found = t, true
+	see := func(t time.Duration, rev int64) {
+		if !ok || t < at {
+			at = t
 		}
+		if !ok || rev+1 < from {
+			from = rev + 1
+		}
+		ok = true
 	}
 	switch a.Inv.F {
 	case etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
-		lease := a.req.Lease
-		if a.Inv.F == etcdop.FLeaseGrant {
-			lease = a.resp.Lease
-		}
-		if t, ok := p.byLease[lease]; ok {
-			see(t)
+		if t, given := p.byLease[a.lease()]; given {
+			see(t, p.leaseRev[a.lease()])
 		}
 	default:
 		for key, t := range p.byKey {
 			if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FDelete && touches(op, key) }) {
-				see(t)
+				see(t, p.keyRev[key])
 			}
 		}
 	}
-	return max(first, sent), found
-}
-
-// lowestRevision is the lowest revision write a can have made: any, for
-// one that puts; past a revision a put of a key it deletes made, for a
-// delete; past one a put giving its lease a key made, for a revoke or an
-// expiry (a lease that no put gave a key deletes nothing).
-func (p firstPuts) lowestRevision(a answered) int64 {
-	if slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool { return op.F == etcdop.FPut }) {
-		return 0
-	}
-	lowest := int64(math.MaxInt64)
-	switch a.Inv.F {
-	case etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
-		lease := a.req.Lease
-		if a.Inv.F == etcdop.FLeaseGrant {
-			lease = a.resp.Lease
-		}
-		if r, ok := p.leaseRev[lease]; ok {
-			lowest = r + 1
-		}
-	default:
-		for _, op := range a.branch() {
-			if op.F != etcdop.FDelete {
-				continue
-			}
-			for key, r := range p.keyRev {
-				if touches(op, key) {
-					lowest = min(lowest, r+1)
-				}
-			}
-		}
-	}
-	return lowest
+	return max(at, sent), from, ok
 }
 
 // keySpans are, by key, the spans of revisions over which reads showed
@@ -285,10 +252,8 @@ func (s keySpans) holds(key string, rev int64) (*observed, bool) {
 func (s keySpans) rulesOut(a answered, puts firstPuts, rev int64, by map[*observed]bool) bool {
 	var keys []string
 	switch a.Inv.F {
-	case etcdop.FLeaseRevoke:
-		keys = puts.leased[a.req.Lease]
-	case etcdop.FLeaseGrant:
-		keys = puts.leased[a.resp.Lease]
+	case etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
+		keys = puts.leased[a.lease()]
 	default:
 		for _, op := range a.branch() {
 			switch op.F {

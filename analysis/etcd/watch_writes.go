@@ -30,6 +30,14 @@ func (a answered) branch() []etcdop.KVOp {
 	return a.req.Then
 }
 
+// lease is the lease a revoke or a grant is of.
+func (a answered) lease() int64 {
+	if a.Inv.F == etcdop.FLeaseGrant {
+		return a.resp.Lease
+	}
+	return a.req.Lease
+}
+
 func (a answered) src() string {
 	return fmt.Sprintf("%s's %s (#%d)", history.ProcessName(a.Inv.Process), a.Inv.F, a.Inv.Index)
 }
