@@ -25,12 +25,14 @@ func noteFaults(rep *analysis.Report, faults []history.FaultWindow) {
 // crash, and the crash names the operation its node was at.
 func noteCrashes(rep *analysis.Report, faults []history.FaultWindow) {
 	type crash struct {
-		armed, at time.Duration // when armed, when it fired
+		armed, at time.Duration // when armed; when it had fired on every victim it would
 		did       []string      // the victims it fired on, and how
 	}
 	var crashes []crash
 	for _, f := range faults {
-		did := slices.DeleteFunc(slices.Clone(f.Victims), func(v string) bool { return strings.Contains(v, "never fired") })
+		did := slices.DeleteFunc(slices.Clone(f.Victims), func(v string) bool {
+			return strings.Contains(v, "never fired") || strings.Contains(v, "(not armed")
+		})
 		if f.Kind == "crash-point" && len(did) > 0 {
 			crashes = append(crashes, crash{f.Start, f.Hit, did})
 		}
@@ -54,16 +56,16 @@ func noteCrashes(rep *analysis.Report, faults []history.FaultWindow) {
 				continue
 			}
 			c := crashes[k-1]
-			f.Explanation += fmt.Sprintf(" (After the crash point armed at %.3fs fired at %.3fs: %s.)", c.armed.Seconds(), c.at.Seconds(), strings.Join(c.did, "; "))
+			f.Explanation += fmt.Sprintf(" (After the crash point armed at %.3fs, fired by %.3fs: %s.)", c.armed.Seconds(), c.at.Seconds(), strings.Join(c.did, "; "))
 		}
 	}
 }
 
 // noteClocks adds to each finding the clock faults in force at some time
-// between its first operation and its last: a member whose clock jumped
-// times leases, deadlines and elections by it, so a lease may end early
-// or a request time out at once, as the member's clock says, not as the
-// history's does.
+// between its first operation and its last: a process whose clock jumped
+// times leases, deadlines and elections by it (those of the monotonic
+// clock too, when the fault moved it), so a lease may end early or a
+// request time out at once, as its clock says, not as the history's does.
 func noteClocks(rep *analysis.Report, faults []history.FaultWindow) {
 	var clocks []history.FaultWindow
 	for _, f := range faults {
@@ -84,12 +86,12 @@ func noteClocks(rep *analysis.Report, faults []history.FaultWindow) {
 			first, last := slices.MinFunc(f.Ops, byTime).Time, slices.MaxFunc(f.Ops, byTime).Time
 			var during []string
 			for _, c := range clocks {
-				if c.Start <= last && (c.To == -1 || c.End >= first) {
+				if c.Start <= last && c.End >= first { // End: the history's, if never healed
 					during = append(during, fmt.Sprintf("%s from %.3fs", strings.Join(c.Victims, ", "), c.Start.Seconds()))
 				}
 			}
 			if len(during) > 0 {
-				f.Explanation += fmt.Sprintf(" (While a member's clock was off, by which it times leases and deadlines: %s.)", strings.Join(during, "; "))
+				f.Explanation += fmt.Sprintf(" (While a clock fault was in force: %s.)", strings.Join(during, "; "))
 			}
 		}
 	}

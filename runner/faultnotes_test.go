@@ -22,6 +22,7 @@ func TestNoteCrashes(t *testing.T) {
 	noteCrashes(&rep, []history.FaultWindow{
 		{Kind: "crash-point", Start: 2 * time.Second, Hit: 2500 * time.Millisecond, Victims: []string{"n1 (killed at the fdatasync of member/wal/0.wal, 80µs after it came)"}},
 		{Kind: "crash-point", Start: 3 * time.Second, Victims: []string{"n2 (armed for the 1st rename, never fired)"}},
+		{Kind: "crash-point", Start: 3 * time.Second, Hit: 3 * time.Second, Victims: []string{"n3 (not armed: no disk)"}},
 		{Kind: "kill", Start: 4 * time.Second, Victims: []string{"n3"}},
 	})
 	fs := rep.Results[0].Findings
@@ -31,7 +32,7 @@ func TestNoteCrashes(t *testing.T) {
 	if fs[1].Explanation != "armed, not fired." {
 		t.Errorf("a finding after a crash point was armed, before it fired: %q", fs[1].Explanation)
 	}
-	if want := "after. (After the crash point armed at 2.000s fired at 2.500s: n1 (killed at the fdatasync of member/wal/0.wal"; !strings.HasPrefix(fs[2].Explanation, want) {
+	if want := "after. (After the crash point armed at 2.000s, fired by 2.500s: n1 (killed at the fdatasync of member/wal/0.wal"; !strings.HasPrefix(fs[2].Explanation, want) {
 		t.Errorf("a finding after the crash: %q, want it to start %q", fs[2].Explanation, want)
 	}
 }
@@ -53,7 +54,7 @@ func TestNoteClocks(t *testing.T) {
 		{Kind: "clock", Start: 18 * time.Second, End: 23 * time.Second, Victims: []string{"n4 +6s (all)"}},
 	})
 	fs := rep.Results[0].Findings
-	if want := "lost. (While a member's clock was off, by which it times leases and deadlines: n4 +6s (all) from 18.000s.)"; fs[0].Explanation != want {
+	if want := "lost. (While a clock fault was in force: n4 +6s (all) from 18.000s.)"; fs[0].Explanation != want {
 		t.Errorf("a finding during the clock fault: %q, want %q", fs[0].Explanation, want)
 	}
 	if fs[1].Explanation != "later." {

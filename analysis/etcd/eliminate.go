@@ -20,9 +20,11 @@ import (
 // seen first at a time before which only one write of unknown outcome
 // (and no lease's expiry) can have made it, is that write's; it is then
 // spent, and, a put or a delete of one key, its event is known. A revision
-// an acknowledged revoke named is left alone: a revoke that found its
-// lease empty answers the current revision. Nothing is shown of a history
-// holding operations the etcd checkers do not know, which may write too.
+// an acknowledged revoke named is left alone (a revoke that found its
+// lease empty answers the current revision), unless the revoke's lease was
+// granted here and no put gave it a key: then it made none. Nothing is
+// shown of a history holding operations the etcd checkers do not know,
+// which may write too.
 type revisionMakers struct {
 	made map[int64]answered // by the acknowledged write that made it
 	// open are the other revisions, each with the writes of unknown
@@ -247,7 +249,8 @@ func assignShown(open []*candidate, answers []answered, watches []watchOp, made 
 		}
 	}
 	out := map[int64]*candidate{}
-	at := map[*candidate]int64{}
+	at := map[*candidate]int64{} // the revision each was shown at
+	twice := map[*candidate]bool{}
 	show := func(kv etcdop.KV, when time.Duration) {
 		if _, ok := made[kv.Mod]; ok {
 			return
@@ -267,9 +270,14 @@ func assignShown(open []*candidate, answers []answered, watches []watchOp, made 
 		if one == nil {
 			return
 		}
+		if twice[one] {
+			return
+		}
 		if r, ok := at[one]; ok && r != kv.Mod {
-			delete(out, r)
-			at[one] = 0
+			if out[r] == one {
+				delete(out, r)
+			}
+			twice[one] = true
 			return
 		}
 		if prev, ok := out[kv.Mod]; ok && prev != one {

@@ -183,11 +183,21 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 			continue
 		}
 		o := &observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()}
+		wrote := madeRevision(a.Inv.F, &a.req, a.resp)
 		for i, op := range a.branch() {
 			if op.F != etcdop.FRange || i >= len(a.resp.Results) {
 				continue
 			}
 			rev := a.resp.Revision
+			if wrote {
+				// A transaction that wrote reads, before its first
+				// write, the store of the revision before its own;
+				// after it, its own writes too: left alone.
+				if slices.ContainsFunc(a.branch()[:i], func(op etcdop.KVOp) bool { return op.F != etcdop.FRange }) {
+					continue
+				}
+				rev--
+			}
 			returned := map[string]bool{}
 			for _, kv := range a.resp.Results[i].KVs {
 				returned[kv.Key] = true

@@ -1,8 +1,8 @@
 package etcd
 
 import (
-	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -203,8 +203,8 @@ func (x writeIndex) checkOrigin(e etcdop.WatchEvent, at time.Duration, src strin
 	if !x.any || e.KV.Mod <= x.initial {
 		return
 	}
-	makers := x.makers(e)
-	if len(makers) == 0 {
+	writes, expiry := x.makers(e)
+	if len(writes) == 0 && expiry == nil {
 		found.Add(func() analysis.Finding {
 			return analysis.Finding{Kind: k.phantom, Explanation: fmt.Sprintf(
 				"%s got %s at revision %d, which no write in the history can have made.", src, describeEvent(e), e.KV.Mod), Ops: ops}
@@ -239,29 +239,34 @@ func (x writeIndex) checkOrigin(e etcdop.WatchEvent, at time.Duration, src strin
 				src, describeEvent(e), e.KV.Mod, e.KV.Create, a.src(), e.KV.Key), Ops: slices.Concat(ops, a.ops())}
 		})
 	}
-	expiry := func(a answered) bool { return e.Type == "delete" && x.leased[e.KV.Key].put.Inv == a.Inv }
-	if len(makers) == 1 && !expiry(makers[0]) {
-		x.soleMaker(makers[0], e, ops, k.phantom, found)
+	if len(writes) == 1 && expiry == nil {
+		x.soleMaker(writes[0], e, ops, k.phantom, found)
 	}
-	// When each maker can first have made it: a write when sent, a
-	// lease's expiry when it can first expire.
-	from := func(a answered) time.Duration {
-		if expiry(a) {
-			return x.leased[e.KV.Key].expires
+	checkEarly(e, at, writes, expiry, src, ops, k, found)
+}
+
+// checkEarly finds event e, got at a time, before any of its makers can
+// have made it: a write before it was sent, a lease's expiry before its
+// TTL can have passed.
+func checkEarly(e etcdop.WatchEvent, at time.Duration, writes []answered, expiry *leasedKey, src string, ops []history.Op, k origin, found *analysis.FindingList) {
+	first := time.Duration(math.MaxInt64)
+	var what string
+	var proof []history.Op
+	for _, a := range writes {
+		if a.Inv.Time < first {
+			first, what, proof = a.Inv.Time, fmt.Sprintf("%s, the first write that can have made it, was invoked", a.src()), a.ops()
 		}
-		return a.Inv.Time
 	}
-	if first := slices.MinFunc(makers, func(a, b answered) int { return cmp.Compare(from(a), from(b)) }); from(first) > at {
-		what := fmt.Sprintf("%s, the first write that can have made it, was invoked", first.src())
-		if expiry(first) {
-			what = fmt.Sprintf("the lease %s gave %s, the first that can have deleted it, could expire", first.src(), e.KV.Key)
-		}
-		found.Add(func() analysis.Finding {
-			return analysis.Finding{Kind: k.early, Explanation: fmt.Sprintf(
-				"%s got %s at revision %d at %s, before %s at %s.",
-				src, describeEvent(e), e.KV.Mod, at, what, from(first)), Ops: slices.Concat(ops, first.ops())}
-		})
+	if expiry != nil && expiry.expires < first {
+		first, what, proof = expiry.expires, fmt.Sprintf("the lease %s gave %s, the first that can have deleted it, could expire", expiry.put.src(), e.KV.Key), expiry.put.ops()
 	}
+	if first <= at {
+		return
+	}
+	found.Add(func() analysis.Finding {
+		return analysis.Finding{Kind: k.early, Explanation: fmt.Sprintf(
+			"%s got %s at revision %d at %s, before %s at %s.", src, describeEvent(e), e.KV.Mod, at, what, first), Ops: slices.Concat(ops, proof)}
+	})
 }
 
 // checkLeftAlone finds event e saying its key was written at revision
@@ -342,8 +347,8 @@ func (x writeIndex) soleMaker(a answered, e etcdop.WatchEvent, wops []history.Op
 
 // makers are the writes that can have made event e: of its key (and
 // value), and, when answered, at its revision; for a delete, also the
-// first put that leased the key, after which its lease may expire.
-func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered) {
+// expiry of the lease a put gave the key, when there is one.
+func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered, expiry *leasedKey) {
 	at := func(a answered) bool { return a.resp == nil || a.resp.Revision == e.KV.Mod }
 	if e.Type == "put" {
 		for _, a := range x.puts[keyValue{e.KV.Key, e.KV.Value}] {
@@ -353,7 +358,7 @@ func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered) {
 				makers = append(makers, a)
 			}
 		}
-		return makers
+		return makers, nil
 	}
 	for _, a := range x.deletes {
 		if at(a) && slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool {
@@ -368,7 +373,7 @@ func (x writeIndex) makers(e etcdop.WatchEvent) (makers []answered) {
 		}
 	}
 	if l, ok := x.leased[e.KV.Key]; ok {
-		makers = append(makers, l.put)
+		expiry = &l
 	}
-	return makers
+	return makers, expiry
 }

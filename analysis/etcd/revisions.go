@@ -14,7 +14,10 @@ import (
 )
 
 // etcdInitial is the etcd checkers' Input.Initial: the store's revision
-// when the history began (1, an empty store, unless given).
+// when the history began (1, etcd's first, unless given). Every etcd
+// checker takes the store to hold no key and no lease then: etcd-kv's
+// model starts empty, and elimination and the origins of events count
+// only the keys and leases the history's writes made.
 type etcdInitial struct {
 	Revision int64 `json:"revision"`
 }

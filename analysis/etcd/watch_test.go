@@ -261,3 +261,34 @@ func TestWatchMissingPrevious(t *testing.T) {
 		}
 	}
 }
+
+// Histories a true etcd gives, which the etcd checkers once found
+// invalid (a review, issue 35): a transaction's range before its put reads
+// the store at the revision before the transaction's, and a transaction of
+// unknown outcome whose one branch puts a key on a lease and the other
+// deletes it can delete it at once, whatever the lease's TTL.
+func TestWatchTrueHistories(t *testing.T) {
+	rangeThenPut := etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "k"}, {F: etcdop.FPut, Key: "k", Value: "2"}}}
+	for name, h := range map[string]*kvh{
+		"a transaction's range of the key it then puts": (&kvh{}).put(1, 0, 0.1, "k", "1", 0, 2).
+			op(2, 0.2, 0.3, etcdop.FKVTxn, rangeThenPut, &etcdop.KVResponse{Revision: 3, Succeeded: true, Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("k", "1", 2, 2, 1)}}, {}}}).
+			watch(0, 0, 1, etcdop.WatchRequest{Key: "k", Rev: 2}, resp(2, wput("k", "1", 2, 2, 1)), resp(3, wput("k", "2", 2, 3, 2))),
+		"a transaction's range leaving out the key it then creates": (&kvh{}).put(1, 0, 0.1, "j", "1", 0, 2).
+			op(2, 0.2, 0.3, etcdop.FKVTxn, rangeThenPut, &etcdop.KVResponse{Revision: 3, Succeeded: true, Results: []etcdop.KVResult{{}, {}}}).
+			watch(0, 0, 1, etcdop.WatchRequest{Key: "k", Rev: 2}, resp(3, wput("k", "2", 3, 3, 1))),
+		"a transaction that puts a key on a lease or deletes it": (&kvh{}).
+			op(9, 0, 0.1, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}, &etcdop.KVResponse{Revision: 1, Lease: 7}).
+			put(1, 0.1, 0.2, "a", "1", 0, 2).
+			op(2, 0.3, 0.9, etcdop.FKVTxn, etcdop.KVRequest{If: []etcdop.KVCompare{{Key: "a", Target: "value", Value: "9"}},
+				Then: []etcdop.KVOp{{F: etcdop.FPut, Key: "a", Value: "2", Lease: 7}}, Else: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a"}}}, nil).
+			watch(0, 0, 0.5, etcdop.WatchRequest{Key: "a", Rev: 2}, resp(2, wput("a", "1", 2, 2, 1)), resp(3, wdel("a", 3))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, checker := range etcdCheckers {
+				if r := analysistest.RunChecker(t, checker, analysis.Input{History: h.Ops}); r.Verdict == analysis.Invalid {
+					t.Errorf("%s: invalid %+v", checker, r.Findings)
+				}
+			}
+		})
+	}
+}

@@ -30,7 +30,8 @@ func (a answered) branch() []etcdop.KVOp {
 	return a.req.Then
 }
 
-// lease is the lease a revoke or a grant is of.
+// lease is the lease a revoke or a grant is of; a grant's, only once
+// answered.
 func (a answered) lease() int64 {
 	if a.Inv.F == etcdop.FLeaseGrant {
 		return a.resp.Lease
