@@ -368,27 +368,6 @@ func (m revisionMakers) untouched(rev int64, key string) bool {
 	return ok && !m.expiry[rev] && !slices.ContainsFunc(can, func(a *answered) bool { return writes(*a) })
 }
 
-// within says whether revision rev, which no acknowledged write made, was
-// made by one of the writes of unknown outcome that can have, each of
-// which can only have written keys of [key, end): then a watch of them
-// that covered rev got an event at it. (No lease's expiry can have made it
-// either: its keys are not known.)
-func (m revisionMakers) within(rev int64, key, end string) bool {
-	inside := func(a answered) bool {
-		return a.Inv.F != etcdop.FLeaseRevoke && !slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool {
-			switch op.F {
-			case etcdop.FPut:
-				return !inRange(key, end, op.Key)
-			case etcdop.FDelete:
-				return !rangeWithin(op.Key, op.End, key, end)
-			}
-			return false
-		})
-	}
-	can, ok := m.open[rev]
-	return ok && !m.expiry[rev] && len(can) > 0 && !slices.ContainsFunc(can, func(a *answered) bool { return !inside(*a) })
-}
-
 // eventOf is the event a put or a delete of one key made at rev, when it
 // made rev; a delete of a range made rev by deleting something, so when
 // only one key of the range can have been there before rev, it deleted

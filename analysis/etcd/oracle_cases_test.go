@@ -305,6 +305,16 @@ func TestOracleEtcdCases(t *testing.T) {
 				op(3, 0.5, 2, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, nil), 4, 0.6, 0.7, "b", 4),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// The watch of a..c from 2 says, with its progress at 4, that
+			// nothing changed a or b over 2 to 4; c=2 made 3, and only
+			// c=1 and b=3 can have made 2 and 4, one each: b=3 made one
+			// of them, and the watch lost its event.
+			name: "a watch's progress over two revisions only one write outside its keys can have made",
+			h: (&kvh{}).put(0, 0, 0.033, "c", "1", 0, 0).put(2, 0.012, 0.033, "c", "2", 0, 3).put(3, 0.027, 0.2, "b", "3", 0, 0).
+				watch(9, 0.029, 0.029, etcdop.WatchRequest{Key: "a", End: "c", Rev: 2, PrevKV: true}, etcdop.WatchResponse{Revision: 4, Progress: true}),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

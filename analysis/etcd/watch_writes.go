@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/chaos-testing/chaos/analysis"
 	"github.com/chaos-testing/chaos/history"
@@ -180,33 +179,6 @@ func (x writeIndex) checkRangeDeletes(w watchOp, found *analysis.FindingList) {
 			})
 			break
 		}
-	}
-}
-
-// checkUnseenMakers finds the revisions a watch covered and got no event
-// at, though every write that can have made them writes only keys it
-// asked for ("watch-lost-event").
-func checkUnseenMakers(w watchOp, m revisionMakers, found *analysis.FindingList) {
-	from, to := w.window()
-	if from == 0 {
-		return
-	}
-	got := w.revisions()
-	for rev := from; rev <= to; rev++ {
-		if got[rev] || !m.within(rev, w.req.Key, w.req.End) {
-			continue
-		}
-		can := m.open[rev]
-		ops := w.proof()
-		var names []string
-		for _, a := range can {
-			ops, names = append(ops, a.ops()...), append(names, a.src())
-		}
-		found.Add(func() analysis.Finding {
-			return analysis.Finding{Kind: "watch-lost-event", Explanation: fmt.Sprintf(
-				"%s's watch (#%d) covered revisions %d to %d of %s but got no event at revision %d, which only %s can have made, each writing keys it watches.",
-				history.ProcessName(w.Inv.Process), w.Inv.Index, from, to, describeRange(w.req.Key, w.req.End), rev, strings.Join(names, " or ")), Ops: ops}
-		})
 	}
 }
 
