@@ -19,7 +19,7 @@ func TestNoteCrashes(t *testing.T) {
 		{Kind: "armed", Explanation: "armed, not fired.", Ops: at(2.2)},
 		{Kind: "late", Explanation: "after.", Ops: at(5)},
 	}}}}
-	noteCrashes(&rep, []history.FaultWindow{
+	noteFaults(&rep, []history.FaultWindow{
 		{Kind: "crash-point", Start: 2 * time.Second, Hit: 2500 * time.Millisecond, Victims: []string{"n1 (killed at the fdatasync of member/wal/0.wal, 80µs after it came)"}},
 		{Kind: "crash-point", Start: 3 * time.Second, Victims: []string{"n2 (armed for the 1st rename, never fired)"}},
 		{Kind: "crash-point", Start: 3 * time.Second, Hit: 3 * time.Second, Victims: []string{"n3 (not armed: no disk)"}},
