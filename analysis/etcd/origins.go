@@ -66,7 +66,9 @@ type soleEvent struct {
 	ops []history.Op // the watch that got it
 }
 
-func indexWrites(h []history.Op, answers []answered, initial int64, elim revisionMakers) writeIndex {
+// indexWrites indexes the writes of answers; elim is what elimination
+// showed, written the events answers and elimination tell of.
+func indexWrites(h []history.Op, answers []answered, initial int64, elim revisionMakers, written []knownEvent) writeIndex {
 	x := writeIndex{initial: initial, elim: elim, ends: leaseEnds(answers), removed: map[string][]knownEvent{}, puts: map[keyValue][]answered{}, leased: map[string]leasedKey{}, txns: map[int64]answered{}, made: map[int64]answered{}, putAt: map[string][]int64{}, sole: map[int]soleEvent{}}
 	x.any = slices.ContainsFunc(h, func(op history.Op) bool {
 		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn || op.F == etcdop.FLeaseRevoke
@@ -114,7 +116,7 @@ func indexWrites(h []history.Op, answers []answered, initial int64, elim revisio
 			x.ranged = append(x.ranged, a)
 		}
 	}
-	for _, e := range slices.Concat(answeredEvents(answers), elim.events) {
+	for _, e := range written {
 		if e.ev.Type == "delete" {
 			x.removed[e.ev.KV.Key] = append(x.removed[e.ev.KV.Key], e)
 		}

@@ -57,7 +57,7 @@ func (SerializableChecker) Check(_ context.Context, in analysis.Input) analysis.
 	limit := revisionBound(in.History, answers, initial)
 	store := knowStore(answers, watches, limit)
 	store.makers.reportNobody(etcdop.FRangeSerializable, &found)
-	writes := indexWrites(in.History, answers, initial, store.makers)
+	writes := indexWrites(in.History, answers, initial, store.makers, store.written)
 	seen := watchesSeen(watches)
 	for _, p := range history.Pairs(in.History, func(op *history.Op) bool {
 		return op.F == etcdop.FRangeSerializable || op.F == etcdop.FRange

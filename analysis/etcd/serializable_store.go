@@ -23,6 +23,8 @@ type storeKnown struct {
 	lives map[string]map[int64]knownEvent
 	// makers says which revisions left a key as it was.
 	makers revisionMakers
+	// written are the events answers and elimination tell of.
+	written []knownEvent
 }
 
 func knowStore(answers []answered, watches []watchOp, limit *revisionLimit) storeKnown {
@@ -44,7 +46,8 @@ func knowStore(answers []answered, watches []watchOp, limit *revisionLimit) stor
 		}
 	}
 	s.makers = eliminate(answers, watches, limit)
-	for _, e := range slices.Concat(answeredEvents(answers), s.makers.events) {
+	s.written = slices.Concat(answeredEvents(answers), s.makers.events)
+	for _, e := range s.written {
 		add(e)
 	}
 	for _, w := range watches {

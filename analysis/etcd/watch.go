@@ -126,7 +126,8 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 	}
 	makers := eliminate(answers, watches, limit)
 	makers.reportNobody(etcdop.FWatch, &found)
-	for _, e := range slices.Concat(answeredEvents(answers), makers.events) {
+	written := slices.Concat(answeredEvents(answers), makers.events)
+	for _, e := range written {
 		learn(e)
 	}
 	for _, e := range revokedKeys(answers, known) {
@@ -134,7 +135,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 			known[eventAt{e.ev.KV.Mod, e.ev.KV.Key}] = e
 		}
 	}
-	writes := indexWrites(in.History, answers, initial, makers)
+	writes := indexWrites(in.History, answers, initial, makers, written)
 	for _, w := range watches {
 		checkReliable(w, known, &found)
 		writes.checkOrigins(w, &found)
