@@ -139,17 +139,10 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 			deleter[key] = at
 		}
 	}
-	ends := map[int64]time.Duration{} // by lease, when a revoke or its expiry can first end it
+	ends := grantExpiries(answers) // by lease, when a revoke or its expiry can first end it
 	for _, a := range answers {
-		switch {
-		case a.Inv.F == etcdop.FLeaseRevoke:
-			if t, ok := ends[a.req.Lease]; !ok || a.Inv.Time < t {
-				ends[a.req.Lease] = a.Inv.Time
-			}
-		case a.Inv.F == etcdop.FLeaseGrant && a.resp != nil:
-			if t, ok := ends[a.resp.Lease]; !ok || a.Inv.Time+grantTTL(a.Pair) < t {
-				ends[a.resp.Lease] = a.Inv.Time + grantTTL(a.Pair)
-			}
+		if t, ok := ends[a.req.Lease]; a.Inv.F == etcdop.FLeaseRevoke && (!ok || a.Inv.Time < t) {
+			ends[a.req.Lease] = a.Inv.Time
 		}
 	}
 	for _, a := range answers {

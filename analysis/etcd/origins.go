@@ -73,15 +73,7 @@ func indexWrites(h []history.Op, answers []answered, initial int64, elim revisio
 	x.any = slices.ContainsFunc(h, func(op history.Op) bool {
 		return op.F == etcdop.FPut || op.F == etcdop.FDelete || op.F == etcdop.FKVTxn || op.F == etcdop.FLeaseRevoke
 	})
-	granted := map[int64]time.Duration{} // by lease, the earliest its grant's TTL can have passed
-	for _, a := range answers {
-		if a.Inv.F != etcdop.FLeaseGrant || a.resp == nil {
-			continue
-		}
-		if t, ok := granted[a.resp.Lease]; !ok || a.Inv.Time+grantTTL(a.Pair) < t {
-			granted[a.resp.Lease] = a.Inv.Time + grantTTL(a.Pair)
-		}
-	}
+	granted := grantExpiries(answers)
 	for _, a := range answers {
 		if a.Inv.F == etcdop.FLeaseRevoke {
 			x.revokes = append(x.revokes, a)

@@ -119,6 +119,21 @@ func grantTTL(p history.Pair) time.Duration {
 	return time.Duration(max(req.TTL, resp.TTL)) * time.Second
 }
 
+// grantExpiries are, by lease, the earliest each acknowledged grant's
+// lease can expire: its TTL after the grant was sent.
+func grantExpiries(answers []answered) map[int64]time.Duration {
+	out := map[int64]time.Duration{}
+	for _, a := range answers {
+		if a.Inv.F != etcdop.FLeaseGrant || a.resp == nil {
+			continue
+		}
+		if t, ok := out[a.resp.Lease]; !ok || a.Inv.Time+grantTTL(a.Pair) < t {
+			out[a.resp.Lease] = a.Inv.Time + grantTTL(a.Pair)
+		}
+	}
+	return out
+}
+
 // checkMade reports an answer that came at a time naming a revision past
 // the bound by then ("revision-never-made").
 func checkMade(limit *revisionLimit, rev int64, at time.Duration, what string, ops []history.Op, found *analysis.FindingList) {
