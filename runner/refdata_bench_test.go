@@ -24,67 +24,66 @@ func BenchmarkEtcdLogsChaos(b *testing.B) { benchmarkEtcdLogsChaos(b, b.TempDir(
 func BenchmarkEtcdLogsChaosVerdict(b *testing.B) { benchmarkEtcdLogsChaos(b, "") }
 
 func benchmarkEtcdLogsChaos(b *testing.B, out string) {
-	cases := etcdVerdicts(b)
-	b.ResetTimer()
-	for range b.N {
-		for _, c := range cases {
-			rep, err := runner.CheckFile(context.Background(), filepath.Join(refDir, c.file), runner.FileCheck{Out: out})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if rep.Verdict != wantVerdict(c.want) {
-				b.Fatalf("%s: %s, expected %s", c.file, rep.Verdict, wantVerdict(c.want))
-			}
+	benchmarkEtcdLogs(b, func(_ int, c refCase) {
+		rep, err := runner.CheckFile(context.Background(), filepath.Join(refDir, c.file), runner.FileCheck{Out: out})
+		if err != nil {
+			b.Fatal(err)
 		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(cases)), "ns/log")
+		if rep.Verdict != wantVerdict(c.want) {
+			b.Fatalf("%s: %s, expected %s", c.file, rep.Verdict, wantVerdict(c.want))
+		}
+	})
 }
 
 // BenchmarkEtcdLogsPorcupine is porcupine alone on the same files: its own
 // test parser and etcd model (porcupine_test.go, MIT licence, Anish
 // Athalye), checked with CheckEvents as its tests do.
 func BenchmarkEtcdLogsPorcupine(b *testing.B) {
-	cases := etcdVerdicts(b)
-	b.ResetTimer()
-	for range b.N {
-		for _, c := range cases {
-			events, err := parseJepsenLog(filepath.Join(refDir, c.file))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ok := porcupine.CheckEvents(etcdModel, events); ok != (c.want == "true") {
-				b.Fatalf("%s: %t, expected %s", c.file, ok, c.want)
-			}
+	benchmarkEtcdLogs(b, func(_ int, c refCase) {
+		if ok := porcupine.CheckEvents(etcdModel, porcupineEvents(b, c)); ok != (c.want == "true") {
+			b.Fatalf("%s: %t, expected %s", c.file, ok, c.want)
 		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(cases)), "ns/log")
+	})
 }
 
 // BenchmarkEtcdLogsPorcupineDrawn is porcupine as its users see why a
 // log is illegal: CheckEventsVerbose, and the visualization of each
 // illegal one.
 func BenchmarkEtcdLogsPorcupineDrawn(b *testing.B) {
-	cases := etcdVerdicts(b)
 	out := b.TempDir()
+	benchmarkEtcdLogs(b, func(i int, c refCase) {
+		res, info := porcupine.CheckEventsVerbose(etcdModel, porcupineEvents(b, c), 0)
+		if (res == porcupine.Ok) != (c.want == "true") {
+			b.Fatalf("%s: %s, expected %s", c.file, res, c.want)
+		}
+		if res == porcupine.Illegal {
+			if err := porcupine.VisualizePath(etcdModel, info, filepath.Join(out, strconv.Itoa(i)+".html")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// benchmarkEtcdLogs checks each etcd log with a verdict with check, b.N
+// times over, and reports the time a log.
+func benchmarkEtcdLogs(b *testing.B, check func(i int, c refCase)) {
+	cases := etcdVerdicts(b)
 	b.ResetTimer()
 	for range b.N {
 		for i, c := range cases {
-			events, err := parseJepsenLog(filepath.Join(refDir, c.file))
-			if err != nil {
-				b.Fatal(err)
-			}
-			res, info := porcupine.CheckEventsVerbose(etcdModel, events, 0)
-			if (res == porcupine.Ok) != (c.want == "true") {
-				b.Fatalf("%s: %s, expected %s", c.file, res, c.want)
-			}
-			if res == porcupine.Illegal {
-				if err := porcupine.VisualizePath(etcdModel, info, filepath.Join(out, strconv.Itoa(i)+".html")); err != nil {
-					b.Fatal(err)
-				}
-			}
+			check(i, c)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(cases)), "ns/log")
+}
+
+// porcupineEvents parses a log with porcupine's own test parser.
+func porcupineEvents(b *testing.B, c refCase) []porcupine.Event {
+	events, err := parseJepsenLog(filepath.Join(refDir, c.file))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return events
 }
 
 func etcdVerdicts(b *testing.B) []refCase {
