@@ -73,12 +73,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 	var seen []observed
 	puts := putsOf(answers)
 	ends := leaseEnds(answers)
-	granted := map[int64]bool{}
-	for _, a := range answers {
-		if a.Inv.F == etcdop.FLeaseGrant && a.resp != nil {
-			granted[a.resp.Lease] = true
-		}
-	}
+	granted := grantExpiries(answers)
 	for _, a := range answers {
 		if a.resp != nil {
 			seen = append(seen, observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()})
@@ -93,7 +88,8 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		case a.Inv.F == etcdop.FLeaseRevoke:
 			// One of a lease granted here that no put gave a key
 			// deleted nothing, and made no revision.
-			if _, given := puts.leaseRev[a.req.Lease]; given || !granted[a.req.Lease] {
+			_, given := puts.leaseRev[a.req.Lease]
+			if _, here := granted[a.req.Lease]; given || !here {
 				revoked[a.resp.Revision] = true
 			}
 			continue
@@ -148,7 +144,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		}
 		if c, ok := shownBy[rev]; ok {
 			m.open[rev] = []*answered{&c.a}
-			m.learn(rev, []*candidate{c}, puts)
+			m.learn(rev, []*candidate{c})
 			continue
 		}
 		by := shown(rev)
@@ -192,7 +188,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		if len(can) == 1 {
 			can[0].spent = true
 		}
-		m.learn(rev, can, puts)
+		m.learn(rev, can)
 	}
 	return m
 }
@@ -210,12 +206,12 @@ type candidate struct {
 
 // learn notes the event that made rev, when each of the writes that can
 // have made it, can, would have made the same one.
-func (m *revisionMakers) learn(rev int64, can []*candidate, puts firstPuts) {
+func (m *revisionMakers) learn(rev int64, can []*candidate) {
 	var ev etcdop.WatchEvent
 	var ops []history.Op
 	var srcs []string
 	for i, c := range can {
-		e, ok := eventOf(c.a, rev, puts)
+		e, ok := eventOf(c.a, rev, m.puts)
 		if !ok || i > 0 && !sameEvent(e, ev) {
 			return
 		}
