@@ -50,6 +50,9 @@ type madeByNobody struct {
 	// of the rest.
 	reads   []*observed
 	revokes []*answered
+	// late, when set, is the write that made it, as what showed its put
+	// says, though sent only after it was shown.
+	late *shownPut
 }
 
 // maxMakers bounds the writes elimination keeps for a revision: past it,
@@ -142,12 +145,15 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		if _, ok := m.made[rev]; ok || revoked[rev] {
 			continue
 		}
-		if c, ok := shownBy[rev]; ok {
-			m.open[rev] = []*answered{&c.a}
-			m.learn(rev, []*candidate{c})
+		by := shown(rev)
+		if sp, ok := shownBy[rev]; ok {
+			if sp.c.at > by.at {
+				m.nobody = append(m.nobody, madeByNobody{rev: rev, shown: by, late: &sp})
+			}
+			m.open[rev] = []*answered{&sp.c.a}
+			m.learn(rev, []*candidate{sp.c})
 			continue
 		}
-		by := shown(rev)
 		for ; next < len(open) && open[next].at <= by.at; next++ {
 			active = append(active, open[next])
 		}
@@ -229,13 +235,20 @@ func (m *revisionMakers) learn(rev int64, can []*candidate) {
 	m.events = append(m.events, knownEvent{ev: ev, ops: ops, since: rev, src: src})
 }
 
+// shownPut is the write that made a revision, as a put shown there says:
+// the one write that can have put its key, value and lease.
+type shownPut struct {
+	c  *candidate
+	by observed // what showed the put
+}
+
 // assignShown are the revisions that a put a watch's event or a read
 // showed gives their makers: the one write of unknown outcome, sent before
 // it was shown and able to make that revision, that puts the key, value
 // and lease shown, when no acknowledged write made it. Each is spent: a
 // write makes one revision at the most. A write so shown at two revisions
 // is left out (the etcd checkers report it).
-func assignShown(open []*candidate, answers []answered, watches []watchOp, made map[int64]answered) map[int64]*candidate {
+func assignShown(open []*candidate, answers []answered, watches []watchOp, made map[int64]answered) map[int64]shownPut {
 	byKV := map[keyValue][]*candidate{}
 	for _, c := range open {
 		for _, op := range c.a.branch() {
@@ -244,10 +257,11 @@ func assignShown(open []*candidate, answers []answered, watches []watchOp, made 
 			}
 		}
 	}
-	out := map[int64]*candidate{}
+	out := map[int64]shownPut{}
 	at := map[*candidate]int64{} // the revision each was shown at
 	twice := map[*candidate]bool{}
-	show := func(kv etcdop.KV, when time.Duration) {
+	show := func(kv etcdop.KV, by observed) {
+		when := by.at
 		if _, ok := made[kv.Mod]; ok {
 			return
 		}
@@ -270,45 +284,48 @@ func assignShown(open []*candidate, answers []answered, watches []watchOp, made 
 			return
 		}
 		if r, ok := at[one]; ok && r != kv.Mod {
-			if out[r] == one {
+			if out[r].c == one {
 				delete(out, r)
 			}
 			twice[one] = true
 			return
 		}
-		if prev, ok := out[kv.Mod]; ok && prev != one {
+		if prev, ok := out[kv.Mod]; ok && prev.c != one {
 			return
 		}
 		if _, ok := at[one]; !ok {
-			at[one], out[kv.Mod] = kv.Mod, one
+			at[one], out[kv.Mod] = kv.Mod, shownPut{c: one, by: by}
 		}
 	}
 	for _, a := range answers {
 		if a.resp == nil {
 			continue
 		}
+		by := observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()}
 		for i, op := range a.branch() {
 			if op.F == etcdop.FRange && i < len(a.resp.Results) {
 				for _, kv := range a.resp.Results[i].KVs {
-					show(kv, a.Done.Time)
+					show(kv, by)
 				}
 			}
 		}
 	}
 	for _, w := range watches {
+		src := w.src()
 		for _, r := range w.res.Responses {
+			by := observed{at: r.Time, rev: responseRevision(r), src: src, ops: w.proof()}
 			for _, e := range r.Events {
 				if e.Type == "put" {
-					show(e.KV, r.Time)
+					show(e.KV, by)
 				}
 				if e.Prev != nil && e.Prev.Mod < e.KV.Mod {
-					show(*e.Prev, r.Time)
+					show(*e.Prev, by)
 				}
 			}
 		}
 	}
-	for _, c := range out {
-		c.spent = true
+	for _, sp := range out {
+		sp.c.spent = true
 	}
 	return out
 }
@@ -323,6 +340,10 @@ func (m revisionMakers) reportNobody(f string, found *analysis.FindingList) {
 		}
 		why := "none that was sent could write a key that existed"
 		ops := nb.shown.ops
+		if l := nb.late; l != nil {
+			why = fmt.Sprintf("only %s can have made it, as %s showed, and it was sent only at %.3fs", l.c.a.src(), l.by.src, l.c.at.Seconds())
+			ops = slices.Concat(ops, l.by.ops, l.c.a.ops())
+		}
 		var reads, revokes []string
 		for _, o := range nb.reads {
 			reads = append(reads, o.src)
@@ -333,7 +354,7 @@ func (m revisionMakers) reportNobody(f string, found *analysis.FindingList) {
 			ops = append(ops, a.ops()...)
 		}
 		if len(reads) > 0 {
-			why += ", or a key that " + strings.Join(reads, " and ") + " showed left as it was there"
+			why += ", or a key that " + strings.Join(reads, " and ") + " showed left as it was (or, a put, absent) there"
 		}
 		if len(revokes) > 0 {
 			why += ", or put a key on a lease that " + strings.Join(revokes, " and ") + " had ended below it"

@@ -2,13 +2,11 @@ package etcd
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"time"
 
-	"github.com/chaos-testing/chaos/history"
 	"github.com/chaos-testing/chaos/ops/etcdop"
 )
 
@@ -118,8 +116,14 @@ func (p firstPuts) writable(a answered, sent time.Duration) (at time.Duration, f
 // written at none up to r (a key, once there, stays until deleted). So
 // too a key a read or a watch's event showed created at c, which no
 // write sent before that answer can have deleted: it was absent at c-1,
-// so written at none up to c-1.
-type keySpans map[string][]revSpan
+// so written at none up to c-1. absent are, by key and revision, the
+// answers that showed the key absent there (a read that left it out, a
+// delete that found nothing, a key created at the next): whatever made
+// that revision did not put it.
+type keySpans struct {
+	spans  map[string][]revSpan
+	absent map[string]map[int64]*observed
+}
 
 // revSpan is the revisions (after, upTo], with the answers that showed
 // them.
@@ -161,14 +165,23 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 			}
 		}
 	}
-	s := keySpans{}
+	s := keySpans{spans: map[string][]revSpan{}, absent: map[string]map[int64]*observed{}}
 	undeleted := func(key string, by time.Duration) bool {
 		t, ok := deleter[key]
 		return !ok || t >= by
 	}
+	absent := func(key string, rev int64, o *observed) {
+		if s.absent[key] == nil {
+			s.absent[key] = map[int64]*observed{}
+		}
+		s.absent[key][rev] = o
+	}
 	created := func(kv etcdop.KV, o *observed) {
+		if kv.Create > 1 && kv.Create <= kv.Mod {
+			absent(kv.Key, kv.Create-1, o)
+		}
 		if kv.Create > 1 && kv.Create <= kv.Mod && undeleted(kv.Key, o.at) {
-			s[kv.Key] = append(s[kv.Key], revSpan{after: 0, upTo: kv.Create - 1, read: o})
+			s.spans[kv.Key] = append(s.spans[kv.Key], revSpan{after: 0, upTo: kv.Create - 1, read: o})
 		}
 	}
 	for _, a := range answers {
@@ -178,7 +191,7 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 		o := &observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()}
 		wrote := madeRevision(a.Inv.F, &a.req, a.resp)
 		for i, op := range a.branch() {
-			if op.F != etcdop.FRange || i >= len(a.resp.Results) {
+			if i >= len(a.resp.Results) || op.F != etcdop.FRange && (op.F != etcdop.FDelete || a.resp.Results[i].Deleted > 0) {
 				continue
 			}
 			rev := a.resp.Revision
@@ -195,19 +208,23 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 			for _, kv := range a.resp.Results[i].KVs {
 				returned[kv.Key] = true
 				if kv.Mod < rev {
-					s[kv.Key] = append(s[kv.Key], revSpan{after: kv.Mod, upTo: rev, read: o})
+					s.spans[kv.Key] = append(s.spans[kv.Key], revSpan{after: kv.Mod, upTo: rev, read: o})
 				}
 				created(kv, o)
 			}
 			for _, key := range puts.keysIn(op.Key, op.End, math.MaxInt64) {
-				if !returned[key] && undeleted(key, a.Done.Time) {
-					s[key] = append(s[key], revSpan{after: 0, upTo: rev, read: o})
+				if returned[key] {
+					continue
+				}
+				absent(key, rev, o)
+				if undeleted(key, a.Done.Time) {
+					s.spans[key] = append(s.spans[key], revSpan{after: 0, upTo: rev, read: o})
 				}
 			}
 		}
 	}
 	for _, w := range watches {
-		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
+		src := w.src()
 		for _, r := range w.res.Responses {
 			o := &observed{at: r.Time, rev: responseRevision(r), src: src, ops: w.proof()}
 			for _, e := range r.Events {
@@ -217,7 +234,7 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 			}
 		}
 	}
-	for key, spans := range s {
+	for key, spans := range s.spans {
 		slices.SortFunc(spans, func(a, b revSpan) int { return cmp.Compare(a.after, b.after) })
 		var merged []revSpan
 		for _, sp := range spans {
@@ -228,14 +245,14 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 				merged = append(merged, revSpan{after: sp.after, upTo: sp.upTo, by: []revSpan{sp}})
 			}
 		}
-		s[key] = merged
+		s.spans[key] = merged
 	}
 	return s
 }
 
 // holds finds an answer that showed key left as it was at rev.
 func (s keySpans) holds(key string, rev int64) (*observed, bool) {
-	spans := s[key]
+	spans := s.spans[key]
 	i, _ := slices.BinarySearchFunc(spans, rev, func(sp revSpan, r int64) int { return cmp.Compare(sp.after, r) })
 	if i == 0 || rev > spans[i-1].upTo {
 		return nil, false
@@ -251,8 +268,15 @@ func (s keySpans) holds(key string, rev int64) (*observed, bool) {
 // rulesOut says whether a can have made revision rev only by writing keys
 // left as they were there (a put its key, a delete the keys of its range
 // that puts wrote, a revoke or a grant's expiry the keys given its lease),
-// and adds the answers that show it to by.
+// or, a put, by putting a key absent there; and adds the answers that
+// show it to by.
 func (s keySpans) rulesOut(a answered, puts firstPuts, rev int64, by map[*observed]bool) bool {
+	if a.Inv.F == etcdop.FPut && len(a.req.Then) == 1 {
+		if read, ok := s.absent[a.req.Then[0].Key][rev]; ok {
+			by[read] = true
+			return true
+		}
+	}
 	var keys []string
 	switch a.Inv.F {
 	case etcdop.FLeaseRevoke, etcdop.FLeaseGrant:

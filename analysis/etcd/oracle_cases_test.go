@@ -315,6 +315,56 @@ func TestOracleEtcdCases(t *testing.T) {
 				watch(9, 0.029, 0.029, etcdop.WatchRequest{Key: "a", End: "c", Rev: 2, PrevKV: true}, etcdop.WatchResponse{Revision: 4, Progress: true}),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// A delete that found no key made no revision: only the two
+			// puts of unknown outcome can have made 2 and 3, and nothing
+			// 4 by 0.049 s.
+			name: "a watch's progress at a revision only a delete that found nothing can have made",
+			h: (&kvh{}).del(1, 0.014, 0.030, "c", 0, 1).put(5, 0.039, 0.2, "c", "2", 0, 0).put(4, 0.040, 0.2, "b", "1", 0, 0).
+				watch(9, 0.032, 0.049, etcdop.WatchRequest{Key: "a", Progress: true}, etcdop.WatchResponse{Revision: 4, Progress: true}),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The watch shows b=2 put at 2: only the put of b=2 can have
+			// made 2, and it was sent after the read showed 2.
+			name: "a serializable read at a revision whose one maker was sent after it",
+			h: sget((&kvh{}).put(0, 0, 0.020, "c", "3", 0, 0).put(4, 0.044, 0.2, "b", "2", 0, 0), 2, 0.006, 0.031, "a", 2).
+				watch(9, 0.015, 0.064, etcdop.WatchRequest{Key: "b"}, resp(2, wput("b", "2", 2, 2, 1))),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The delete of c that found nothing at 2 shows c absent
+			// there: not c=3 but b=1 made 2, and the read of b at 2 left
+			// it out.
+			name: "a serializable read leaving out the key of the one put a delete that found nothing leaves",
+			h: sget(grant(&kvh{}).put(1, 0.2, 0.5, "b", "1", 7, 0).put(2, 0.23, 0.33, "c", "3", 0, 0).del(4, 0.37, 0.69, "c", 0, 2),
+				3, 0.24, 0.45, "b", 2),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The watch's delete of b at 3 says b was there at 2; the read
+			// at 2 left it out.
+			name: "a serializable read leaving out a key a watch's delete shows was there",
+			h: (&kvh{}).put(0, 0.007, 0.010, "b", "2", 0, 0).put(2, 0.027, 0.033, "c", "3", 0, 0).
+				op(3, 0.037, 0.2, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, nil).
+				put(6, 0.060, 0.073, "c", "3", 0, 4).
+				watch(9, 0.004, 0.042, etcdop.WatchRequest{Key: "b", Rev: 3}, resp(3, wdel("b", 3))).
+				op(4, 0.045, 0.064, etcdop.FRangeSerializable, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a", End: "c"}}},
+					&etcdop.KVResponse{Revision: 2, Member: "m2", Results: []etcdop.KVResult{{}}}),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// a=1 created at 3 says a was absent at 2, so a=2 did not
+			// make 2; the delete can make nothing before a put of a: no
+			// write made 2 by 0.037 s.
+			name: "a watch's progress at a revision a creation shows no write made",
+			h: (&kvh{}).put(0, 0, 0.015, "a", "2", 0, 0).
+				op(3, 0.016, 0.051, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, nil).
+				put(6, 0.062, 0.2, "a", "1", 0, 0).
+				watch(7, 0.007, 0.037, etcdop.WatchRequest{Key: "a", Progress: true}, etcdop.WatchResponse{Revision: 2, Progress: true}).
+				watch(8, 0.034, 0.081, etcdop.WatchRequest{Key: "a", End: "\x00", Rev: 3}, resp(3, wput("a", "1", 3, 3, 1))),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

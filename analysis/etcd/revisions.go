@@ -35,9 +35,10 @@ func initialRevision(in analysis.Input) (int64, error) {
 // revisionLimit is, for a time, the highest revision the writes of a
 // history can have made by then: each put, delete, transaction and lease
 // revoke that did not fail, invoked before that time, makes one at the
-// most, as does each lease's expiry, once its TTL has passed since its
-// grant was sent; and no revision at or past one an acknowledged write
-// made was there before that write was sent.
+// most (none, when its answer shows it wrote nothing), as does each
+// lease's expiry, once its TTL has passed since its grant was sent; and
+// no revision at or past one an acknowledged write made was there before
+// that write was sent.
 type revisionLimit struct {
 	initial int64
 	sent    []time.Duration // when each write can first have made its revision, in order
@@ -56,8 +57,16 @@ type limitMaker struct {
 // operations the etcd checkers do not know, which may write too.
 func revisionBound(h []history.Op, answers []answered, initial int64) *revisionLimit {
 	l := &revisionLimit{initial: initial}
+	// An acknowledged put, delete or transaction whose answer shows it
+	// wrote nothing (a delete that found no key) made no revision.
+	none := map[int]bool{}
+	for _, a := range answers {
+		if a.resp != nil && a.Inv.F != etcdop.FLeaseRevoke && !madeRevision(a.Inv.F, &a.req, a.resp) {
+			none[a.Inv.Index] = true
+		}
+	}
 	for _, p := range history.Pairs(h, func(op *history.Op) bool { return op.Process >= 0 }) {
-		if p.Done != nil && p.Done.Type == history.Fail {
+		if p.Done != nil && p.Done.Type == history.Fail || none[p.Inv.Index] {
 			continue
 		}
 		switch p.Inv.F {
@@ -202,7 +211,7 @@ func watchesSeen(watches []watchOp) []observed {
 		for _, r := range w.res.Responses {
 			if rev := responseRevision(r); rev > 0 {
 				out = append(out, observed{at: r.Time, rev: rev, ops: w.proof(),
-					src: fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)})
+					src: w.src()})
 			}
 		}
 	}

@@ -14,13 +14,14 @@ import (
 // that answers and watches tell of, and the spans of revisions through
 // which a key is known to have existed (a key read or watched with create
 // revision c at mod revision m existed from c to m: its version counts the
-// puts since its creation, with no delete between).
+// puts since its creation, with no delete between; a key deleted at d
+// existed at d-1, from its previous key's create revision when known).
 type storeKnown struct {
 	events map[string][]knownEvent // by key, in revision order
 	// lives, by key and the revision a life of it began at, at the latest
-	// (its create revision), is the known event of that life with the
-	// highest mod revision.
-	lives map[string]map[int64]knownEvent
+	// (its create revision), is the latest revision it is known to have
+	// lived to, with the event that shows it.
+	lives map[string]map[int64]life
 	// makers says which revisions left a key as it was.
 	makers revisionMakers
 	// written are the events answers and elimination tell of.
@@ -28,21 +29,25 @@ type storeKnown struct {
 }
 
 func knowStore(answers []answered, watches []watchOp, limit *revisionLimit) storeKnown {
-	s := storeKnown{events: map[string][]knownEvent{}, lives: map[string]map[int64]knownEvent{}}
+	s := storeKnown{events: map[string][]knownEvent{}, lives: map[string]map[int64]life{}}
 	add := func(e knownEvent) {
 		key, kv := e.ev.KV.Key, e.ev.KV
 		s.events[key] = append(s.events[key], e)
-		if e.ev.Type != "put" {
-			return
-		}
 		// A write's answer gives no create revision: the key lived at
-		// its revision, at least.
-		born := cmp.Or(kv.Create, kv.Mod)
-		if s.lives[key] == nil {
-			s.lives[key] = map[int64]knownEvent{}
+		// its revision, at least; a delete's, at the one before.
+		born, upTo := cmp.Or(kv.Create, kv.Mod), kv.Mod
+		if e.ev.Type != "put" {
+			upTo = kv.Mod - 1
+			born = upTo
+			if e.ev.Prev != nil && e.ev.Prev.Create > 0 {
+				born = e.ev.Prev.Create
+			}
 		}
-		if l, ok := s.lives[key][born]; !ok || kv.Mod > l.ev.KV.Mod {
-			s.lives[key][born] = e
+		if s.lives[key] == nil {
+			s.lives[key] = map[int64]life{}
+		}
+		if l, ok := s.lives[key][born]; !ok || upTo > l.upTo {
+			s.lives[key][born] = life{upTo: upTo, by: e}
 		}
 	}
 	s.makers = eliminate(answers, watches, limit)
@@ -51,7 +56,7 @@ func knowStore(answers []answered, watches []watchOp, limit *revisionLimit) stor
 		add(e)
 	}
 	for _, w := range watches {
-		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
+		src := w.src()
 		for _, r := range w.res.Responses {
 			for _, e := range r.Events {
 				add(knownEvent{ev: e, ops: w.proof(), src: src, since: e.KV.Mod})
@@ -114,11 +119,11 @@ func (s storeKnown) judge(a servedAnswer, op etcdop.KVOp, found *analysis.Findin
 		}
 		lived := false
 		for born, l := range lives {
-			if born > rev || rev > l.ev.KV.Mod {
+			if born > rev || rev > l.upTo {
 				continue
 			}
 			report("missing-at-revision", fmt.Sprintf("left out %s, which %s shows existed from revision %d to %d.",
-				key, l.src, born, l.ev.KV.Mod), &l)
+				key, l.by.src, born, l.upTo), &l.by)
 			lived = true
 			break
 		}
@@ -127,6 +132,13 @@ func (s storeKnown) judge(a servedAnswer, op etcdop.KVOp, found *analysis.Findin
 				key, l.src, l.ev.KV.Mod, rev), &l)
 		}
 	}
+}
+
+// life is a span of revisions a key is known to have lived through, up to
+// a revision, and the event that shows it.
+type life struct {
+	upTo int64
+	by   knownEvent
 }
 
 // stillThere finds the last event known of key before rev, when it is a

@@ -100,7 +100,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 	events := 0
 	compacted := compactedFrom(in, watches)
 	for _, w := range watches {
-		src := fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
+		src := w.src()
 		checkStream(w, src, compacted, &found)
 		for _, r := range w.res.Responses {
 			rev := responseRevision(r)
@@ -178,6 +178,11 @@ const maxProofValue = 16 << 10
 // a completion too long to repeat keeps its place in the history (its
 // index and time) and says how much it holds, not the responses.
 func (w watchOp) proof() []history.Op { return w.shown }
+
+// src is how findings name the watch.
+func (w watchOp) src() string {
+	return fmt.Sprintf("%s's watch (#%d)", history.ProcessName(w.Inv.Process), w.Inv.Index)
+}
 
 // slim is the watch's completion as findings name it (see proof).
 func (w watchOp) slim() history.Op {

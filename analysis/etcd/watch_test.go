@@ -150,6 +150,9 @@ func TestWatchAgainstWrites(t *testing.T) {
 		// Revision 3 was the put of c's; b was created at 2, by a.
 		"watch-divergent-event/another key's revision": (&kvh{}).put(1, 0, 1, "b", "1", 0, 2).put(1, 1, 2, "c", "1", 0, 3).put(2, 1, 2, "b", "2", 0, 0).
 			watch(0, 0, 9, all, resp(3, wput("b", "2", 2, 3, 2))),
+		// The read at 2 left a out: whatever made 2 did not put a.
+		"watch-divergent-event/a put where a read showed its key absent": (&kvh{}).put(1, 0, 1, "a", "1", 0, 0).put(2, 0, 1, "b", "1", 0, 0).
+			put(4, 0, 1, "c", "1", 0, 0).get(3, 1, 2, "a", "", 2).watch(0, 0, 9, etcdop.WatchRequest{Key: "a"}, resp(2, wput("a", "1", 2, 2, 1))),
 		"watch-divergent-event/another key's creation": (&kvh{}).put(1, 0, 1, "a", "1", 0, 2).put(1, 1, 2, "c", "1", 0, 3).put(1, 2, 3, "a", "1", 0, 4).
 			watch(0, 0, 9, etcdop.WatchRequest{Key: "a", Rev: 4}, resp(4, wput("a", "1", 3, 4, 2))),
 	} {
