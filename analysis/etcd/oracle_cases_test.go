@@ -365,6 +365,23 @@ func TestOracleEtcdCases(t *testing.T) {
 				watch(8, 0.034, 0.081, etcdop.WatchRequest{Key: "a", End: "\x00", Rev: 3}, resp(3, wput("a", "1", 3, 3, 1))),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// Only the revoke of lease 7, whose one key b is in the
+			// watch's range, can have made 4: the watch's progress at 4
+			// with no delete of b lost that event.
+			name: "a watch's progress past a revision only a revoke of a watched key's lease can have made",
+			h: func() *kvh {
+				lb := wput("b", "1", 3, 3, 1)
+				lb.KV.Lease = 7
+				return (&kvh{}).put(2, 0.025, 0.033, "a", "3", 0, 2).
+					op(0, 0, 0.012, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}, &etcdop.KVResponse{Revision: 1, Lease: 7}).
+					put(3, 0.031, 0.043, "b", "1", 7, 3).
+					op(1, 0.013, 0.033, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, nil).
+					watch(9, 0.004, 0.077, etcdop.WatchRequest{Key: "a", End: "c", Rev: 1, PrevKV: true, Progress: true},
+						resp(2, wput("a", "3", 2, 2, 1)), resp(3, lb), etcdop.WatchResponse{Revision: 4, Progress: true})
+			}(),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

@@ -42,7 +42,7 @@ func checkUnseenMakers(w watchOp, m revisionMakers, found *analysis.FindingList)
 			continue // seen, made by an acknowledged write, or by writes not known
 		}
 		unseen = append(unseen, rev)
-		can = append(can, slices.DeleteFunc(slices.Clone(open), func(a *answered) bool { return inside(*a, w.req.Key, w.req.End) }))
+		can = append(can, slices.DeleteFunc(slices.Clone(open), func(a *answered) bool { return inside(*a, w.req.Key, w.req.End, m.puts) }))
 	}
 	revs, writes, ok := match(can)
 	if ok {
@@ -90,9 +90,14 @@ func checkUnseenMakers(w watchOp, m revisionMakers, found *analysis.FindingList)
 
 // inside says whether write a can only have written keys of [key, end):
 // then, whichever revision it made, a watch of them that covered it got an
-// event there. (A revoke deletes keys not known here.)
-func inside(a answered, key, end string) bool {
-	return a.Inv.F != etcdop.FLeaseRevoke && !slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool {
+// event there. A revoke that made a revision deleted keys puts gave its
+// lease (the store holds none when the history begins).
+func inside(a answered, key, end string, puts firstPuts) bool {
+	if a.Inv.F == etcdop.FLeaseRevoke {
+		leased := puts.leased[a.req.Lease]
+		return len(leased) > 0 && !slices.ContainsFunc(leased, func(k string) bool { return !inRange(key, end, k) })
+	}
+	return !slices.ContainsFunc(a.branch(), func(op etcdop.KVOp) bool {
 		switch op.F {
 		case etcdop.FPut:
 			return !inRange(key, end, op.Key)
