@@ -131,6 +131,8 @@ type revSpan struct {
 	after, upTo int64
 	by          []revSpan // merged into it: each from one answer
 	read        *observed
+	// there: the read returned the key, so it existed through the span.
+	there bool
 }
 
 func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpans {
@@ -208,7 +210,7 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 			for _, kv := range a.resp.Results[i].KVs {
 				returned[kv.Key] = true
 				if kv.Mod < rev {
-					s.spans[kv.Key] = append(s.spans[kv.Key], revSpan{after: kv.Mod, upTo: rev, read: o})
+					s.spans[kv.Key] = append(s.spans[kv.Key], revSpan{after: kv.Mod, upTo: rev, read: o, there: true})
 				}
 				created(kv, o)
 			}
@@ -252,15 +254,28 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 
 // holds finds an answer that showed key left as it was at rev.
 func (s keySpans) holds(key string, rev int64) (*observed, bool) {
+	return s.find(key, rev, false)
+}
+
+// stays finds an answer that showed key there, and left as it was, at rev
+// and so at rev-1: a delete of a range holding it would have written it.
+func (s keySpans) stays(key string, rev int64) (*observed, bool) {
+	return s.find(key, rev, true)
+}
+
+func (s keySpans) find(key string, rev int64, there bool) (*observed, bool) {
 	spans := s.spans[key]
 	i, _ := slices.BinarySearchFunc(spans, rev, func(sp revSpan, r int64) int { return cmp.Compare(sp.after, r) })
 	if i == 0 || rev > spans[i-1].upTo {
 		return nil, false
 	}
 	for _, sp := range spans[i-1].by {
-		if sp.after < rev && rev <= sp.upTo {
+		if sp.after < rev && rev <= sp.upTo && (sp.there || !there) {
 			return sp.read, true
 		}
+	}
+	if there {
+		return nil, false
 	}
 	panic("a merged span holds a revision none of its reads does")
 }
@@ -268,13 +283,24 @@ func (s keySpans) holds(key string, rev int64) (*observed, bool) {
 // rulesOut says whether a can have made revision rev only by writing keys
 // left as they were there (a put its key, a delete the keys of its range
 // that puts wrote, a revoke or a grant's expiry the keys given its lease),
-// or, a put, by putting a key absent there; and adds the answers that
-// show it to by.
+// or, a put, by putting a key absent there, or, a delete, by leaving a
+// key of its range that was there; and adds the answers that show it to
+// by.
 func (s keySpans) rulesOut(a answered, puts firstPuts, rev int64, by map[*observed]bool) bool {
-	if a.Inv.F == etcdop.FPut && len(a.req.Then) == 1 {
+	// A put or a delete holds one operation (checkKVRequest).
+	switch a.Inv.F {
+	case etcdop.FPut:
 		if read, ok := s.absent[a.req.Then[0].Key][rev]; ok {
 			by[read] = true
 			return true
+		}
+	case etcdop.FDelete:
+		op := a.req.Then[0]
+		for _, key := range puts.keysIn(op.Key, op.End, math.MaxInt64) {
+			if read, ok := s.stays(key, rev); ok && touches(op, key) {
+				by[read] = true
+				return true
+			}
 		}
 	}
 	var keys []string

@@ -382,6 +382,16 @@ func TestOracleEtcdCases(t *testing.T) {
 			}(),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// Only the delete of a..c can have made 4, and it would have
+			// deleted b, which the read at 4 shows there since 2.
+			name: "a serializable read keeping a key at a revision only a delete of its range can have made",
+			h: (&kvh{}).put(0, 0.004, 0.030, "b", "3", 0, 2).put(1, 0.007, 0.042, "a", "2", 0, 3).
+				op(2, 0.007, 0.2, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}}, nil).
+				op(3, 0.022, 0.043, etcdop.FRangeSerializable, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a", End: "c"}}},
+					&etcdop.KVResponse{Revision: 4, Member: "m2", Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("b", "3", 2, 2, 1)}}}}),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

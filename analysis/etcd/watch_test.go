@@ -295,3 +295,15 @@ func TestWatchTrueHistories(t *testing.T) {
 		})
 	}
 }
+
+// A put or a delete that holds no operation, in a history read from a file,
+// makes no revision (etcd refuses it, and etcd-kv reports it): the one put
+// of a can have made revision 2, and nothing 3.
+func TestWatchMalformedWritesLeftOut(t *testing.T) {
+	h := (&kvh{}).op(1, 0, 1, etcdop.FPut, etcdop.KVRequest{}, nil).op(2, 0, 1, etcdop.FDelete, etcdop.KVRequest{}, nil).
+		put(3, 0, 1, "a", "1", 0, 0).watch(0, 0, 9, all, etcdop.WatchResponse{Revision: 3, Progress: true})
+	r := analysistest.RunChecker(t, "etcd-watch", analysis.Input{History: h.Ops})
+	if r.Verdict != analysis.Invalid || len(r.Findings) != 1 || r.Findings[0].Kind != "revision-never-made" {
+		t.Fatalf("got %s %+v, expected revision 3 never made", r.Verdict, r.Findings)
+	}
+}

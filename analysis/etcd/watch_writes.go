@@ -50,14 +50,14 @@ func (a answered) ops() []history.Op {
 }
 
 // readAnswered reads the KV operations that did not fail, and leaves out
-// what cannot be read (the etcd-kv checker reports it).
+// what cannot be read or run (the etcd-kv checker reports it).
 func readAnswered(h []history.Op) []answered {
 	var out []answered
 	for _, p := range history.Pairs(h, func(op *history.Op) bool {
 		return op.F != etcdop.FWatch && op.F != etcdop.FLeaseKeepAlive && op.Process >= 0
 	}) {
 		a := answered{Pair: p}
-		if p.Done != nil && p.Done.Type == history.Fail || p.Inv.Decode(&a.req) != nil {
+		if p.Done != nil && p.Done.Type == history.Fail || p.Inv.Decode(&a.req) != nil || checkKVRequest(p.Inv.F, &a.req) != nil {
 			continue
 		}
 		if p.Done != nil && p.Done.Type == history.Ok {
