@@ -102,6 +102,13 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 			}
 			continue
 		}
+		if a.Inv.F == etcdop.FLeaseRevoke || a.Inv.F == etcdop.FLeaseGrant {
+			if _, ended := ends[a.lease()]; ended {
+				// An acknowledged revoke ended the lease, which was
+				// there then: neither this revoke nor its expiry did.
+				continue
+			}
+		}
 		if at, from, ok := puts.writable(a, sent); ok {
 			c := &candidate{a: a, at: at, from: from, upTo: math.MaxInt64}
 			if rev, by, ok := leaseBound(a, ends); ok {

@@ -131,8 +131,10 @@ type revSpan struct {
 	after, upTo int64
 	by          []revSpan // merged into it: each from one answer
 	read        *observed
-	// there: the read returned the key, so it existed through the span.
+	// there: the read returned the key, so it existed through the span,
+	// on lease.
 	there bool
+	lease int64
 }
 
 func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpans {
@@ -210,7 +212,7 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 			for _, kv := range a.resp.Results[i].KVs {
 				returned[kv.Key] = true
 				if kv.Mod < rev {
-					s.spans[kv.Key] = append(s.spans[kv.Key], revSpan{after: kv.Mod, upTo: rev, read: o, there: true})
+					s.spans[kv.Key] = append(s.spans[kv.Key], revSpan{after: kv.Mod, upTo: rev, read: o, there: true, lease: kv.Lease})
 				}
 				created(kv, o)
 			}
@@ -254,38 +256,37 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 
 // holds finds an answer that showed key left as it was at rev.
 func (s keySpans) holds(key string, rev int64) (*observed, bool) {
-	return s.find(key, rev, false)
+	return s.find(key, rev, func(revSpan) bool { return true })
 }
 
 // stays finds an answer that showed key there, and left as it was, at rev
-// and so at rev-1: a delete of a range holding it would have written it.
-func (s keySpans) stays(key string, rev int64) (*observed, bool) {
-	return s.find(key, rev, true)
+// and so at rev-1, on lease (any, when 0): a delete of a range holding it,
+// or an end of its lease, would have written it.
+func (s keySpans) stays(key string, rev, lease int64) (*observed, bool) {
+	return s.find(key, rev, func(sp revSpan) bool { return sp.there && (lease == 0 || sp.lease == lease) })
 }
 
-func (s keySpans) find(key string, rev int64, there bool) (*observed, bool) {
+// find finds an answer of a span of key holding rev that is.
+func (s keySpans) find(key string, rev int64, is func(revSpan) bool) (*observed, bool) {
 	spans := s.spans[key]
 	i, _ := slices.BinarySearchFunc(spans, rev, func(sp revSpan, r int64) int { return cmp.Compare(sp.after, r) })
 	if i == 0 || rev > spans[i-1].upTo {
 		return nil, false
 	}
 	for _, sp := range spans[i-1].by {
-		if sp.after < rev && rev <= sp.upTo && (sp.there || !there) {
+		if sp.after < rev && rev <= sp.upTo && is(sp) {
 			return sp.read, true
 		}
 	}
-	if there {
-		return nil, false
-	}
-	panic("a merged span holds a revision none of its reads does")
+	return nil, false
 }
 
 // rulesOut says whether a can have made revision rev only by writing keys
 // left as they were there (a put its key, a delete the keys of its range
 // that puts wrote, a revoke or a grant's expiry the keys given its lease),
-// or, a put, by putting a key absent there, or, a delete, by leaving a
-// key of its range that was there; and adds the answers that show it to
-// by.
+// or, a put, by putting a key absent there, or, a delete, a revoke or an
+// expiry, by leaving a key of its range, or on its lease, that was there;
+// and adds the answers that show it to by.
 func (s keySpans) rulesOut(a answered, puts firstPuts, rev int64, by map[*observed]bool) bool {
 	// A put or a delete holds one operation (checkKVRequest).
 	switch a.Inv.F {
@@ -297,7 +298,7 @@ func (s keySpans) rulesOut(a answered, puts firstPuts, rev int64, by map[*observ
 	case etcdop.FDelete:
 		op := a.req.Then[0]
 		for _, key := range puts.keysIn(op.Key, op.End, math.MaxInt64) {
-			if read, ok := s.stays(key, rev); ok && touches(op, key) {
+			if read, ok := s.stays(key, rev, 0); ok && touches(op, key) {
 				by[read] = true
 				return true
 			}
@@ -307,6 +308,12 @@ func (s keySpans) rulesOut(a answered, puts firstPuts, rev int64, by map[*observ
 	switch a.Inv.F {
 	case etcdop.FLeaseRevoke, etcdop.FLeaseGrant:
 		keys = puts.leased[a.lease()]
+		for _, key := range keys {
+			if read, ok := s.stays(key, rev, a.lease()); ok {
+				by[read] = true
+				return true
+			}
+		}
 	default:
 		for _, op := range a.branch() {
 			switch op.F {

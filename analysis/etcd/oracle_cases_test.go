@@ -392,6 +392,30 @@ func TestOracleEtcdCases(t *testing.T) {
 					&etcdop.KVResponse{Revision: 4, Member: "m2", Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("b", "3", 2, 2, 1)}}}}),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// The revoke answered at 1 found lease 7 there, so the put on
+			// it after failed and the second revoke found no lease: only
+			// the put of c made a revision, 2.
+			name: "a serializable read at a revision only writes on a lease a revoke ended can have made",
+			h: sget((&kvh{}).op(0, 0, 0.015, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}, &etcdop.KVResponse{Revision: 1, Lease: 7}).
+				op(2, 0.023, 0.054, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 1}).
+				put(3, 0.024, 0.057, "c", "1", 0, 2).put(5, 0.037, 0.079, "a", "2", 7, 0).
+				op(7, 0.078, 0.103, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, nil), 6, 0.046, 0.085, "b", 3),
+			valid: false, then: "all valid (miss)",
+		},
+		{
+			// The read at 4 shows a on lease 7 since 2: the revoke of 7
+			// made neither 3 nor 4, and only the put of c is left to.
+			name: "a serializable read at a revision only a revoke of a lease a key it shows still has can have made",
+			h: func() *kvh {
+				a1 := kv("a", "1", 2, 2, 1)
+				a1.Lease = 7
+				return sget((&kvh{}).op(0, 0, 0.017, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}, &etcdop.KVResponse{Revision: 1, Lease: 7}).
+					put(1, 0.020, 0.036, "a", "1", 7, 2).put(3, 0.018, 0.061, "c", "2", 7, 0).
+					op(5, 0.035, 0.078, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, nil), 4, 0.045, 0.051, "a", 4, a1)
+			}(),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)
