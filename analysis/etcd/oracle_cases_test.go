@@ -416,6 +416,14 @@ func TestOracleEtcdCases(t *testing.T) {
 			}(),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// The linearizable read shows b=3 put at 2, the serializable
+			// one at 3, with version 2: the one put of b=3 made both.
+			name: "a serializable read and a linearizable one showing the one put of a value at two revisions",
+			h: sget((&kvh{}).put(0, 0.001, 0.030, "b", "2", 0, 0).put(1, 0.013, 0.029, "b", "3", 0, 0).
+				get(2, 0.019, 0.037, "a", "\x00", 2, kv("b", "3", 2, 2, 1)), 5, 0.055, 0.069, "b", 3, kv("b", "3", 2, 3, 2)),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

@@ -125,7 +125,35 @@ func indexWrites(h []history.Op, answers []answered, initial int64, elim revisio
 	for _, revs := range x.putAt {
 		slices.Sort(revs)
 	}
+	x.linearSoles(answers)
 	return x
+}
+
+// linearSoles notes, for each key a linearizable read returned that one
+// write of unknown outcome alone can have put, that write's revision: the
+// read is etcd-kv's to judge, but a watch's event or a serializable read
+// that the same write alone can have made at another revision is not.
+func (x writeIndex) linearSoles(answers []answered) {
+	for _, a := range answers {
+		if a.resp == nil || a.Inv.F == etcdop.FRangeSerializable {
+			continue
+		}
+		for i, op := range a.branch() {
+			if op.F != etcdop.FRange || i >= len(a.resp.Results) {
+				continue
+			}
+			for _, kv := range a.resp.Results[i].KVs {
+				e := etcdop.WatchEvent{Type: "put", KV: kv}
+				writes, _ := x.makers(e)
+				if kv.Mod <= x.initial || len(writes) != 1 || writes[0].resp != nil {
+					continue
+				}
+				if _, ok := x.sole[writes[0].Inv.Index]; !ok {
+					x.sole[writes[0].Inv.Index] = soleEvent{e, a.ops()}
+				}
+			}
+		}
+	}
 }
 
 // othersIn are the operations of the acknowledged writes that made
