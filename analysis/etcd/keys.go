@@ -17,8 +17,9 @@ import (
 
 // firstPuts is, by key and by lease, when the first put that did not fail
 // and wrote the key, or gave a key the lease, was sent, and the lowest
-// revision such a put can have made (2, etcd's first write's, when one's
-// outcome is unknown).
+// revision such a put can have made (when one's outcome is unknown, past
+// every revision answered before it was sent, and 2, etcd's first
+// write's, at the lowest).
 type firstPuts struct {
 	byKey    map[string]time.Duration
 	byLease  map[int64]time.Duration
@@ -31,8 +32,9 @@ type firstPuts struct {
 // putsOf are the first puts of the answers' writes.
 func putsOf(answers []answered) firstPuts {
 	p := firstPuts{byKey: map[string]time.Duration{}, byLease: map[int64]time.Duration{}, keyRev: map[string]int64{}, leaseRev: map[int64]int64{}, leased: map[int64][]string{}}
+	floor := answeredBy(answers)
 	for _, a := range answers {
-		rev := int64(2)
+		rev := max(2, floor(a.Inv.Time)+1)
 		if a.resp != nil {
 			rev = a.resp.Revision
 		}
@@ -43,6 +45,32 @@ func putsOf(answers []answered) firstPuts {
 		}
 	}
 	return p
+}
+
+// answeredBy is, for a time, the highest revision answered before it:
+// the store had made it by then.
+func answeredBy(answers []answered) func(time.Duration) int64 {
+	type shown struct {
+		at  time.Duration
+		rev int64
+	}
+	var by []shown
+	for _, a := range answers {
+		if a.resp != nil {
+			by = append(by, shown{a.Done.Time, a.resp.Revision})
+		}
+	}
+	slices.SortFunc(by, func(a, b shown) int { return cmp.Compare(a.at, b.at) })
+	for i := 1; i < len(by); i++ {
+		by[i].rev = max(by[i].rev, by[i-1].rev)
+	}
+	return func(t time.Duration) int64 {
+		i, _ := slices.BinarySearchFunc(by, t, func(s shown, t time.Duration) int { return cmp.Compare(s.at, t) })
+		if i == 0 {
+			return 0
+		}
+		return by[i-1].rev
+	}
 }
 
 func (p firstPuts) add(op etcdop.KVOp, at time.Duration, rev int64) {

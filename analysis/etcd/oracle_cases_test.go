@@ -424,6 +424,17 @@ func TestOracleEtcdCases(t *testing.T) {
 				get(2, 0.019, 0.037, "a", "\x00", 2, kv("b", "3", 2, 2, 1)), 5, 0.055, 0.069, "b", 3, kv("b", "3", 2, 3, 2)),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// The put of b, sent after c=3's answer at 2, made 3 at the
+			// lowest, and the delete of b then 4: the read at 3, without
+			// b, shows a revision no write made.
+			name: "a serializable read at a revision only a delete of a key put after it can have made",
+			h: (&kvh{}).put(0, 0.008, 0.017, "c", "3", 0, 2).put(4, 0.025, 0.2, "b", "2", 0, 0).
+				op(5, 0.052, 0.2, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "b"}}}, nil).
+				op(6, 0.066, 0.085, etcdop.FRangeSerializable, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a", End: "\x00"}}},
+					&etcdop.KVResponse{Revision: 3, Member: "m1", Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("c", "3", 2, 2, 1)}}}}),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)
