@@ -435,6 +435,14 @@ func TestOracleEtcdCases(t *testing.T) {
 					&etcdop.KVResponse{Revision: 3, Member: "m1", Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("c", "3", 2, 2, 1)}}}}),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// The delete of b found it at 4, which c=3 made: b was there
+			// at 3 too, and the read at 3 left it out.
+			name: "a serializable read leaving out a key a later delete found, through a revision that left it alone",
+			h: sget((&kvh{}).put(1, 0.011, 0.043, "b", "3", 0, 0).put(2, 0.028, 0.030, "a", "1", 0, 0).
+				put(6, 0.059, 0.072, "c", "3", 0, 4).del(7, 0.063, 0.081, "b", 1, 5), 5, 0.050, 0.085, "b", 3),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

@@ -15,7 +15,8 @@ import (
 // which a key is known to have existed (a key read or watched with create
 // revision c at mod revision m existed from c to m: its version counts the
 // puts since its creation, with no delete between; a key deleted at d
-// existed at d-1, from its previous key's create revision when known).
+// existed at d-1, from its previous key's create revision when known, and
+// through the revisions before that elimination shows left it alone).
 type storeKnown struct {
 	events map[string][]knownEvent // by key, in revision order
 	// lives, by key and the revision a life of it began at, at the latest
@@ -41,6 +42,11 @@ func knowStore(answers []answered, watches []watchOp, limit *revisionLimit) stor
 			born = upTo
 			if e.ev.Prev != nil && e.ev.Prev.Create > 0 {
 				born = e.ev.Prev.Create
+			}
+			// And before, through each revision known to have left it
+			// as it was.
+			for n := 0; n < stillSpan && born > 1 && s.makers.untouched(born, key); n++ {
+				born--
 			}
 		}
 		if s.lives[key] == nil {
