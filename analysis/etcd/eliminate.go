@@ -89,13 +89,21 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 		case a.Inv.F == etcdop.FLeaseGrant:
 			sent += grantTTL(a.Pair) // its expiry
 		case a.Inv.F == etcdop.FLeaseRevoke:
-			// One of a lease granted here that no put gave a key
-			// deleted nothing, and made no revision.
 			_, given := puts.leaseRev[a.req.Lease]
-			if _, here := granted[a.req.Lease]; given || !here {
+			_, here := granted[a.req.Lease]
+			switch end, ok := ends[a.req.Lease]; {
+			case !given && here:
+				// One of a lease granted here that no put gave a key
+				// deleted nothing, and made no revision.
+				continue
+			case !given || !ok || end.Inv.Index != a.Inv.Index:
+				// Its lease's keys are not known here, or another
+				// revoke ended it: its revision is left alone.
 				revoked[a.resp.Revision] = true
+				continue
 			}
-			continue
+			// The one end of a lease puts gave keys: it made its
+			// answer's revision, or, finding its lease empty, none.
 		default:
 			if madeRevision(a.Inv.F, &a.req, a.resp) {
 				m.made[a.resp.Revision] = a
@@ -103,7 +111,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 			continue
 		}
 		if a.Inv.F == etcdop.FLeaseRevoke || a.Inv.F == etcdop.FLeaseGrant {
-			if _, ended := ends[a.lease()]; ended {
+			if end, ended := ends[a.lease()]; ended && end.Inv.Index != a.Inv.Index {
 				// An acknowledged revoke ended the lease, which was
 				// there then: neither this revoke nor its expiry did.
 				continue
@@ -113,6 +121,9 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 			c := &candidate{a: a, at: at, from: from, upTo: math.MaxInt64}
 			if rev, by, ok := leaseBound(a, ends); ok {
 				c.upTo, c.ended = rev, &by
+			}
+			if a.resp != nil { // the acknowledged revoke above
+				c.from, c.upTo = max(from, a.resp.Revision), a.resp.Revision
 			}
 			open = append(open, c)
 		}
@@ -172,7 +183,9 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 				return true
 			}
 			if c.upTo < rev {
-				revokes[c.ended] = true
+				if c.ended != nil {
+					revokes[c.ended] = true
+				}
 				return true
 			}
 			return false

@@ -443,6 +443,17 @@ func TestOracleEtcdCases(t *testing.T) {
 				put(6, 0.059, 0.072, "c", "3", 0, 4).del(7, 0.063, 0.081, "b", 1, 5), 5, 0.050, 0.085, "b", 3),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// Lease 7 had a from 2, and no other write can have made 3:
+			// the revoke answered at 3 made it, and was sent only at
+			// 0.038 s, after the watch's progress at 3.
+			name: "a watch's progress at a revision only a revoke sent after it can have made",
+			h: (&kvh{}).op(0, 0, 0.018, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}, &etcdop.KVResponse{Revision: 1, Lease: 7}).
+				put(1, 0.019, 0.038, "a", "1", 7, 2).put(4, 0.029, 0.066, "c", "3", 0, 4).
+				op(3, 0.038, 0.056, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, &etcdop.KVResponse{Revision: 3}).
+				watch(9, 0.025, 0.030, etcdop.WatchRequest{Key: "b", PrevKV: true}, etcdop.WatchResponse{Revision: 3, Progress: true}),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)
