@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,11 +134,7 @@ func (g GoProgram) buildImage(ctx context.Context, cli *client.Client, base, tag
 // throwaway module that depends on Module, in the host's go environment
 // (proxy, caches), static, outside any workspace.
 func (g GoProgram) Binary(ctx context.Context, out io.Writer) (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	dir = filepath.Join(dir, "chaos")
+	dir := CacheDir()
 	// The name holds everything the build depends on: a new recipe, module
 	// or main builds anew.
 	h := sha256.Sum256(fmt.Appendf(nil, "%d\n%s\n%s\n%s", g.Recipe, g.Module, g.Package, g.Main))
@@ -167,11 +164,7 @@ func (g GoProgram) Binary(ctx context.Context, out io.Writer) (string, error) {
 			return "", err
 		}
 	}
-	var packages int64
-	for _, step := range []struct {
-		note string
-		args []string
-	}{
+	steps := []GoStep{
 		{"creating the module", []string{"mod", "init", "chaos-" + g.Name}},
 		{"downloading " + g.Module, []string{"get", g.Module}},
 		// Old releases' go.mod files leave out some of what their packages
@@ -179,23 +172,45 @@ func (g GoProgram) Binary(ctx context.Context, out io.Writer) (string, error) {
 		// built as its go.mod has it, and tidy would drop the dependency).
 		{"resolving dependencies", []string{"mod", "tidy"}},
 		{"listing packages", []string{"list", "-deps", pkg}},
-		// -v names each package as it is compiled: the bar counts them
-		// against the list (packages already in the build cache are not named).
 		{"compiling", []string{"build", "-v", "-trimpath", "-ldflags=-s -w", "-o", g.Name, pkg}},
-	} {
-		if g.Main == "" && step.args[0] == "mod" && step.args[1] == "tidy" {
-			continue
-		}
-		task.Set(0, packages, step.note)
-		cmd := exec.CommandContext(ctx, "go", step.args...)
-		cmd.Dir = tmp
+	}
+	if g.Main == "" {
+		steps = slices.Delete(steps, 2, 3)
+	}
+	if err := GoBuild(ctx, tmp, task, g.Name+" "+g.Version, steps, nil); err != nil {
+		return "", err
+	}
+	if err := os.Rename(filepath.Join(tmp, g.Name), bin); err != nil {
+		return "", err
+	}
+	built = fmt.Sprintf("%s: built %s in %.1fs", g.Name, bin, time.Since(start).Seconds())
+	return bin, nil
+}
+
+// GoStep is one go command of a build, with what the progress line says
+// while it runs.
+type GoStep struct {
+	Note string
+	Args []string
+}
+
+// GoBuild runs steps in dir, in the host's go environment (proxy, caches,
+// outside any workspace), static and for Linux, plus env. A "list" step's
+// packages are what the "build" step after it counts on task as it
+// compiles them (-v names each; those in the build cache are not named).
+func GoBuild(ctx context.Context, dir string, task *progress.Task, what string, steps []GoStep, env []string) error {
+	var packages int64
+	for _, step := range steps {
+		task.Set(0, packages, step.Note)
+		cmd := exec.CommandContext(ctx, "go", step.Args...)
+		cmd.Dir = dir
 		// For the containers: Linux, on this host's architecture (the
 		// engine's own; no other is pulled or emulated here).
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOOS=linux")
+		cmd.Env = slices.Concat(os.Environ(), []string{"CGO_ENABLED=0", "GOWORK=off", "GOOS=linux"}, env)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout = &stdout
 		cmd.Stderr = &stderr
-		if step.args[0] == "build" {
+		if step.Args[0] == "build" {
 			var n int64
 			cmd.Stderr = io.MultiWriter(&stderr, progress.NewLines(func(pkg string) {
 				n++
@@ -203,15 +218,21 @@ func (g GoProgram) Binary(ctx context.Context, out io.Writer) (string, error) {
 			}))
 		}
 		if err := cmd.Run(); err != nil {
-			return "", fmt.Errorf("building %s %s: go %s: %w\n%s", g.Name, g.Version, strings.Join(step.args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+			return fmt.Errorf("building %s: go %s: %w\n%s", what, strings.Join(step.Args, " "), err, bytes.TrimSpace(stderr.Bytes()))
 		}
-		if step.args[0] == "list" {
+		if step.Args[0] == "list" {
 			packages = int64(bytes.Count(stdout.Bytes(), []byte("\n")))
 		}
 	}
-	if err := os.Rename(filepath.Join(tmp, g.Name), bin); err != nil {
-		return "", err
+	return nil
+}
+
+// CacheDir is where chaos keeps what it builds once (programs, Kubernetes):
+// chaos in the user's cache directory, or in the temporary one.
+func CacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
 	}
-	built = fmt.Sprintf("%s: built %s in %.1fs", g.Name, bin, time.Since(start).Seconds())
-	return bin, nil
+	return filepath.Join(dir, "chaos")
 }

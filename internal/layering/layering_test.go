@@ -31,7 +31,7 @@ var layers = [][]string{
 	{"internal/testenv"},
 	{"targets"},
 	{"nemesis"},
-	{"resource", "runfolder", "foreign", "images", "disks", "internal/simhistory"},
+	{"resource", "runfolder", "foreign", "images", "disks", "internal/simhistory", "kubelocal"},
 	{"analysis/*"},
 	{"analysis", "internal/randhistory"},
 	{"ops"},
