@@ -66,10 +66,12 @@ func init() {
 		{"serve", command{cmdServe, "", "serve the results folder on a loopback address"}},
 		{"images", command{cmdImages, "build [TARGET...]", "build the targets' node images now"}},
 		{"clean", command{cmdClean, "", "remove the containers, networks and disks past runs left"}},
+		{"kube", command{cmdKube, "up|down|status", "bring a local single-node Kubernetes up or down (built here once, about 30 minutes)"}},
 		{"version", command{cmdVersion, "", "print chaos's version: module version, VCS revision, modified"}},
 		{"help", command{cmdHelp, "[COMMAND]", "list the commands, or show a command's flags"}},
-		{"client", command{run: cmdClient}},     // inside a client container
-		{"resource", command{run: cmdResource}}, // inside the resource container
+		{"client", command{run: cmdClient}},      // inside a client container
+		{"resource", command{run: cmdResource}},  // inside the resource container
+		{"kube-node", command{run: cmdKubeNode}}, // a local Kubernetes's node, under chaos kube up
 	}
 }
 

@@ -58,11 +58,11 @@ var Debian = images.Releases{Server: "etcd", Default: "3.4.23", Suites: map[stri
 // debianVersion is a plan's version as Debian's table has it: no "v".
 func debianVersion(v string) string { return strings.TrimPrefix(v, "v") }
 
-// program is etcd version as the module proxy builds it: `go install
+// Program is etcd version as the module proxy builds it: `go install
 // go.etcd.io/etcd/server/v3@v` is refused (its go.mod has replace
 // directives), so a throwaway module whose main calls etcdmain.Main
 // depends on the server module instead (on go.etcd.io/etcd for v3.4).
-func program(version string) images.GoProgram {
+func Program(version string) images.GoProgram {
 	g := images.GoProgram{Name: "etcd", Version: version, Recipe: recipeVersion,
 		Module: "go.etcd.io/etcd/server/v3@" + version,
 		Main:   "package main\n\nimport (\n\t\"os\"\n\n\t\"go.etcd.io/etcd/server/v3/etcdmain\"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n"}
@@ -83,5 +83,5 @@ func (c Cluster) Image(ctx context.Context, cli *client.Client, progress io.Writ
 		}
 		return images.Ensure(ctx, cli, r, progress)
 	}
-	return program(c.version).Image(ctx, cli, progress)
+	return Program(c.version).Image(ctx, cli, progress)
 }
