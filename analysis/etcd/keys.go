@@ -32,7 +32,13 @@ type firstPuts struct {
 // putsOf are the first puts of the answers' writes.
 func putsOf(answers []answered) firstPuts {
 	p := firstPuts{byKey: map[string]time.Duration{}, byLease: map[int64]time.Duration{}, keyRev: map[string]int64{}, leaseRev: map[int64]int64{}, leased: map[int64][]string{}}
-	floor := answeredBy(answers)
+	var answered []sighting
+	for _, a := range answers {
+		if a.resp != nil {
+			answered = append(answered, sighting{rev: a.resp.Revision, at: a.Done.Time})
+		}
+	}
+	floor := floors(answered)
 	for _, a := range answers {
 		rev := max(2, floor(a.Inv.Time)+1)
 		if a.resp != nil {
@@ -45,32 +51,6 @@ func putsOf(answers []answered) firstPuts {
 		}
 	}
 	return p
-}
-
-// answeredBy is, for a time, the highest revision answered before it:
-// the store had made it by then.
-func answeredBy(answers []answered) func(time.Duration) int64 {
-	type shown struct {
-		at  time.Duration
-		rev int64
-	}
-	var by []shown
-	for _, a := range answers {
-		if a.resp != nil {
-			by = append(by, shown{a.Done.Time, a.resp.Revision})
-		}
-	}
-	slices.SortFunc(by, func(a, b shown) int { return cmp.Compare(a.at, b.at) })
-	for i := 1; i < len(by); i++ {
-		by[i].rev = max(by[i].rev, by[i-1].rev)
-	}
-	return func(t time.Duration) int64 {
-		i, _ := slices.BinarySearchFunc(by, t, func(s shown, t time.Duration) int { return cmp.Compare(s.at, t) })
-		if i == 0 {
-			return 0
-		}
-		return by[i-1].rev
-	}
 }
 
 func (p firstPuts) add(op etcdop.KVOp, at time.Duration, rev int64) {
@@ -140,10 +120,10 @@ func (p firstPuts) writable(a answered, sent time.Duration) (at time.Duration, f
 // keySpans are, by key, the spans of revisions over which reads showed
 // the key left as it was: a key returned with mod revision m by a read at
 // revision r was written at no revision of (m, r]; a key of its range it
-// left out, which no write sent before its answer can have deleted, was
+// left out, which no write sent by its answer can have deleted, was
 // written at none up to r (a key, once there, stays until deleted). So
 // too a key a read or a watch's event showed created at c, which no
-// write sent before that answer can have deleted: it was absent at c-1,
+// write sent by that answer can have deleted: it was absent at c-1,
 // so written at none up to c-1. absent are, by key and revision, the
 // answers that showed the key absent there (a read that left it out, a
 // delete that found nothing, a key created at the next): whatever made
@@ -200,7 +180,7 @@ func unchangedKeys(answers []answered, watches []watchOp, puts firstPuts) keySpa
 	s := keySpans{spans: map[string][]revSpan{}, absent: map[string]map[int64]*observed{}}
 	undeleted := func(key string, by time.Duration) bool {
 		t, ok := deleter[key]
-		return !ok || t >= by
+		return !ok || t > by
 	}
 	absent := func(key string, rev int64, o *observed) {
 		if s.absent[key] == nil {

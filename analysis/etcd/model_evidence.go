@@ -60,11 +60,14 @@ type sighting struct {
 
 // openWrite is a delete or lease revoke of unknown outcome.
 type openWrite struct {
-	index   int
-	f       string
-	key     string // a delete's, of one key
-	lease   int64  // a revoke's
-	invoked time.Duration
+	index    int
+	f        string
+	key, end string // a delete's, of one key or a range
+	lease    int64  // a revoke's
+	invoked  time.Duration
+	// other: a delete of a range or in a transaction, never assigned a
+	// revision, but one that can have made it when no other write can.
+	other bool
 }
 
 // watchWindow is the keys and the revisions a watch vouches for.
@@ -211,6 +214,12 @@ func (g *gathered) add(p history.Pair) {
 		case !isKV:
 		case p.Inv.F == etcdop.FDelete && len(req.Then) == 1 && req.Then[0].End == "":
 			g.open = append(g.open, openWrite{index: p.Inv.Index, f: p.Inv.F, key: req.Then[0].Key, invoked: p.Inv.Time})
+		case p.Inv.F == etcdop.FDelete || p.Inv.F == etcdop.FKVTxn:
+			for _, op := range slices.Concat(req.Then, req.Else) {
+				if op.F == etcdop.FDelete {
+					g.open = append(g.open, openWrite{index: p.Inv.Index, f: etcdop.FDelete, key: op.Key, end: op.End, invoked: p.Inv.Time, other: true})
+				}
+			}
 		case p.Inv.F == etcdop.FLeaseRevoke:
 			g.open = append(g.open, openWrite{index: p.Inv.Index, f: p.Inv.F, lease: req.Lease, invoked: p.Inv.Time})
 		}
@@ -302,13 +311,23 @@ func (g *gathered) assign(rev int64, floor func(time.Duration) int64) int {
 		// can make any later revision it could.
 		latest := -1
 		for i, w := range g.open {
-			if w.f == etcdop.FDelete && w.key == evs[0].KV.Key && can(w) && (latest < 0 || w.invoked > g.open[latest].invoked) {
+			if w.f == etcdop.FDelete && !w.other && w.key == evs[0].KV.Key && can(w) && (latest < 0 || w.invoked > g.open[latest].invoked) {
 				latest = i
 			}
 		}
 		if latest >= 0 {
 			return latest
 		}
+	}
+	// A revoke is not interchangeable with a delete of a range, or in a
+	// transaction, that can have made the same events: it also ends its
+	// lease, on which later puts would fail.
+	if slices.ContainsFunc(g.open, func(w openWrite) bool {
+		return w.other && can(w) && !slices.ContainsFunc(evs, func(e etcdop.WatchEvent) bool {
+			return !touches(etcdop.KVOp{F: etcdop.FDelete, Key: w.key, End: w.end}, e.KV.Key)
+		})
+	}) {
+		return -1
 	}
 	var revokes []int
 	for i, w := range g.open {

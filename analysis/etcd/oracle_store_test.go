@@ -34,16 +34,18 @@ var etcdCheckers = []string{"etcd-kv", "etcd-watch", "etcd-serializable"}
 // The checkers all finding valid what the oracle finds invalid is a miss:
 // the checkers promise to be sound, not complete, so misses are counted
 // by perturbation and logged (CHAOS_ORACLE_SHOW=N logs the first N of
-// each kind, shrunk).
+// each kind, shrunk). CHAOS_ORACLE_FROM=K starts at the K-th history, to
+// go on past an earlier count or to look at one history again.
 func TestOracleEtcdStore(t *testing.T) {
 	n := analysistest.OracleN(t, 5000)
+	from, _ := strconv.Atoi(os.Getenv("CHAOS_ORACLE_FROM"))
 	start := time.Now()
 	tally := map[string]int{}
 	shown := map[string]int{}
 	show, _ := strconv.Atoi(os.Getenv("CHAOS_ORACLE_SHOW"))
 	misses := map[string]int{}
 	failures := 0
-	for i := range n {
+	for i := from; i < from+n; i++ {
 		c := oracle.RandomHistory(rand.New(rand.NewPCG(uint64(i), 0xe7c5)))
 		kind := analysis.CmpOr(c.Kind, "none")
 		o, got, err := judgeBoth(c.History)
