@@ -62,6 +62,7 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 		}
 	}
 	var started []*exec.Cmd
+	var names []string
 	defer func() {
 		// The kubelet first, so that it starts nothing more; the rest
 		// after it, in the reverse order.
@@ -69,8 +70,9 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 			stop(started[i])
 		}
 	}()
-	start := func(name string, args ...string) error {
-		log, err := os.Create(filepath.Join(logs, filepath.Base(name)+".log"))
+	// Each program logs to logs/<what>.log.
+	start := func(what, name string, args ...string) error {
+		log, err := os.Create(filepath.Join(logs, what+".log"))
 		if err != nil {
 			return err
 		}
@@ -80,12 +82,12 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("starting %s: %w", name, err)
 		}
-		started = append(started, cmd)
+		started, names = append(started, cmd), append(names, what)
 		return nil
 	}
 	pki := func(f string) string { return filepath.Join(c.pki(), f) }
 	bin := func(f string) string { return filepath.Join(cfg.Bins, f) }
-	if err := start("containerd", "--config", filepath.Join(c.State, "containerd.toml")); err != nil {
+	if err := start("containerd", "containerd", "--config", filepath.Join(c.State, "containerd.toml")); err != nil {
 		return err
 	}
 	if err := waitFor(ctx, c.containerdSocket(), 30*time.Second); err != nil {
@@ -95,12 +97,12 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 		return fmt.Errorf("importing the pause image: %w\n%s", err, out)
 	}
 	peer := "http://127.0.0.1:2380"
-	if err := start(cfg.Etcd, "--name", "kube", "--data-dir", filepath.Join(c.State, "etcd"),
+	if err := start("etcd", cfg.Etcd, "--name", "kube", "--data-dir", filepath.Join(c.State, "etcd"),
 		"--listen-client-urls", "http://127.0.0.1:2379", "--advertise-client-urls", "http://127.0.0.1:2379",
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "kube="+peer); err != nil {
 		return err
 	}
-	if err := start(bin("kube-apiserver"), "--etcd-servers=http://127.0.0.1:2379",
+	if err := start("kube-apiserver", bin("kube-apiserver"), "--etcd-servers=http://127.0.0.1:2379",
 		"--advertise-address="+nodeIP.String(), fmt.Sprintf("--secure-port=%d", apiPort),
 		"--service-cluster-ip-range="+serviceCIDR, "--allow-privileged=true",
 		"--tls-cert-file="+pki("apiserver.crt"), "--tls-private-key-file="+pki("apiserver.key"),
@@ -112,22 +114,22 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 		"--kubelet-preferred-address-types=InternalIP"); err != nil {
 		return err
 	}
-	if err := start(bin("kube-controller-manager"), "--kubeconfig="+pki("controller-manager.kubeconfig"),
+	if err := start("kube-controller-manager", bin("kube-controller-manager"), "--kubeconfig="+pki("controller-manager.kubeconfig"),
 		"--service-account-private-key-file="+pki("sa.key"), "--root-ca-file="+pki("ca.crt"),
-		"--use-service-account-credentials=false", "--leader-elect=false", "--bind-address=127.0.0.1"); err != nil {
+		"--use-service-account-credentials=true", "--leader-elect=false", "--bind-address=127.0.0.1"); err != nil {
 		return err
 	}
-	if err := start(bin("kube-scheduler"), "--kubeconfig="+pki("scheduler.kubeconfig"), "--leader-elect=false", "--bind-address=127.0.0.1"); err != nil {
+	if err := start("kube-scheduler", bin("kube-scheduler"), "--kubeconfig="+pki("scheduler.kubeconfig"), "--leader-elect=false", "--bind-address=127.0.0.1"); err != nil {
 		return err
 	}
-	if err := start(bin("kubelet"), "--config="+filepath.Join(c.State, "kubelet.yaml"), "--kubeconfig="+pki("kubelet.kubeconfig"),
+	if err := start("kubelet", bin("kubelet"), "--config="+filepath.Join(c.State, "kubelet.yaml"), "--kubeconfig="+pki("kubelet.kubeconfig"),
 		"--hostname-override="+c.Name, "--node-ip="+nodeIP.String(),
 		"--root-dir="+filepath.Join(c.State, "kubelet"), "--cert-dir="+filepath.Join(c.State, "kubelet", "pki")); err != nil {
 		return err
 	}
 	exited := make(chan string, len(started))
-	for _, cmd := range started {
-		go func() { cmd.Wait(); exited <- filepath.Base(cmd.Path) }() //nolint:errcheck // its log says why
+	for i, cmd := range started {
+		go func() { _ = cmd.Wait(); exited <- names[i] }() // its log says why
 	}
 	select {
 	case <-ctx.Done():

@@ -2,6 +2,7 @@ package kubelocal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -74,12 +75,12 @@ func Up(ctx context.Context, c Cluster, etcd string, node []string, out io.Write
 	}
 	_ = cmd.Process.Release()
 	fmt.Fprintf(out, "kubernetes: starting %s (logs in %s)\n", c.Name, filepath.Join(c.State, "logs"))
-	if err := c.awaitReady(ctx, 3*time.Minute); err != nil {
+	if err := c.awaitReady(ctx, start, 3*time.Minute); err != nil {
 		tail, _ := os.ReadFile(log.Name())
 		derr := Down(context.WithoutCancel(ctx), c, io.Discard)
 		return errors.Join(fmt.Errorf("kubernetes: %s did not come up: %w\n%s", c.Name, err, lastLines(tail, 20)), derr)
 	}
-	fmt.Fprintf(out, "kubernetes: %s is up in %.1fs: KUBECONFIG=%s, API server %s, reachable in its network namespace (chaos kube shell)\n",
+	fmt.Fprintf(out, "kubernetes: %s is up in %.1fs: KUBECONFIG=%s, API server %s, reachable in its network namespace: chaos kube shell\n",
 		c.Name, time.Since(start).Seconds(), c.Kubeconfig(), c.server())
 	return nil
 }
@@ -131,6 +132,18 @@ func alive(pid int) bool {
 	// A zombie is not alive: the field after the command's ")" is Z.
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// Shell is a shell (sh when empty) in the node's network namespace, where
+// the API server is reachable, with KUBECONFIG set.
+func (c Cluster) Shell(shell string) (*exec.Cmd, error) {
+	pid, ok := c.running()
+	if !ok {
+		return nil, fmt.Errorf("kubernetes: %s is not up (chaos kube up)", c.Name)
+	}
+	cmd := exec.Command("nsenter", "--target", strconv.Itoa(pid), "--net", "--", cmp.Or(shell, "/bin/sh"))
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig())
+	return cmd, nil
 }
 
 func (c Cluster) server() string { return fmt.Sprintf("https://%s:%d", nodeIP, apiPort) }
@@ -200,9 +213,11 @@ func (c Cluster) Get(ctx context.Context, cl *http.Client, path string, v any) e
 	return json.Unmarshal(body, v)
 }
 
-// awaitReady waits until the API server is ready, the node Ready, and the
-// default namespace's service account made (pods need it).
-func (c Cluster) awaitReady(ctx context.Context, limit time.Duration) error {
+// awaitReady waits until the API server is ready, the node Ready by a
+// heartbeat since a time (the node of an earlier Up stays Ready in etcd
+// for a while), and the default namespace's service account made (pods
+// need it).
+func (c Cluster) awaitReady(ctx context.Context, since time.Time, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var last error
@@ -210,7 +225,7 @@ func (c Cluster) awaitReady(ctx context.Context, limit time.Duration) error {
 		if _, ok := c.running(); !ok {
 			return errors.New("the node's supervisor exited")
 		}
-		last = c.ready(ctx)
+		last = c.ready(ctx, since)
 		if last == nil {
 			return nil
 		}
@@ -223,9 +238,9 @@ func (c Cluster) awaitReady(ctx context.Context, limit time.Duration) error {
 }
 
 // Status says whether the cluster is up and ready.
-func (c Cluster) Status(ctx context.Context) error { return c.ready(ctx) }
+func (c Cluster) Status(ctx context.Context) error { return c.ready(ctx, time.Time{}) }
 
-func (c Cluster) ready(ctx context.Context) error {
+func (c Cluster) ready(ctx context.Context, since time.Time) error {
 	cl, err := c.Client()
 	if err != nil {
 		return err
@@ -235,14 +250,17 @@ func (c Cluster) ready(ctx context.Context) error {
 	}
 	var node struct {
 		Status struct {
-			Conditions []struct{ Type, Status, Message string }
+			Conditions []struct {
+				Type, Status, Message string
+				LastHeartbeatTime     time.Time
+			}
 		}
 	}
 	if err := c.Get(ctx, cl, "/api/v1/nodes/"+c.Name, &node); err != nil {
 		return err
 	}
 	for _, cond := range node.Status.Conditions {
-		if cond.Type == "Ready" && cond.Status != "True" {
+		if cond.Type == "Ready" && (cond.Status != "True" || cond.LastHeartbeatTime.Before(since.Truncate(time.Second))) {
 			return fmt.Errorf("node %s not Ready: %s", c.Name, cond.Message)
 		}
 	}

@@ -12,16 +12,16 @@ import (
 )
 
 // cmdKube brings a local single-node Kubernetes up or down, for plans run
-// on Kubernetes, or says whether it is up.
+// on Kubernetes, says whether it is up, or opens a shell beside it.
 func cmdKube(args []string) (int, error) {
 	fs := newFlags("kube")
 	name := fs.String("name", "local", "the local cluster's name: its node's, and its folders' (/var/lib/chaos/kube/NAME, /run/chaos-kube/NAME)")
-	pos, err := parseArgs(fs, args, "up|down|status")
+	pos, err := parseArgs(fs, args, "up|down|status|shell")
 	if err != nil {
 		return exitUsage, err
 	}
 	if len(pos) != 1 {
-		return exitUsage, usageError{"usage: chaos kube up|down|status [--name NAME]"}
+		return exitUsage, usageError{"usage: chaos kube up|down|status|shell [--name NAME]"}
 	}
 	c := kubelocal.Named(*name)
 	switch pos[0] {
@@ -53,8 +53,19 @@ func cmdKube(args []string) (int, error) {
 			return exitUndecided, nil
 		}
 		fmt.Printf("kubernetes: %s is up: KUBECONFIG=%s\n", c.Name, c.Kubeconfig())
+	case "shell":
+		// The API server is reachable only in the node's network
+		// namespace: a shell there, with KUBECONFIG set.
+		cmd, err := c.Shell(os.Getenv("SHELL"))
+		if err != nil {
+			return exitCrash, err
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return exitCrash, err
+		}
 	default:
-		return exitUsage, usageError{fmt.Sprintf("kube: unknown subcommand %q: expected up, down or status", pos[0])}
+		return exitUsage, usageError{fmt.Sprintf("kube: unknown subcommand %q: expected up, down, status or shell", pos[0])}
 	}
 	return exitValid, nil
 }
