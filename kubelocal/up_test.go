@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,7 +49,8 @@ func hostState(t *testing.T) map[string]string {
 
 // TestUpDown brings a cluster up (from cached binaries, or building them
 // with CHAOS_KUBE=1: about half an hour), runs a pod of an image built
-// here, and takes it down: the host is as it was.
+// here, and takes it down, once as down does and once after its
+// supervisor was killed: each time the host is as it was.
 func TestUpDown(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root")
@@ -70,6 +72,19 @@ func TestUpDown(t *testing.T) {
 	if self == "" {
 		t.Skip("CHAOS_BIN (a chaos binary, for the node's supervisor) is not set")
 	}
+	for _, killed := range []bool{false, true} {
+		name := "down"
+		if killed {
+			name = "SIGKILL of the supervisor, then down"
+		}
+		t.Run(name, func(t *testing.T) { upPodDown(t, etcd, self, killed) })
+	}
+}
+
+// upPodDown brings a fresh cluster up, runs a pod, takes the cluster down
+// (killing its supervisor first, if killed), and compares the host with
+// what it was.
+func upPodDown(t *testing.T, etcd, self string, killed bool) {
 	before := hostState(t)
 	c := Named("test")
 	if err := os.RemoveAll(c.State); err != nil { // a fresh cluster, as up's first time
@@ -83,6 +98,11 @@ func TestUpDown(t *testing.T) {
 	}
 	t.Log(log.String())
 	defer func() {
+		if pid, ok := c.running(); killed && ok {
+			for _, p := range append(readPids(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)), pid) {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
 		if err := Down(context.Background(), c, &log); err != nil {
 			t.Errorf("down: %v", err)
 		}
@@ -94,6 +114,9 @@ func TestUpDown(t *testing.T) {
 			if before[k] != after[k] {
 				t.Errorf("%s: %q before, %q after", k, before[k], after[k])
 			}
+		}
+		if left := leftPids(c); len(left) > 0 {
+			t.Errorf("processes of the cluster left: %v", left)
 		}
 	}()
 	cl, err := c.Client()
