@@ -23,6 +23,9 @@ import (
 	"github.com/chaos-testing/chaos/nfqueue"
 )
 
+// ErrNotUp is a cluster's that is not up.
+var ErrNotUp = errors.New("not up (chaos kube up)")
+
 // NodeEnv carries the NodeConfig, as JSON, to the supervisor Up starts.
 const NodeEnv = "CHAOS_KUBE_NODE"
 
@@ -134,15 +137,25 @@ func alive(pid int) bool {
 	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
 
-// Shell is a shell (sh when empty) in the node's network namespace, where
-// the API server is reachable, with KUBECONFIG set.
-func (c Cluster) Shell(shell string) (*exec.Cmd, error) {
+// Shell runs argv (the user's shell when empty) in the node's network
+// namespace, where the API server is reachable, with KUBECONFIG set, and,
+// for curl, CURL_CA_BUNDLE the cluster's CA and KUBE_TOKEN the admin's
+// bearer token.
+func (c Cluster) Shell(argv []string) (*exec.Cmd, error) {
 	pid, ok := c.running()
 	if !ok {
-		return nil, fmt.Errorf("kubernetes: %s is not up (chaos kube up)", c.Name)
+		return nil, fmt.Errorf("kubernetes: %s: %w", c.Name, ErrNotUp)
 	}
-	cmd := exec.Command("nsenter", "--target", strconv.Itoa(pid), "--net", "--", cmp.Or(shell, "/bin/sh"))
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig())
+	token, err := os.ReadFile(filepath.Join(c.pki(), "admin.token"))
+	if err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 {
+		argv = []string{cmp.Or(os.Getenv("SHELL"), "/bin/sh")}
+	}
+	cmd := exec.Command("nsenter", append([]string{"--target", strconv.Itoa(pid), "--net", "--"}, argv...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig(), "CURL_CA_BUNDLE="+filepath.Join(c.pki(), "ca.crt"),
+		"KUBE_TOKEN="+strings.TrimSpace(string(token)))
 	return cmd, nil
 }
 
@@ -153,7 +166,7 @@ func (c Cluster) server() string { return fmt.Sprintf("https://%s:%d", nodeIP, a
 func (c Cluster) Client() (*http.Client, error) {
 	pid, ok := c.running()
 	if !ok {
-		return nil, fmt.Errorf("kubernetes: %s is not up (chaos kube up)", c.Name)
+		return nil, fmt.Errorf("kubernetes: %s: %w", c.Name, ErrNotUp)
 	}
 	ca, err := os.ReadFile(filepath.Join(c.pki(), "ca.crt"))
 	if err != nil {

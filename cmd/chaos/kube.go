@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/chaos-testing/chaos/kubelocal"
@@ -16,12 +18,17 @@ import (
 func cmdKube(args []string) (int, error) {
 	fs := newFlags("kube")
 	name := fs.String("name", "local", "the local cluster's name: its node's, and its folders' (/var/lib/chaos/kube/NAME, /run/chaos-kube/NAME)")
-	pos, err := parseArgs(fs, args, "up|down|status|shell")
+	// What follows -- is shell's command, flags and all.
+	var command []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, command = args[:i], args[i+1:]
+	}
+	pos, err := parseArgs(fs, args, "up|down|status|shell [-- COMMAND...]")
 	if err != nil {
 		return exitUsage, err
 	}
-	if len(pos) != 1 {
-		return exitUsage, usageError{"usage: chaos kube up|down|status|shell [--name NAME]"}
+	if len(pos) != 1 || len(command) > 0 && pos[0] != "shell" {
+		return exitUsage, usageError{"usage: chaos kube up|down|status|shell [--name NAME] (shell: [-- COMMAND...])"}
 	}
 	c := kubelocal.Named(*name)
 	switch pos[0] {
@@ -52,11 +59,14 @@ func cmdKube(args []string) (int, error) {
 			fmt.Printf("kubernetes: %s is not ready: %v\n", c.Name, err)
 			return exitUndecided, nil
 		}
-		fmt.Printf("kubernetes: %s is up: KUBECONFIG=%s\n", c.Name, c.Kubeconfig())
+		fmt.Printf("kubernetes: %s is up, its node Ready: KUBECONFIG=%s\n", c.Name, c.Kubeconfig())
 	case "shell":
 		// The API server is reachable only in the node's network
 		// namespace: a shell there, with KUBECONFIG set.
-		cmd, err := c.Shell(os.Getenv("SHELL"))
+		cmd, err := c.Shell(command)
+		if errors.Is(err, kubelocal.ErrNotUp) {
+			return exitUsage, usageError{err.Error()}
+		}
 		if err != nil {
 			return exitCrash, err
 		}
