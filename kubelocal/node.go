@@ -1,12 +1,14 @@
 package kubelocal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -139,10 +141,14 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 	}
 }
 
-// setUp gives the node's network namespace its address and loopback,
-// binds stand-ins over the kernel settings the kubelet writes, and makes
-// the kubelet's cgroup root in every hierarchy.
+// setUp lets go of the host's mounts that would otherwise live on in the
+// node's mount namespace, gives its network namespace its address and
+// loopback, binds stand-ins over the kernel settings the kubelet writes,
+// and makes the kubelet's cgroup root in every hierarchy.
 func setUp(c Cluster) error {
+	if err := detachForeign(); err != nil {
+		return err
+	}
 	for _, args := range [][]string{
 		{"link", "set", "lo", "up"},
 		{"link", "add", "kn0", "type", "veth", "peer", "name", "kn1"},
@@ -174,6 +180,54 @@ func setUp(c Cluster) error {
 		}
 	}
 	return nil
+}
+
+// detachForeign detaches, in the node's mount namespace, the copies of
+// the host's FUSE and namespace mounts that unshare made: a copy would
+// keep a chaos run's disk (a FUSE mount) or a container's network
+// namespace alive after the host let go of it, until the node stopped.
+func detachForeign() error {
+	info, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	var points []string
+	for _, line := range strings.Split(string(info), "\n") {
+		// id parent major:minor root point options... - fstype source ...
+		before, after, ok := strings.Cut(line, " - ")
+		fields, rest := strings.Fields(before), strings.Fields(after)
+		if !ok || len(fields) < 5 || len(rest) == 0 {
+			continue
+		}
+		if strings.HasPrefix(rest[0], "fuse") || rest[0] == "nsfs" {
+			points = append(points, unescapeMount(fields[4]))
+		}
+	}
+	// Deepest first.
+	slices.SortFunc(points, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	for _, p := range points {
+		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+			return fmt.Errorf("detaching the host's mount %s from the node's namespace: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // cgroupHierarchies are the mounted cgroup v1 hierarchies (a named one,

@@ -119,6 +119,14 @@ func upPodDown(t *testing.T, etcd, self string, killed bool) {
 			t.Errorf("processes of the cluster left: %v", left)
 		}
 	}()
+	// The node's mount namespace holds no copy of the host's FUSE mounts
+	// (a chaos run's disks), which would keep them alive.
+	if pid, ok := c.running(); ok {
+		info, _ := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+		if bytes.Contains(info, []byte(" - fuse")) || bytes.Contains(info, []byte(" - nsfs")) {
+			t.Errorf("the node's mount namespace holds the host's FUSE or namespace mounts:\n%s", info)
+		}
+	}
 	cl, err := c.Client()
 	if err != nil {
 		t.Fatal(err)
