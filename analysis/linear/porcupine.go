@@ -6,11 +6,14 @@ package linear
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -120,7 +123,12 @@ func (r *runner) check(ctx context.Context, j int, p *Part) (res partResult) {
 	}()
 	ctx, cancelBudget := context.WithTimeout(ctx, budget)
 	defer cancelBudget()
+	ctx, stopWatch := watchMemory(ctx)
+	defer stopWatch()
 	res.res, res.best = search(ctx, r.model, p.Ops)
+	if err := context.Cause(ctx); errors.Is(err, errMemory) {
+		res.err = err
+	}
 	if res.res == porcupine.Illegal && r.draw {
 		res.info = drawInfo(ctx, r.model, p)
 	}
@@ -159,4 +167,45 @@ func deadline(ctx context.Context) time.Time {
 		return time.Now().Add(DefaultTimeLimit)
 	}
 	return d
+}
+
+// errMemory ends a search that holds so many states that the machine would
+// run out of memory: the part is undecided, never guessed, and the run is
+// not killed.
+var errMemory = errors.New("the search held more states than half this machine's memory; a machine with more may decide")
+
+// memoryCap is the heap past which searches stop: half the machine's
+// memory.
+var memoryCap = func() uint64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 8 << 30
+	}
+	return uint64(si.Totalram) * uint64(si.Unit) / 2
+}()
+
+// watchMemory cancels ctx with errMemory once the heap passes memoryCap.
+func watchMemory(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				metrics.Read(sample)
+				if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > memoryCap {
+					cancel(errMemory)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
 }

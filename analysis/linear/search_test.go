@@ -2,8 +2,10 @@ package linear
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -67,5 +69,30 @@ func TestSearchCancelled(t *testing.T) {
 		if res, _ := search(ctx, spec.Model, p.Ops); res != porcupine.Unknown {
 			t.Fatalf("key %q: %s after the context ended, expected unknown", p.key, res)
 		}
+	}
+}
+
+// A search whose states fill half the machine's memory is stopped, its
+// part undecided, rather than the process killed.
+func TestWatchMemory(t *testing.T) {
+	defer func(c uint64) { memoryCap = c }(memoryCap)
+	memoryCap = 1
+	ctx, stop := watchMemory(context.Background())
+	defer stop()
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("not stopped past the cap")
+	}
+	if !errors.Is(context.Cause(ctx), errMemory) {
+		t.Fatalf("stopped by %v", context.Cause(ctx))
+	}
+	memoryCap = 1 << 62
+	ctx, stop2 := watchMemory(context.Background())
+	defer stop2()
+	select {
+	case <-ctx.Done():
+		t.Fatalf("stopped under the cap: %v", context.Cause(ctx))
+	case <-time.After(time.Second):
 	}
 }
