@@ -77,6 +77,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 	puts := putsOf(answers)
 	ends := leaseEnds(answers)
 	granted := grantExpiries(answers)
+	holds := keyLeasesOf(answers)
 	for _, a := range answers {
 		if a.resp != nil {
 			seen = append(seen, observed{at: a.Done.Time, rev: a.resp.Revision, src: a.src(), ops: a.ops()})
@@ -188,7 +189,9 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 				}
 				return true
 			}
-			return false
+			// An end of a lease that held no key made no revision.
+			ending := c.a.Inv.F == etcdop.FLeaseRevoke || c.a.Inv.F == etcdop.FLeaseGrant
+			return ending && holds.detached(c.a.lease(), puts.leased[c.a.lease()], rev)
 		})
 		if len(can) <= maxSifted {
 			can = slices.DeleteFunc(can, func(c *candidate) bool { return unchanged.rulesOut(c.a, puts, rev, reads) })

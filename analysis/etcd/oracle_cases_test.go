@@ -484,6 +484,16 @@ func TestOracleEtcdCases(t *testing.T) {
 			}(),
 			valid: true, then: "etcd-kv invalid (false alarm, found past the first 100,000 histories)",
 		},
+		{
+			// c, the one key lease 7 had, was put again without a lease
+			// at 3: the revoke of 7 deleted nothing, and nothing made 5.
+			name: "a watch's progress at a revision only the revoke of a lease that no longer held a key can have made",
+			h: (&kvh{}).op(0, 0, 0.012, etcdop.FLeaseGrant, etcdop.KVRequest{TTL: 600}, &etcdop.KVResponse{Revision: 1, Lease: 7}).
+				put(1, 0.013, 0.031, "c", "1", 7, 2).put(3, 0.032, 0.040, "c", "2", 0, 3).put(5, 0.054, 0.069, "a", "2", 0, 4).
+				op(7, 0.058, 0.2, etcdop.FLeaseRevoke, etcdop.KVRequest{Lease: 7}, nil).
+				watch(9, 0.054, 0.066, etcdop.WatchRequest{Key: "a", End: "c"}, etcdop.WatchResponse{Revision: 5, Progress: true}),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -78,4 +79,63 @@ func checkLeaseLive(kv etcdop.KV, rev int64, ends map[int64]answered, src string
 			"%s showed %s=%s on lease %d at revision %d, but %s ended that lease at revision %d, deleting its keys.",
 			src, kv.Key, kv.Value, kv.Lease, rev, e.src(), e.resp.Revision), Ops: slices.Concat(ops, e.ops())}
 	})
+}
+
+// keyLeases is, by key, what acknowledged writes show of the lease it
+// had: the revisions at which one put it on a lease (or on none) or
+// deleted it, in order, and, by lease, the highest revision a put can
+// have given it that lease (any, for a put of unknown outcome).
+type keyLeases struct {
+	set map[string][]leaseSet
+	on  map[string]map[int64]int64
+}
+
+// leaseSet is a key put at rev on lease (0: none), or deleted (-1).
+type leaseSet struct{ rev, lease int64 }
+
+func keyLeasesOf(answers []answered) keyLeases {
+	k := keyLeases{set: map[string][]leaseSet{}, on: map[string]map[int64]int64{}}
+	for _, a := range answers {
+		rev := int64(math.MaxInt64)
+		if a.resp != nil {
+			rev = a.resp.Revision
+		}
+		for i, op := range a.branch() {
+			switch {
+			case op.F == etcdop.FPut:
+				if k.on[op.Key] == nil {
+					k.on[op.Key] = map[int64]int64{}
+				}
+				k.on[op.Key][op.Lease] = max(k.on[op.Key][op.Lease], rev)
+				if a.resp != nil {
+					k.set[op.Key] = append(k.set[op.Key], leaseSet{rev, op.Lease})
+				}
+			case op.F == etcdop.FDelete && op.End == "" && a.resp != nil && i < len(a.resp.Results) && a.resp.Results[i].Deleted > 0:
+				k.set[op.Key] = append(k.set[op.Key], leaseSet{rev, -1})
+			}
+		}
+	}
+	for _, s := range k.set {
+		slices.SortFunc(s, func(a, b leaseSet) int { return cmp.Compare(a.rev, b.rev) })
+	}
+	return k
+}
+
+// detached says whether lease held none of keys at rev-1: each was, by
+// then, put on another lease or deleted by an acknowledged write that no
+// put giving it the lease can have followed. An end of the lease then
+// deletes nothing, and makes no revision.
+func (k keyLeases) detached(lease int64, keys []string, rev int64) bool {
+	for _, key := range keys {
+		s := k.set[key]
+		i, _ := slices.BinarySearchFunc(s, rev, func(l leaseSet, r int64) int { return cmp.Compare(l.rev, r) })
+		i-- // the last set below rev
+		for i >= 0 && s[i].lease == lease {
+			i--
+		}
+		if i < 0 || k.on[key][lease] >= s[i].rev {
+			return false
+		}
+	}
+	return len(keys) > 0
 }
