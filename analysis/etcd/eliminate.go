@@ -60,6 +60,9 @@ type madeByNobody struct {
 // in long histories with many writes of unknown outcome.
 const maxMakers = 8
 
+// maxPasses bounds the passes elimination makes over the revisions.
+const maxPasses = 3
+
 // maxSifted bounds the writes elimination sifts for a revision by the
 // keys reads showed left as they were.
 const maxSifted = 64
@@ -157,67 +160,73 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 	// times revisions were first shown by only grow with the revision, so
 	// each revision's candidates are a prefix of them, less those spent.
 	slices.SortStableFunc(open, func(a, b *candidate) int { return cmp.Compare(a.at, b.at) })
-	var active []*candidate
-	next := 0
-	// Past the most revisions the writes can make, checkMade reports.
-	for rev := limit.initial + 1; rev <= min(seen[0].rev, limit.initial+int64(len(limit.sent))); rev++ {
-		if _, ok := m.made[rev]; ok || revoked[rev] {
-			continue
-		}
-		by := shown(rev)
-		if sp, ok := shownBy[rev]; ok {
-			if sp.c.at > by.at {
-				m.nobody = append(m.nobody, madeByNobody{rev: rev, shown: by, late: &sp})
+	// Each pass rules out of every revision the writes the passes before
+	// showed made another; a pass that shows no more is the last.
+	for pass, more := 0, true; more && pass < maxPasses; pass++ {
+		more = false
+		m.open, m.expiry, m.events, m.nobody = map[int64][]*answered{}, map[int64]bool{}, nil, nil
+		var active []*candidate
+		next := 0
+		// Past the most revisions the writes can make, checkMade reports.
+		for rev := limit.initial + 1; rev <= min(seen[0].rev, limit.initial+int64(len(limit.sent))); rev++ {
+			if _, ok := m.made[rev]; ok || revoked[rev] {
+				continue
 			}
-			m.open[rev] = []*answered{&sp.c.a}
-			m.learn(rev, []*candidate{sp.c})
-			continue
-		}
-		for ; next < len(open) && open[next].at <= by.at; next++ {
-			active = append(active, open[next])
-		}
-		active = slices.DeleteFunc(active, func(c *candidate) bool { return c.spent })
-		reads := map[*observed]bool{} // that rule candidates out
-		revokes := map[*answered]bool{}
-		can := slices.DeleteFunc(slices.Clone(active), func(c *candidate) bool {
-			if c.from > rev {
-				return true
-			}
-			if c.upTo < rev {
-				if c.ended != nil {
-					revokes[c.ended] = true
+			by := shown(rev)
+			if sp, ok := shownBy[rev]; ok {
+				if sp.c.at > by.at {
+					m.nobody = append(m.nobody, madeByNobody{rev: rev, shown: by, late: &sp})
 				}
-				return true
+				m.open[rev] = []*answered{&sp.c.a}
+				m.learn(rev, []*candidate{sp.c})
+				continue
 			}
-			// An end of a lease that held no key made no revision.
-			ending := c.a.Inv.F == etcdop.FLeaseRevoke || c.a.Inv.F == etcdop.FLeaseGrant
-			return ending && holds.detached(c.a.lease(), puts.leased[c.a.lease()], rev)
-		})
-		if len(can) <= maxSifted {
-			can = slices.DeleteFunc(can, func(c *candidate) bool { return unchanged.rulesOut(c.a, puts, rev, reads) })
-		}
-		switch {
-		case len(can) == 0:
-			m.nobody = append(m.nobody, madeByNobody{rev: rev, shown: by, reads: slices.SortedFunc(maps.Keys(reads), func(a, b *observed) int { return cmp.Compare(a.ops[0].Index, b.ops[0].Index) }),
-				revokes: slices.SortedFunc(maps.Keys(revokes), func(a, b *answered) int { return cmp.Compare(a.Inv.Index, b.Inv.Index) })})
-			continue
-		case len(can) > maxMakers:
-			continue
-		}
-		for _, c := range can {
-			if c.a.Inv.F == etcdop.FLeaseGrant {
-				m.expiry[rev] = true
-			} else {
-				m.open[rev] = append(m.open[rev], &c.a)
+			for ; next < len(open) && open[next].at <= by.at; next++ {
+				active = append(active, open[next])
 			}
+			active = slices.DeleteFunc(active, func(c *candidate) bool { return c.spentAt != 0 && c.spentAt < rev })
+			reads := map[*observed]bool{} // that rule candidates out
+			revokes := map[*answered]bool{}
+			can := slices.DeleteFunc(slices.Clone(active), func(c *candidate) bool {
+				if c.from > rev || c.spentAt > rev {
+					return true
+				}
+				if c.upTo < rev {
+					if c.ended != nil {
+						revokes[c.ended] = true
+					}
+					return true
+				}
+				// An end of a lease that held no key made no revision.
+				ending := c.a.Inv.F == etcdop.FLeaseRevoke || c.a.Inv.F == etcdop.FLeaseGrant
+				return ending && holds.detached(c.a.lease(), puts.leased[c.a.lease()], rev)
+			})
+			if len(can) <= maxSifted {
+				can = slices.DeleteFunc(can, func(c *candidate) bool { return unchanged.rulesOut(c.a, puts, rev, reads) })
+			}
+			switch {
+			case len(can) == 0:
+				m.nobody = append(m.nobody, madeByNobody{rev: rev, shown: by, reads: slices.SortedFunc(maps.Keys(reads), func(a, b *observed) int { return cmp.Compare(a.ops[0].Index, b.ops[0].Index) }),
+					revokes: slices.SortedFunc(maps.Keys(revokes), func(a, b *answered) int { return cmp.Compare(a.Inv.Index, b.Inv.Index) })})
+				continue
+			case len(can) > maxMakers:
+				continue
+			}
+			for _, c := range can {
+				if c.a.Inv.F == etcdop.FLeaseGrant {
+					m.expiry[rev] = true
+				} else {
+					m.open[rev] = append(m.open[rev], &c.a)
+				}
+			}
+			if m.expiry[rev] {
+				continue
+			}
+			if len(can) == 1 && can[0].spentAt == 0 {
+				can[0].spentAt, more = rev, true
+			}
+			m.learn(rev, can)
 		}
-		if m.expiry[rev] {
-			continue
-		}
-		if len(can) == 1 {
-			can[0].spent = true
-		}
-		m.learn(rev, can)
 	}
 	return m
 }
@@ -225,12 +234,12 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 // candidate is a write of unknown outcome (or a lease's expiry) that can
 // have made revisions: from a time, and within bounds.
 type candidate struct {
-	a     answered
-	at    time.Duration // the earliest it can have made a revision
-	from  int64         // the lowest it can have made
-	upTo  int64         // the highest it can have made
-	ended *answered     // the revoke that bounds upTo, if any
-	spent bool          // known to have made another
+	a       answered
+	at      time.Duration // the earliest it can have made a revision
+	from    int64         // the lowest it can have made
+	upTo    int64         // the highest it can have made
+	ended   *answered     // the revoke that bounds upTo, if any
+	spentAt int64         // the revision it is known to have made, if any
 }
 
 // learn notes the event that made rev, when each of the writes that can
@@ -347,8 +356,8 @@ func assignShown(open []*candidate, answers []answered, watches []watchOp, made 
 			}
 		}
 	}
-	for _, sp := range out {
-		sp.c.spent = true
+	for rev, sp := range out {
+		sp.c.spentAt = rev
 	}
 	return out
 }

@@ -494,6 +494,15 @@ func TestOracleEtcdCases(t *testing.T) {
 				watch(9, 0.054, 0.066, etcdop.WatchRequest{Key: "a", End: "c"}, etcdop.WatchResponse{Revision: 5, Progress: true}),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// The delete of a found nothing, so the two puts made 2 and
+			// 3; the read at 3 left a out, so b=1 made 3, and a=2 made 2:
+			// a was there at 3, and the read is stale.
+			name: "a serializable read leaving out a key only a second pass of elimination shows was put",
+			h: sget((&kvh{}).put(4, 0.040, 0.050, "a", "2", 0, 0).put(2, 0.021, 0.047, "b", "1", 0, 0).del(6, 0.058, 0.071, "a", 0, 1),
+				5, 0.047, 0.069, "a", 3),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)
