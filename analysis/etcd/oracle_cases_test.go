@@ -503,6 +503,19 @@ func TestOracleEtcdCases(t *testing.T) {
 				5, 0.047, 0.069, "a", 3),
 			valid: false, then: "all valid (miss)",
 		},
+		{
+			// a, put at 2, was certainly there when the delete of a..c
+			// deleted one key at 3; b, whose put made no revision by
+			// then, was not. So a went at 3, and the read at 3 that shows
+			// it is stale.
+			name: "a serializable read keeping the one key certainly there for a range delete that deleted one",
+			h: (&kvh{}).put(1, 0, 0.01, "a", "1", 0, 2).put(2, 0.02, 0.03, "b", "1", 0, 0).
+				op(3, 0.04, 0.05, etcdop.FDelete, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FDelete, Key: "a", End: "c"}}},
+					&etcdop.KVResponse{Revision: 3, Results: []etcdop.KVResult{{Deleted: 1}}}).
+				op(4, 0.06, 0.07, etcdop.FRangeSerializable, etcdop.KVRequest{Then: []etcdop.KVOp{{F: etcdop.FRange, Key: "a", End: "c"}}},
+					&etcdop.KVResponse{Revision: 3, Member: "m1", Results: []etcdop.KVResult{{KVs: []etcdop.KV{kv("a", "1", 2, 2, 1)}}}}),
+			valid: false, then: "all valid (miss)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, got, err := judgeBoth(c.h.Ops)

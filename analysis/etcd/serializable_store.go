@@ -57,7 +57,7 @@ func knowStore(answers []answered, watches []watchOp, limit *revisionLimit) stor
 		}
 	}
 	s.makers = eliminate(answers, watches, limit)
-	s.written = slices.Concat(answeredEvents(answers), s.makers.events)
+	s.written = writtenEvents(answers, s.makers)
 	for _, e := range s.written {
 		add(e)
 	}

@@ -126,7 +126,7 @@ func (WatchChecker) Check(_ context.Context, in analysis.Input) analysis.Result 
 	}
 	makers := eliminate(answers, watches, limit)
 	makers.reportNobody(etcdop.FWatch, &found)
-	written := slices.Concat(answeredEvents(answers), makers.events)
+	written := writtenEvents(answers, makers)
 	for _, e := range written {
 		learn(e)
 	}

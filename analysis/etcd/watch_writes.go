@@ -111,6 +111,64 @@ func answeredEvents(answers []answered) []knownEvent {
 	return out
 }
 
+// writtenEvents are the events answers and elimination tell of, and the
+// deletes of a range delete that deleted as many keys as were certainly
+// there before it: a key whose last event known before it put it, with
+// every revision since left it alone by elimination's showing.
+func writtenEvents(answers []answered, m revisionMakers) []knownEvent {
+	out := slices.Concat(answeredEvents(answers), m.events)
+	byKey := map[string][]knownEvent{}
+	known := map[eventAt]bool{}
+	for _, e := range out {
+		byKey[e.ev.KV.Key] = append(byKey[e.ev.KV.Key], e)
+		known[eventAt{e.ev.KV.Mod, e.ev.KV.Key}] = true
+	}
+	for _, es := range byKey {
+		slices.SortFunc(es, func(a, b knownEvent) int { return cmp.Compare(a.ev.KV.Mod, b.ev.KV.Mod) })
+	}
+	// there finds the put that left key in the store at rev, when it is
+	// certain.
+	there := func(key string, rev int64) (knownEvent, bool) {
+		es := byKey[key]
+		i, _ := slices.BinarySearchFunc(es, rev+1, func(e knownEvent, r int64) int { return cmp.Compare(e.ev.KV.Mod, r) })
+		if i == 0 || es[i-1].ev.Type != "put" || rev-es[i-1].ev.KV.Mod > stillSpan {
+			return knownEvent{}, false
+		}
+		for r := es[i-1].ev.KV.Mod + 1; r <= rev; r++ {
+			if !m.untouched(r, key) {
+				return knownEvent{}, false
+			}
+		}
+		return es[i-1], true
+	}
+	for _, a := range answers {
+		// A delete alone: in a transaction, the writes before it would
+		// change what was there.
+		if a.resp == nil || a.Inv.F != etcdop.FDelete || m.puts.byKey == nil {
+			continue
+		}
+		for _, i := range a.rangeDeletes() {
+			op, rev, n := a.branch()[i], a.resp.Revision, a.resp.Results[i].Deleted
+			var found []knownEvent
+			for _, key := range m.puts.keysIn(op.Key, op.End, a.Done.Time) {
+				if put, ok := there(key, rev-1); ok {
+					found = append(found, put)
+				}
+			}
+			if n == 0 || int64(len(found)) != n {
+				continue
+			}
+			for _, put := range found {
+				if key := put.ev.KV.Key; !known[eventAt{rev, key}] {
+					out = append(out, knownEvent{ev: etcdop.WatchEvent{Type: "delete", KV: etcdop.KV{Key: key, Mod: rev}},
+						ops: slices.Concat(a.ops(), put.ops), src: fmt.Sprintf("%s, which deleted as many keys as %s and the like left there", a.src(), put.src), since: put.ev.KV.Mod})
+				}
+			}
+		}
+	}
+	return out
+}
+
 // revokedKeys are the deletes an ok lease revoke made: of each key whose
 // last event known before the revoke's revision put it with the lease. A
 // watch is bound to have got such a delete when it covered that put too,
