@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,8 +26,8 @@ import (
 // off its mount point, and a node that Docker was starting for the dead
 // harness would then write into the bare directory.
 func Abort() error {
-	var gone []mount
-	if err := eachGoneRun(func(_ string, ms []mount) error { gone = append(gone, ms...); return nil }); err != nil || len(gone) == 0 {
+	var gone []Mount
+	if err := eachGoneRun(func(_ string, ms []Mount) error { gone = append(gone, ms...); return nil }); err != nil || len(gone) == 0 {
 		return err
 	}
 	unmount, err := mountControl()
@@ -66,13 +67,13 @@ func mountControl() (unmount func(), err error) {
 }
 
 // abort aborts m's FUSE connection through the control file system.
-func abort(m mount) error {
-	_, minor, ok := strings.Cut(m.dev, ":")
+func abort(m Mount) error {
+	_, minor, ok := strings.Cut(m.Dev, ":")
 	if !ok {
-		return fmt.Errorf("disks: %s: device %q", m.path, m.dev)
+		return fmt.Errorf("disks: %s: device %q", m.Path, m.Dev)
 	}
 	if err := os.WriteFile(filepath.Join(fuseControl, minor, "abort"), []byte("1"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("disks: abort %s: %w", m.path, err)
+		return fmt.Errorf("disks: abort %s: %w", m.Path, err)
 	}
 	return nil
 }
@@ -83,10 +84,10 @@ func abort(m mount) error {
 // left alone.
 func Clean() (int, error) {
 	n := 0
-	err := eachGoneRun(func(dir string, mounts []mount) error {
+	err := eachGoneRun(func(dir string, mounts []Mount) error {
 		var errs []error
 		for _, m := range mounts {
-			if err := detach(m.path); err != nil {
+			if err := detach(m.Path); err != nil {
 				errs = append(errs, err)
 				continue
 			}
@@ -99,7 +100,7 @@ func Clean() (int, error) {
 
 // eachGoneRun calls f with the folder of mount points of each run whose
 // harness is gone, and the layers mounted there.
-func eachGoneRun(f func(dir string, mounts []mount) error) error {
+func eachGoneRun(f func(dir string, mounts []Mount) error) error {
 	runs, err := os.ReadDir(Root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -118,9 +119,9 @@ func eachGoneRun(f func(dir string, mounts []mount) error) error {
 		if !containers.HarnessGone(string(owner)) {
 			continue
 		}
-		var in []mount
+		var in []Mount
 		for _, m := range mounts {
-			if filepath.Dir(m.path) == dir {
+			if filepath.Dir(m.Path) == dir {
 				in = append(in, m)
 			}
 		}
@@ -166,34 +167,43 @@ func removeRun(dir string) error {
 	return nil
 }
 
-// mount is a mount point and its device (major:minor).
-type mount struct{ path, dev string }
+// Mount is one line of this process's mount table: the mount point, its
+// device (major:minor) and its file system type.
+type Mount struct{ Path, Dev, Type string }
 
-// mountsUnder lists the mounts under root, from this process's mount
-// table, which names them without asking their file systems.
-func mountsUnder(root string) ([]mount, error) {
+// Mounts reads this process's mount table, which names the mounts without
+// asking their file systems (a hung FUSE server does not hold it up).
+func Mounts() ([]Mount, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, fmt.Errorf("disks: %w", err)
 	}
 	defer f.Close()
-	var out []mount
+	var out []Mount
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// id parent major:minor root mountpoint options ... - type source
-		fields := strings.Fields(sc.Text())
+		before, after, _ := strings.Cut(sc.Text(), " - ")
+		fields, rest := strings.Fields(before), strings.Fields(after)
 		if len(fields) < 5 {
 			continue
 		}
-		mnt := unescape(fields[4])
-		if strings.HasPrefix(mnt, root+string(filepath.Separator)) {
-			out = append(out, mount{mnt, fields[2]})
+		m := Mount{Path: unescape(fields[4]), Dev: fields[2]}
+		if len(rest) > 0 {
+			m.Type = rest[0]
 		}
+		out = append(out, m)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("disks: read the mount table: %w", err)
 	}
 	return out, nil
+}
+
+// mountsUnder lists the mounts under root.
+func mountsUnder(root string) ([]Mount, error) {
+	all, err := Mounts()
+	return slices.DeleteFunc(all, func(m Mount) bool { return !strings.HasPrefix(m.Path, root+string(filepath.Separator)) }), err
 }
 
 // unescape undoes the mount table's octal escapes (\040 for a space).

@@ -3,6 +3,7 @@ package disks
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -116,4 +117,16 @@ func TestClean(t *testing.T) {
 		t.Errorf("%d mounts left, want run2's", mounted(t))
 	}
 	s.Close() // its layer is detached already; the server ends
+}
+
+// The mount table gives each mount's file system type, which the local
+// Kubernetes node reads to let go of the host's FUSE mounts.
+func TestMountsTypes(t *testing.T) {
+	ms, err := Mounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(ms, func(m Mount) bool { return m.Path == "/proc" && m.Type == "proc" }) {
+		t.Fatalf("no /proc of type proc in %+v", ms)
+	}
 }

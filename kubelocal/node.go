@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/chaos-testing/chaos/disks"
 )
 
 // NodeConfig is what the node's supervisor runs: the programs, built or
@@ -45,7 +47,7 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 		}
 	}
 	defer sweep(c)
-	if err := setUp(c); err != nil {
+	if err := setUp(ctx, c); err != nil {
 		return err
 	}
 	if _, err := os.Stat(c.Kubeconfig()); err != nil {
@@ -145,7 +147,7 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 // node's mount namespace, gives its network namespace its address and
 // loopback, binds stand-ins over the kernel settings the kubelet writes,
 // and makes the kubelet's cgroup root in every hierarchy.
-func setUp(c Cluster) error {
+func setUp(ctx context.Context, c Cluster) error {
 	if err := detachForeign(); err != nil {
 		return err
 	}
@@ -156,7 +158,7 @@ func setUp(c Cluster) error {
 		{"link", "set", "kn0", "up"},
 		{"link", "set", "kn1", "up"},
 	} {
-		if out, err := run(context.Background(), "/", "ip", args...); err != nil {
+		if out, err := run(ctx, "/", "ip", args...); err != nil {
 			return fmt.Errorf("ip %s: %w\n%s", strings.Join(args, " "), err, out)
 		}
 	}
@@ -187,20 +189,14 @@ func setUp(c Cluster) error {
 // keep a chaos run's disk (a FUSE mount) or a container's network
 // namespace alive after the host let go of it, until the node stopped.
 func detachForeign() error {
-	info, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := disks.Mounts()
 	if err != nil {
 		return err
 	}
 	var points []string
-	for _, line := range strings.Split(string(info), "\n") {
-		// id parent major:minor root point options... - fstype source ...
-		before, after, ok := strings.Cut(line, " - ")
-		fields, rest := strings.Fields(before), strings.Fields(after)
-		if !ok || len(fields) < 5 || len(rest) == 0 {
-			continue
-		}
-		if strings.HasPrefix(rest[0], "fuse") || rest[0] == "nsfs" {
-			points = append(points, unescapeMount(fields[4]))
+	for _, m := range mounts {
+		if strings.HasPrefix(m.Type, "fuse") || m.Type == "nsfs" {
+			points = append(points, m.Path)
 		}
 	}
 	// Deepest first.
@@ -211,23 +207,6 @@ func detachForeign() error {
 		}
 	}
 	return nil
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // cgroupHierarchies are the mounted cgroup v1 hierarchies (a named one,

@@ -101,11 +101,3 @@ func TestDockerArchive(t *testing.T) {
 		t.Fatalf("layer holds %q", got)
 	}
 }
-
-func TestUnescapeMount(t *testing.T) {
-	for in, want := range map[string]string{`/a\040b`: "/a b", `/plain`: "/plain", `/tab\011x\134y`: "/tab\tx\\y", `/end\04`: `/end\04`} {
-		if got := unescapeMount(in); got != want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
