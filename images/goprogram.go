@@ -134,57 +134,70 @@ func (g GoProgram) buildImage(ctx context.Context, cli *client.Client, base, tag
 // throwaway module that depends on Module, in the host's go environment
 // (proxy, caches), static, outside any workspace.
 func (g GoProgram) Binary(ctx context.Context, out io.Writer) (string, error) {
-	dir := CacheDir()
 	// The name holds everything the build depends on: a new recipe, module
 	// or main builds anew.
 	h := sha256.Sum256(fmt.Appendf(nil, "%d\n%s\n%s\n%s", g.Recipe, g.Module, g.Package, g.Main))
-	bin := filepath.Join(dir, g.Name+"-"+g.Version+"-"+hex.EncodeToString(h[:])[:8])
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
+	bin := filepath.Join(CacheDir(), g.Name+"-"+g.Version+"-"+hex.EncodeToString(h[:])[:8])
+	return Cached(bin, func(tmp string) (string, error) {
+		start := time.Now()
+		task := progress.Start(out, fmt.Sprintf("%s: building %s %s", g.Name, g.Name, g.Version))
+		task.Print(fmt.Sprintf("%s: building %s %s from the Go module proxy", g.Name, g.Name, g.Version))
+		built := ""
+		defer func() { task.Stop(built) }()
+		pkg := g.Package
+		if g.Main != "" {
+			pkg = "."
+			if err := os.WriteFile(filepath.Join(tmp, "main.go"), []byte(g.Main), 0o644); err != nil {
+				return "", err
+			}
+		}
+		steps := []GoStep{
+			{"creating the module", []string{"mod", "init", "chaos-" + g.Name}},
+			{"downloading " + g.Module, []string{"get", g.Module}},
+			// Old releases' go.mod files leave out some of what their
+			// packages import: tidy, for a throwaway main (a module's own
+			// main package is built as its go.mod has it, and tidy would
+			// drop the dependency).
+			{"resolving dependencies", []string{"mod", "tidy"}},
+			{"listing packages", []string{"list", "-deps", pkg}},
+			{"compiling", []string{"build", "-v", "-trimpath", "-ldflags=-s -w", "-o", g.Name, pkg}},
+		}
+		if g.Main == "" {
+			steps = slices.Delete(steps, 2, 3)
+		}
+		if err := GoBuild(ctx, tmp, task, g.Name+" "+g.Version, steps, nil); err != nil {
+			return "", err
+		}
+		built = fmt.Sprintf("%s: built %s in %.1fs", g.Name, bin, time.Since(start).Seconds())
+		return filepath.Join(tmp, g.Name), nil
+	})
+}
+
+// Cached returns entry, a file or a folder in chaos's cache, made first
+// when it is missing: build makes it in a temporary folder beside it and
+// says which file or folder there it is, which is then renamed to entry,
+// so that a failed or concurrent build never leaves a partial one behind.
+func Cached(entry string, build func(tmp string) (string, error)) (string, error) {
+	if _, err := os.Stat(entry); err == nil {
+		return entry, nil
 	}
+	dir := filepath.Dir(entry)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	// Build in a directory beside the cache entry and rename at the end, so
-	// a failed or concurrent build never leaves a partial binary behind.
-	tmp, err := os.MkdirTemp(dir, g.Name+"-build-")
+	tmp, err := os.MkdirTemp(dir, filepath.Base(entry)+".build-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	start := time.Now()
-	task := progress.Start(out, fmt.Sprintf("%s: building %s %s", g.Name, g.Name, g.Version))
-	task.Print(fmt.Sprintf("%s: building %s %s from the Go module proxy", g.Name, g.Name, g.Version))
-	built := ""
-	defer func() { task.Stop(built) }()
-	pkg := g.Package
-	if g.Main != "" {
-		pkg = "."
-		if err := os.WriteFile(filepath.Join(tmp, "main.go"), []byte(g.Main), 0o644); err != nil {
-			return "", err
-		}
-	}
-	steps := []GoStep{
-		{"creating the module", []string{"mod", "init", "chaos-" + g.Name}},
-		{"downloading " + g.Module, []string{"get", g.Module}},
-		// Old releases' go.mod files leave out some of what their packages
-		// import: tidy, for a throwaway main (a module's own main package is
-		// built as its go.mod has it, and tidy would drop the dependency).
-		{"resolving dependencies", []string{"mod", "tidy"}},
-		{"listing packages", []string{"list", "-deps", pkg}},
-		{"compiling", []string{"build", "-v", "-trimpath", "-ldflags=-s -w", "-o", g.Name, pkg}},
-	}
-	if g.Main == "" {
-		steps = slices.Delete(steps, 2, 3)
-	}
-	if err := GoBuild(ctx, tmp, task, g.Name+" "+g.Version, steps, nil); err != nil {
+	made, err := build(tmp)
+	if err != nil {
 		return "", err
 	}
-	if err := os.Rename(filepath.Join(tmp, g.Name), bin); err != nil {
+	if err := os.Rename(made, entry); err != nil {
 		return "", err
 	}
-	built = fmt.Sprintf("%s: built %s in %.1fs", g.Name, bin, time.Since(start).Seconds())
-	return bin, nil
+	return entry, nil
 }
 
 // GoStep is one go command of a build, with what the progress line says

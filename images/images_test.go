@@ -202,3 +202,30 @@ func TestGoProgramTag(t *testing.T) {
 		}
 	}
 }
+
+// A cache entry is made once, and a failed making leaves none behind.
+func TestCached(t *testing.T) {
+	entry := filepath.Join(t.TempDir(), "cache", "thing")
+	if _, err := Cached(entry, func(string) (string, error) { return "", errors.New("no") }); err == nil {
+		t.Fatal("a failed making gave no error")
+	}
+	if _, err := os.Stat(entry); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a failed making left %s: %v", entry, err)
+	}
+	made := 0
+	for range 2 {
+		got, err := Cached(entry, func(tmp string) (string, error) {
+			made++
+			return filepath.Join(tmp, "f"), os.WriteFile(filepath.Join(tmp, "f"), []byte("x"), 0o644)
+		})
+		if err != nil || got != entry {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	}
+	if data, _ := os.ReadFile(entry); made != 1 || string(data) != "x" {
+		t.Fatalf("made %d times, holds %q", made, data)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(entry), "*.build-*")); len(left) > 0 {
+		t.Fatalf("temporary folders left: %v", left)
+	}
+}

@@ -42,63 +42,49 @@ const recipe = 1
 
 // Binaries returns the directory holding Components, built from the Go
 // module proxy on first use and kept in chaos's cache, as etcd's builds
-// are: about half an hour on two cores, 350 MB of binaries.
+// are: about half an hour on two cores, 336 MB of binaries.
 func Binaries(ctx context.Context, out io.Writer) (string, error) {
 	h := sha256.Sum256(fmt.Appendf(nil, "%d\n%s\n%s\n%v", recipe, Version, stagingVersion, Components))
 	dir := filepath.Join(images.CacheDir(), "kubernetes-"+Version+"-"+hex.EncodeToString(h[:])[:8])
-	if _, err := os.Stat(dir); err == nil {
-		return dir, nil
-	}
-	if err := os.MkdirAll(images.CacheDir(), 0o755); err != nil {
-		return "", err
-	}
-	// Built beside the cache entry and renamed at the end, so that a
-	// failed or concurrent build never leaves a partial one behind.
-	tmp, err := os.MkdirTemp(images.CacheDir(), "kubernetes-build-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	start := time.Now()
-	what := "Kubernetes " + Version
-	task := progress.Start(out, "kubernetes: building "+what)
-	task.Print("kubernetes: building " + what + " from the Go module proxy")
-	built := ""
-	defer func() { task.Stop(built) }()
-	task.Set(0, 0, "downloading k8s.io/kubernetes@"+Version)
-	src := filepath.Join(tmp, "src")
-	if err := copyModule(ctx, "k8s.io/kubernetes@"+Version, src); err != nil {
-		return "", err
-	}
-	mod, err := os.ReadFile(filepath.Join(src, "go.mod"))
-	if err != nil {
-		return "", err
-	}
-	if mod, err = fromProxy(mod); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(src, "go.mod"), mod, 0o644); err != nil {
-		return "", err
-	}
-	pkgs := make([]string, len(Components))
-	for i, c := range Components {
-		pkgs[i] = "./cmd/" + c
-	}
-	bin := filepath.Join(tmp, "bin")
-	steps := []images.GoStep{
-		{Note: "listing packages", Args: append([]string{"list", "-deps"}, pkgs...)},
-		{Note: "compiling", Args: append([]string{"build", "-v", "-trimpath",
-			"-ldflags=-s -w -X k8s.io/component-base/version.gitVersion=" + Version, "-o", bin + "/"}, pkgs...)},
-	}
-	// The go.sum lacks the staging modules' sums: -mod=mod adds them.
-	if err := images.GoBuild(ctx, src, task, what, steps, []string{"GOFLAGS=-mod=mod"}); err != nil {
-		return "", err
-	}
-	if err := os.Rename(bin, dir); err != nil {
-		return "", err
-	}
-	built = fmt.Sprintf("kubernetes: built %s in %.0fs", dir, time.Since(start).Seconds())
-	return dir, nil
+	return images.Cached(dir, func(tmp string) (string, error) {
+		start := time.Now()
+		what := "Kubernetes " + Version
+		task := progress.Start(out, "kubernetes: building "+what)
+		task.Print("kubernetes: building " + what + " from the Go module proxy")
+		built := ""
+		defer func() { task.Stop(built) }()
+		task.Set(0, 0, "downloading k8s.io/kubernetes@"+Version)
+		src := filepath.Join(tmp, "src")
+		if err := copyModule(ctx, "k8s.io/kubernetes@"+Version, src); err != nil {
+			return "", err
+		}
+		mod, err := os.ReadFile(filepath.Join(src, "go.mod"))
+		if err != nil {
+			return "", err
+		}
+		if mod, err = fromProxy(mod); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(src, "go.mod"), mod, 0o644); err != nil {
+			return "", err
+		}
+		pkgs := make([]string, len(Components))
+		for i, c := range Components {
+			pkgs[i] = "./cmd/" + c
+		}
+		bin := filepath.Join(tmp, "bin")
+		steps := []images.GoStep{
+			{Note: "listing packages", Args: append([]string{"list", "-deps"}, pkgs...)},
+			{Note: "compiling", Args: append([]string{"build", "-v", "-trimpath",
+				"-ldflags=-s -w -X k8s.io/component-base/version.gitVersion=" + Version, "-o", bin + "/"}, pkgs...)},
+		}
+		// The go.sum lacks the staging modules' sums: -mod=mod adds them.
+		if err := images.GoBuild(ctx, src, task, what, steps, []string{"GOFLAGS=-mod=mod"}); err != nil {
+			return "", err
+		}
+		built = fmt.Sprintf("kubernetes: built %s in %.0fs", dir, time.Since(start).Seconds())
+		return bin, nil
+	})
 }
 
 // copyModule downloads a module (path@version) through the host's go

@@ -19,43 +19,30 @@ const cniPackage = "containernetworking-plugins"
 // package on first use (downloaded and unpacked, never installed) and
 // kept in chaos's cache.
 func cniPlugins(ctx context.Context) (string, error) {
-	dir := filepath.Join(images.CacheDir(), cniPackage)
-	if _, err := os.Stat(filepath.Join(dir, "bridge")); err == nil {
-		return dir, nil
-	}
-	if err := os.MkdirAll(images.CacheDir(), 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(images.CacheDir(), cniPackage+"-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	// apt writes the package as _apt where it can, as root here: either
-	// way into tmp.
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", err
-	}
-	if out, err := run(ctx, tmp, "apt-get", "download", cniPackage); err != nil {
-		// A machine whose package lists were never fetched: fetch them.
-		if _, uerr := run(ctx, tmp, "apt-get", "update"); uerr != nil {
-			return "", fmt.Errorf("downloading Debian's %s: %w\n%s", cniPackage, err, out)
+	return images.Cached(filepath.Join(images.CacheDir(), cniPackage), func(tmp string) (string, error) {
+		// apt writes the package as _apt where it can, as root here:
+		// either way into tmp.
+		if err := os.Chmod(tmp, 0o755); err != nil {
+			return "", err
 		}
 		if out, err := run(ctx, tmp, "apt-get", "download", cniPackage); err != nil {
-			return "", fmt.Errorf("downloading Debian's %s: %w\n%s", cniPackage, err, out)
+			// A machine whose package lists were never fetched: fetch them.
+			if _, uerr := run(ctx, tmp, "apt-get", "update"); uerr != nil {
+				return "", fmt.Errorf("downloading Debian's %s: %w\n%s", cniPackage, err, out)
+			}
+			if out, err := run(ctx, tmp, "apt-get", "download", cniPackage); err != nil {
+				return "", fmt.Errorf("downloading Debian's %s: %w\n%s", cniPackage, err, out)
+			}
 		}
-	}
-	debs, _ := filepath.Glob(filepath.Join(tmp, cniPackage+"_*.deb"))
-	if len(debs) != 1 {
-		return "", fmt.Errorf("downloading Debian's %s: found %d packages in %s", cniPackage, len(debs), tmp)
-	}
-	if out, err := run(ctx, tmp, "dpkg", "-x", debs[0], "root"); err != nil {
-		return "", fmt.Errorf("unpacking %s: %w\n%s", debs[0], err, out)
-	}
-	if err := os.Rename(filepath.Join(tmp, "root", "usr", "lib", "cni"), dir); err != nil {
-		return "", fmt.Errorf("unpacking %s: %w", debs[0], err)
-	}
-	return dir, nil
+		debs, _ := filepath.Glob(filepath.Join(tmp, cniPackage+"_*.deb"))
+		if len(debs) != 1 {
+			return "", fmt.Errorf("downloading Debian's %s: found %d packages in %s", cniPackage, len(debs), tmp)
+		}
+		if out, err := run(ctx, tmp, "dpkg", "-x", debs[0], "root"); err != nil {
+			return "", fmt.Errorf("unpacking %s: %w\n%s", debs[0], err, out)
+		}
+		return filepath.Join(tmp, "root", "usr", "lib", "cni"), nil
+	})
 }
 
 // run runs a command in dir, and gives its output, both streams.

@@ -50,41 +50,29 @@ func pauseImage(ctx context.Context, out io.Writer) (archive, ref string, err er
 	h := sha256.Sum256([]byte(pauseMain))
 	tag := hex.EncodeToString(h[:])[:12]
 	ref = "chaos/kube-pause:" + tag
-	archive = filepath.Join(images.CacheDir(), "kube-pause-"+tag+".tar")
-	if _, err := os.Stat(archive); err == nil {
-		return archive, ref, nil
-	}
-	if err := os.MkdirAll(images.CacheDir(), 0o755); err != nil {
-		return "", "", err
-	}
-	tmp, err := os.MkdirTemp(images.CacheDir(), "kube-pause-")
-	if err != nil {
-		return "", "", err
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "main.go"), []byte(pauseMain), 0o644); err != nil {
-		return "", "", err
-	}
-	task := progress.Start(out, "kubernetes: building the pause program")
-	defer task.Stop("")
-	if err := images.GoBuild(ctx, tmp, task, "the pause program", []images.GoStep{
-		{Note: "creating the module", Args: []string{"mod", "init", "chaos-kube-pause"}},
-		{Note: "compiling", Args: []string{"build", "-trimpath", "-ldflags=-s -w", "-o", "pause", "."}},
-	}, nil); err != nil {
-		return "", "", err
-	}
-	bin, err := os.ReadFile(filepath.Join(tmp, "pause"))
-	if err != nil {
-		return "", "", err
-	}
-	data, err := dockerArchive(ref, "pause", bin)
-	if err != nil {
-		return "", "", err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "image.tar"), data, 0o644); err != nil {
-		return "", "", err
-	}
-	return archive, ref, os.Rename(filepath.Join(tmp, "image.tar"), archive)
+	archive, err = images.Cached(filepath.Join(images.CacheDir(), "kube-pause-"+tag+".tar"), func(tmp string) (string, error) {
+		if err := os.WriteFile(filepath.Join(tmp, "main.go"), []byte(pauseMain), 0o644); err != nil {
+			return "", err
+		}
+		task := progress.Start(out, "kubernetes: building the pause program")
+		defer task.Stop("")
+		if err := images.GoBuild(ctx, tmp, task, "the pause program", []images.GoStep{
+			{Note: "creating the module", Args: []string{"mod", "init", "chaos-kube-pause"}},
+			{Note: "compiling", Args: []string{"build", "-trimpath", "-ldflags=-s -w", "-o", "pause", "."}},
+		}, nil); err != nil {
+			return "", err
+		}
+		bin, err := os.ReadFile(filepath.Join(tmp, "pause"))
+		if err != nil {
+			return "", err
+		}
+		data, err := dockerArchive(ref, "pause", bin)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(tmp, "image.tar"), os.WriteFile(filepath.Join(tmp, "image.tar"), data, 0o644)
+	})
+	return archive, ref, err
 }
 
 // dockerArchive is an image, as `docker save` writes one, of one layer
