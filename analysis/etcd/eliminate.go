@@ -114,7 +114,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 			}
 			continue
 		}
-		if a.Inv.F == etcdop.FLeaseRevoke || a.Inv.F == etcdop.FLeaseGrant {
+		if a.endsLease() {
 			if end, ended := ends[a.lease()]; ended && end.Inv.Index != a.Inv.Index {
 				// An acknowledged revoke ended the lease, which was
 				// there then: neither this revoke nor its expiry did.
@@ -198,8 +198,7 @@ func eliminate(answers []answered, watches []watchOp, limit *revisionLimit) revi
 					return true
 				}
 				// An end of a lease that held no key made no revision.
-				ending := c.a.Inv.F == etcdop.FLeaseRevoke || c.a.Inv.F == etcdop.FLeaseGrant
-				return ending && holds.detached(c.a.lease(), puts.leased[c.a.lease()], rev)
+				return c.a.endsLease() && holds.detached(c.a.lease(), puts.leased[c.a.lease()], rev)
 			})
 			if len(can) <= maxSifted {
 				can = slices.DeleteFunc(can, func(c *candidate) bool { return unchanged.rulesOut(c.a, puts, rev, reads) })

@@ -147,26 +147,31 @@ type life struct {
 	by   knownEvent
 }
 
-// stillThere finds the last event known of key before rev, when it is a
-// put and every revision since is known to have left the key as it was
-// (looked for up to stillSpan revisions back).
+// stillThere finds the put known of key before rev that left it in the
+// store at rev (standing).
 func (s storeKnown) stillThere(key string, rev int64) (knownEvent, bool) {
-	es := s.events[key]
+	put, ok := standing(s.events[key], key, rev, s.makers)
+	return put, ok && put.ev.KV.Mod != rev
+}
+
+// standing finds, in es (the events known of key, in revision order), the
+// put that left key in the store at rev: the last event at or before rev,
+// when it is a put and every revision since is known to have left the key
+// as it was (looked for up to stillSpan revisions back).
+func standing(es []knownEvent, key string, rev int64, m revisionMakers) (knownEvent, bool) {
 	i, _ := slices.BinarySearchFunc(es, rev+1, func(e knownEvent, r int64) int { return cmp.Compare(e.ev.KV.Mod, r) })
-	if i == 0 || es[i-1].ev.Type != "put" || es[i-1].ev.KV.Mod == rev || rev-es[i-1].ev.KV.Mod > stillSpan {
+	if i == 0 || es[i-1].ev.Type != "put" || rev-es[i-1].ev.KV.Mod > stillSpan {
 		return knownEvent{}, false
 	}
-	last := es[i-1]
-	for r := last.ev.KV.Mod + 1; r <= rev; r++ {
-		if !s.makers.untouched(r, key) {
+	for r := es[i-1].ev.KV.Mod + 1; r <= rev; r++ {
+		if !m.untouched(r, key) {
 			return knownEvent{}, false
 		}
 	}
-	return last, true
+	return es[i-1], true
 }
 
-// stillSpan bounds the revisions stillThere goes through for each key a
-// read left out.
+// stillSpan bounds the revisions standing goes through for each key.
 const stillSpan = 256
 
 // agreeing compares the answers of reads at one revision, over the keys

@@ -38,6 +38,12 @@ func (a answered) lease() int64 {
 	return a.req.Lease
 }
 
+// endsLease says whether a ends a lease: a revoke, or, for elimination, a
+// grant standing for its lease's expiry.
+func (a answered) endsLease() bool {
+	return a.Inv.F == etcdop.FLeaseRevoke || a.Inv.F == etcdop.FLeaseGrant
+}
+
 func (a answered) src() string {
 	return fmt.Sprintf("%s's %s (#%d)", history.ProcessName(a.Inv.Process), a.Inv.F, a.Inv.Index)
 }
@@ -126,21 +132,6 @@ func writtenEvents(answers []answered, m revisionMakers) []knownEvent {
 	for _, es := range byKey {
 		slices.SortFunc(es, func(a, b knownEvent) int { return cmp.Compare(a.ev.KV.Mod, b.ev.KV.Mod) })
 	}
-	// there finds the put that left key in the store at rev, when it is
-	// certain.
-	there := func(key string, rev int64) (knownEvent, bool) {
-		es := byKey[key]
-		i, _ := slices.BinarySearchFunc(es, rev+1, func(e knownEvent, r int64) int { return cmp.Compare(e.ev.KV.Mod, r) })
-		if i == 0 || es[i-1].ev.Type != "put" || rev-es[i-1].ev.KV.Mod > stillSpan {
-			return knownEvent{}, false
-		}
-		for r := es[i-1].ev.KV.Mod + 1; r <= rev; r++ {
-			if !m.untouched(r, key) {
-				return knownEvent{}, false
-			}
-		}
-		return es[i-1], true
-	}
 	for _, a := range answers {
 		// A delete alone: in a transaction, the writes before it would
 		// change what was there.
@@ -151,7 +142,7 @@ func writtenEvents(answers []answered, m revisionMakers) []knownEvent {
 			op, rev, n := a.branch()[i], a.resp.Revision, a.resp.Results[i].Deleted
 			var found []knownEvent
 			for _, key := range m.puts.keysIn(op.Key, op.End, a.Done.Time) {
-				if put, ok := there(key, rev-1); ok {
+				if put, ok := standing(byKey[key], key, rev-1, m); ok {
 					found = append(found, put)
 				}
 			}
