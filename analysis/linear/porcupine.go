@@ -47,6 +47,8 @@ func runParts(ctx context.Context, model porcupine.Model, parts []*Part, grace t
 	}
 	sort.SliceStable(order, func(a, b int) bool { return len(parts[order[a]].Ops) > len(parts[order[b]].Ops) })
 	r := &runner{model: model, grace: grace, draw: draw, running: map[int]func(){}}
+	ctx, stopWatch := watchMemory(ctx)
+	defer stopWatch()
 	var next atomic.Int64
 	// Counting and telling under one lock keeps the counts told in order:
 	// progress that goes back reads as a bug to whoever watches it.
@@ -123,8 +125,6 @@ func (r *runner) check(ctx context.Context, j int, p *Part) (res partResult) {
 	}()
 	ctx, cancelBudget := context.WithTimeout(ctx, budget)
 	defer cancelBudget()
-	ctx, stopWatch := watchMemory(ctx)
-	defer stopWatch()
 	res.res, res.best = search(ctx, r.model, p.Ops)
 	if err := context.Cause(ctx); errors.Is(err, errMemory) {
 		res.err = err
@@ -184,7 +184,8 @@ var memoryCap = func() uint64 {
 	return uint64(si.Totalram) * uint64(si.Unit) / 2
 }()
 
-// watchMemory cancels ctx with errMemory once the heap passes memoryCap.
+// watchMemory cancels ctx with errMemory once the heap passes memoryCap:
+// every part's search then stops.
 func watchMemory(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
